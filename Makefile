@@ -1,0 +1,28 @@
+# The two entry points: `make demo` and `make test`. Each installs what it needs.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -m venv $(VENV) || { echo "error: could not create a virtual environment; install python3-venv (apt-get install python3-venv)" >&2; exit 1; }
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e '.[dev,simulator,web]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	@scripts/ensure-system-deps
+	@$(VENV)/bin/kafka-jmx-sidecar demo
+
+test: $(STAMP)
+	@scripts/ensure-system-deps --prometheus
+	@$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	@scripts/ensure-system-deps
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info
