@@ -1,0 +1,242 @@
+"""Partition-health semantics: the one definition of every formula (spec: semantics.md).
+
+Every formula is written on `Counts`, the handful of numbers a partition's health depends on, with
+the few operations that differ between plain Python and a Spark Column (`least`, `not_`) passed in
+as `Ops`. The live path, the `health` command and the backfill job evaluate these same functions:
+on Python values with `PYTHON_OPS`, on Spark Columns with Spark's `least` and `~`.
+
+Formulas use only `&`, `|`, `-`, comparisons and the `Ops`, because those mean the same on bools,
+ints and Columns. (Python's `and`/`or`/`not` do not work on Columns.)
+"""
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+NO_LEADER = -1
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """What is known of one partition. Negative replica ids are placeholders (never in the ISR,
+    never a leader). `live_brokers` None means unknown: a leader is then taken to be live."""
+
+    topic: str
+    partition: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+    min_isr: int = 1
+    live_brokers: frozenset[int] | None = None
+
+
+class Counts(NamedTuple):
+    """The numbers the formulas read. From partition lists (`counts_of`), from a broker's JMX
+    gauges, or from Spark columns of an archive: each path builds these and nothing else."""
+
+    has_leader: Any  # bool
+    leader_live: Any  # bool; True when liveness is unknown
+    replicas: Any  # len(replicas): the FULL list, adding and removing replicas included
+    adding: Any  # adding replicas that are in `replicas` (multiset count)
+    reassigning: Any  # bool: adding or removing is non-empty
+    isr: Any  # len(isr)
+    min_isr: Any  # the topic's min.insync.replicas
+
+
+class Ops(NamedTuple):
+    least: Callable[[Any, Any], Any]
+    not_: Callable[[Any], Any]
+
+
+PYTHON_OPS = Ops(least=min, not_=operator.not_)
+
+
+def multiset_overlap(adding: tuple[int, ...], replicas: tuple[int, ...]) -> int:
+    """How many adding ids `replicas` holds, counting repeats: an adding id that is not in
+    `replicas` removes nothing from the replication factor."""
+    if not adding:
+        return 0
+    if len(adding) == 1:
+        return 1 if adding[0] in replicas else 0
+    return sum((Counter(adding) & Counter(replicas)).values())
+
+
+def has_leader(leader: int | None) -> bool:
+    # -1 is Kafka's "no leader"; placeholders (other negative ids) never lead either.
+    return leader is not None and leader >= 0
+
+
+def counts_of(state: PartitionState) -> Counts:
+    lead = has_leader(state.leader)
+    live = state.live_brokers
+    return Counts(
+        has_leader=lead,
+        leader_live=lead and (live is None or state.leader in live),
+        replicas=len(state.replicas),
+        adding=multiset_overlap(state.adding_replicas, state.replicas),
+        reassigning=bool(state.adding_replicas or state.removing_replicas),
+        isr=len(state.isr),
+        min_isr=state.min_isr,
+    )
+
+
+def placeholder_count(state: PartitionState) -> int:
+    """Replicas that do not exist yet (negative ids, see semantics.md)."""
+    return sum(1 for r in state.replicas if r < 0)
+
+
+# --- derived quantities -------------------------------------------------------------------------
+
+def replication_factor(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """KIP-352: during a reassignment the adding replicas do not count; removing ones still do."""
+    return c.replicas - c.adding
+
+
+def effective_min_isr(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """Kafka 3.7+: min.insync.replicas capped by the FULL replica list (adding included)."""
+    return ops.least(c.min_isr, c.replicas)
+
+
+# --- the formulas -------------------------------------------------------------------------------
+
+def urp_kip352(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.has_leader & (replication_factor(c, ops) - c.isr > 0)
+
+
+def urp_legacy(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    # Before KIP-352 the adding replicas count, so a reassignment shows as under-replicated.
+    return c.has_leader & (c.isr < c.replicas)
+
+
+def urp_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return replication_factor(c, ops) - c.isr > 0
+
+
+def under_min_isr_effective(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.has_leader & (c.isr < effective_min_isr(c, ops))
+
+
+def at_min_isr_effective(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.has_leader & (c.isr == effective_min_isr(c, ops))
+
+
+def under_min_isr_raw(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.has_leader & (c.isr < c.min_isr)
+
+
+def at_min_isr_raw(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.has_leader & (c.isr == c.min_isr)
+
+
+def under_min_isr_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return ops.not_(c.has_leader) | (c.isr < c.min_isr)
+
+
+def at_min_isr_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.isr == c.min_isr
+
+
+def leaderless(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """A broker gauge never sees such a partition; only the controller's OfflinePartitionsCount."""
+    return ops.not_(c.has_leader)
+
+
+def unavailable_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return ops.not_(c.has_leader) | ops.not_(c.leader_live)
+
+
+def replicas_count_kip352(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """Partition ReplicasCount on the leader, 2.5+: the replication factor without adding ones."""
+    return replication_factor(c, ops)
+
+
+def replicas_count_legacy(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    return c.replicas
+
+
+Formula = Callable[[Counts, Ops], Any]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One released behaviour of Kafka's health checks (semantics.md, "Profiles")."""
+
+    name: str
+    summary: str
+    under_replicated: Formula
+    under_min_isr: Formula
+    at_min_isr: Formula
+    unavailable: Formula
+    # Broker-gauge profiles also say what the leader's Partition ReplicasCount gauge reads;
+    # kafka-topics.sh has no gauges, so the topic-command profile has None.
+    replicas_count: Formula | None
+
+
+KAFKA_3_7 = Profile(
+    "kafka-3.7", "broker gauges, Kafka 3.7 and later (effective min ISR)",
+    urp_kip352, under_min_isr_effective, at_min_isr_effective, leaderless, replicas_count_kip352,
+)
+KAFKA_2_5 = Profile(
+    "kafka-2.5", "broker gauges, Kafka 2.5 to 3.6 (KIP-352 URP, raw min ISR)",
+    urp_kip352, under_min_isr_raw, at_min_isr_raw, leaderless, replicas_count_kip352,
+)
+LEGACY = Profile(
+    "legacy", "broker gauges before 2.5 (reassignments count as under-replicated)",
+    urp_legacy, under_min_isr_raw, at_min_isr_raw, leaderless, replicas_count_legacy,
+)
+TOPIC_COMMAND = Profile(
+    "topic-command", "kafka-topics.sh 2.6+ --describe filters",
+    urp_topic_command, under_min_isr_topic_command, at_min_isr_topic_command,
+    unavailable_topic_command, None,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_3_7, KAFKA_2_5, LEGACY, TOPIC_COMMAND)}
+DEFAULT_PROFILE = KAFKA_3_7
+
+
+def parse_version(version: str) -> tuple[int, ...]:
+    """'3.7', '3.7.1', '2.8.0-IV1' -> (3, 7, 1...). Raises ValueError with the offending text."""
+    head = version.strip().split("-", 1)[0]
+    try:
+        parts = tuple(int(p) for p in head.split("."))
+    except ValueError:
+        raise ValueError(f"not a Kafka version: {version!r} (expected e.g. 3.7 or 2.5.1)") from None
+    if not parts or len(parts) > 4:
+        raise ValueError(f"not a Kafka version: {version!r} (expected e.g. 3.7 or 2.5.1)")
+    return parts
+
+
+def profile_for_version(version: str) -> Profile:
+    """The broker-gauge profile a Kafka release follows."""
+    v = parse_version(version)
+    if v >= (3, 7):
+        return KAFKA_3_7
+    if v >= (2, 5):
+        return KAFKA_2_5
+    return LEGACY
+
+
+class HealthFlags(NamedTuple):
+    reassigning: bool
+    under_replicated: bool
+    under_min_isr: bool
+    at_min_isr: bool
+    unavailable: bool
+
+
+def judge_counts(c: Counts, profile: Profile = DEFAULT_PROFILE) -> HealthFlags:
+    return HealthFlags(
+        bool(c.reassigning),
+        bool(profile.under_replicated(c, PYTHON_OPS)),
+        bool(profile.under_min_isr(c, PYTHON_OPS)),
+        bool(profile.at_min_isr(c, PYTHON_OPS)),
+        bool(profile.unavailable(c, PYTHON_OPS)),
+    )
+
+
+def judge(state: PartitionState, profile: Profile = DEFAULT_PROFILE) -> HealthFlags:
+    return judge_counts(counts_of(state), profile)
