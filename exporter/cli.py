@@ -1,0 +1,93 @@
+"""The `kafka-jmx-sidecar` command line (contract: architecture.md, "Command line")."""
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import resources
+
+from mbeans.health import PROFILES
+
+
+def _add_health(sub) -> None:
+    p = sub.add_parser(
+        "health", help="judge partition states (JSON Lines or kafka-topics.sh --describe output)",
+        description="Judge partition states read from JSON Lines or saved `kafka-topics.sh --describe` "
+                    "output (auto-detected; `-` or no file reads stdin). Malformed lines are reported "
+                    "with their line number and the exit code is 2; good lines are still judged.")
+    p.add_argument("files", nargs="*", metavar="FILE")
+    p.add_argument("--semantics", choices=list(PROFILES), default="kafka-3.7",
+                   help="which Kafka behaviour to judge by (default: kafka-3.7, broker gauges of Kafka 3.7+)")
+    p.add_argument("--only", metavar="KINDS",
+                   help="print only partitions that are any of: under-replicated, under-min-isr, "
+                        "at-min-isr, unavailable (comma-separated, ORed as in kafka-topics.sh)")
+    p.add_argument("--output", choices=("table", "jsonl"), default="table")
+    p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
+                   help="min.insync.replicas for topics whose describe header does not show one "
+                        "(the broker default; default 1)")
+    p.set_defaults(func=_run_health)
+
+
+def _run_health(args) -> int:
+    from exporter import health_report
+
+    if args.default_min_isr < 1:
+        print("error: --default-min-isr must be at least 1", file=sys.stderr)
+        return 2
+    return health_report.run(args.files, args.semantics, args.only, args.output, args.default_min_isr)
+
+
+def _add_simulate(sub) -> None:
+    try:
+        from mbeans.simulator import cli as simulator_cli
+    except ImportError:
+        return
+    p = sub.add_parser("simulate", help="run the Kafka broker simulator (real JMX/RMI)")
+    simulator_cli.add_arguments(p)
+    p.set_defaults(func=simulator_cli.run)
+
+
+def _add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="show every health metric move on the built-in examples")
+    p.set_defaults(func=_run_demo)
+
+
+def _run_demo(args) -> int:
+    from exporter import health_report
+
+    examples = resources.files("mbeans").joinpath("kip_examples.jsonl")
+    with resources.as_file(examples) as path:
+        for name in ("kafka-2.5", "kafka-3.7", "topic-command"):
+            print(f"== the seed KIP examples judged as {name}: {PROFILES[name].summary}")
+            code = health_report.run([str(path)], semantics=name)
+            if code:
+                return code
+            print()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-jmx-sidecar",
+        description="A Prometheus sidecar for Apache Kafka: JMX scrape with jmx_exporter rules, "
+                    "and partition health recomputed the way Kafka defines it.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_health(sub)
+    _add_simulate(sub)
+    _add_demo(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `health ... | head` closes the pipe early; that is not an error.
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""Partition states from the two text forms operators have: JSON Lines (the `health` contract in
+architecture.md) and saved `kafka-topics.sh --describe` output of any released Kafka version.
+
+Readers yield `Parsed(line_no, state, source)` for good lines and `Rejected(line_no, reason)` for
+bad ones and never stop early: one malformed line must not hide the rest.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterable, Iterator, NamedTuple
+
+from mbeans.health import NO_LEADER, PartitionState
+
+
+class Parsed(NamedTuple):
+    line_no: int
+    state: PartitionState
+    text: str  # the input line as read (JSON Lines) or "" (describe text)
+
+
+class Rejected(NamedTuple):
+    line_no: int
+    reason: str
+
+
+class InputError(ValueError):
+    pass
+
+
+# --- JSON Lines ---------------------------------------------------------------------------------
+
+_OPTIONAL_LISTS = ("adding_replicas", "removing_replicas")
+_KNOWN = {"topic", "partition", "leader", "replicas", "isr", "min_isr", "live_brokers", *_OPTIONAL_LISTS}
+
+
+def _ids(obj: dict, key: str, *, required: bool) -> tuple[int, ...]:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InputError(f'"{key}" is missing (a list of broker ids)')
+        return ()
+    if type(value) is not list or any(type(v) is not int for v in value):
+        raise InputError(f'"{key}" must be a list of integer broker ids, got {json.dumps(value)}')
+    return tuple(value)
+
+
+def state_from_object(obj: object) -> PartitionState:
+    """Validate one decoded JSON object. Raises InputError saying which field is wrong."""
+    if type(obj) is not dict:
+        raise InputError("expected a JSON object, one partition per line")
+    topic = obj.get("topic")
+    if type(topic) is not str or not topic:
+        raise InputError('"topic" must be a non-empty string')
+    partition = obj.get("partition")
+    if type(partition) is not int or partition < 0:
+        raise InputError(f'"partition" must be a non-negative integer, got {json.dumps(partition)}')
+    if "leader" not in obj:
+        raise InputError('"leader" is missing (a broker id, or -1 / null for none)')
+    leader = obj["leader"]
+    if leader is not None and (type(leader) is not int or leader < NO_LEADER):
+        raise InputError(f'"leader" must be a broker id, -1 or null, got {json.dumps(leader)}')
+    replicas = _ids(obj, "replicas", required=True)
+    if not replicas:
+        raise InputError('"replicas" is empty: a partition has at least one replica')
+    isr = _ids(obj, "isr", required=True)
+    if any(r < 0 for r in isr):
+        raise InputError(f'"isr" holds a placeholder id ({min(isr)}): placeholders are never in sync')
+    min_isr = obj.get("min_isr", 1)
+    if type(min_isr) is not int or min_isr < 1:
+        raise InputError(f'"min_isr" must be an integer >= 1, got {json.dumps(min_isr)}')
+    live = obj.get("live_brokers")
+    return PartitionState(
+        topic, partition, None if leader is None or leader == NO_LEADER else leader, replicas, isr,
+        _ids(obj, "adding_replicas", required=False), _ids(obj, "removing_replicas", required=False),
+        min_isr, None if live is None else frozenset(_ids(obj, "live_brokers", required=False)),
+    )
+
+
+def read_jsonl(lines: Iterable[str], first_line_no: int = 1) -> Iterator[Parsed | Rejected]:
+    loads = json.loads
+    for line_no, line in enumerate(lines, first_line_no):
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line)
+        except ValueError as e:
+            yield Rejected(line_no, f"not valid JSON: {e}")
+            continue
+        try:
+            yield Parsed(line_no, state_from_object(obj), line)
+        except InputError as e:
+            yield Rejected(line_no, str(e))
+
+
+# --- kafka-topics.sh --describe -----------------------------------------------------------------
+
+_CONFIG_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*=")
+
+
+def _fields(line: str) -> dict[str, str]:
+    """'\\tTopic: a\\tPartition: 0\\tLeader: 1' -> {'Topic': 'a', ...}. Old releases print no
+    space after the colon (`Topic:a`); both read the same."""
+    out = {}
+    for part in line.strip().split("\t"):
+        key, sep, value = part.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _id_list(text: str, column: str) -> tuple[int, ...]:
+    text = text.strip()
+    if not text or text == "N/A":
+        return ()
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"{column}: {text!r} is not a comma-separated list of broker ids") from None
+
+
+def _min_isr_from_configs(configs: str) -> int | None:
+    # Values may themselves hold commas (leader.replication.throttled.replicas=0:1,1:2), so a
+    # piece without `key=` continues the previous value.
+    for piece in configs.split(","):
+        if _CONFIG_KEY.match(piece):
+            key, _, value = piece.partition("=")
+            if key == "min.insync.replicas":
+                try:
+                    return int(value)
+                except ValueError:
+                    raise InputError(f"Configs: min.insync.replicas={value!r} is not an integer") from None
+    return None
+
+
+def read_describe(lines: Iterable[str], default_min_isr: int = 1,
+                  first_line_no: int = 1) -> Iterator[Parsed | Rejected]:
+    """Topic header lines set the min ISR of the partition lines that follow (a filtered describe
+    prints no headers: `default_min_isr` applies, as the broker default would)."""
+    min_isr_of: dict[str, int] = {}
+    for line_no, line in enumerate(lines, first_line_no):
+        if not line.strip():
+            continue
+        f = _fields(line)
+        try:
+            if "Partition" in f and "Leader" in f:
+                yield Parsed(line_no, _describe_partition(f, min_isr_of, default_min_isr), "")
+            elif "Topic" in f and ("PartitionCount" in f or "Configs" in f):
+                if not f["Topic"]:
+                    raise InputError("topic header without a topic name")
+                found = _min_isr_from_configs(f.get("Configs", ""))
+                min_isr_of[f["Topic"]] = default_min_isr if found is None else found
+            else:
+                raise InputError("neither a topic header (Topic: ... PartitionCount: ...) nor a "
+                                 "partition line (Topic: ... Partition: ... Leader: ...)")
+        except InputError as e:
+            yield Rejected(line_no, str(e))
+
+
+def _describe_partition(f: dict[str, str], min_isr_of: dict[str, int], default_min_isr: int) -> PartitionState:
+    topic = f.get("Topic", "")
+    if not topic:
+        raise InputError("partition line without Topic:")
+    try:
+        partition = int(f["Partition"])
+    except ValueError:
+        raise InputError(f"Partition: {f['Partition']!r} is not a number") from None
+    leader_text = f["Leader"]
+    if leader_text in ("none", "-1", ""):
+        leader = None
+    else:
+        try:
+            leader = int(leader_text)
+        except ValueError:
+            raise InputError(f"Leader: {leader_text!r} is not a broker id or 'none'") from None
+    if "Replicas" not in f or "Isr" not in f:
+        raise InputError("partition line without Replicas: or Isr:")
+    replicas = _id_list(f["Replicas"], "Replicas")
+    if not replicas:
+        raise InputError("Replicas: is empty")
+    return PartitionState(
+        topic, partition, leader, replicas, _id_list(f["Isr"], "Isr"),
+        _id_list(f.get("Adding Replicas", ""), "Adding Replicas"),
+        _id_list(f.get("Removing Replicas", ""), "Removing Replicas"),
+        min_isr_of.get(topic, default_min_isr),
+    )
+
+
+def read_states(lines: Iterable[str], default_min_isr: int = 1) -> Iterator[Parsed | Rejected]:
+    """Auto-detect the form from the first non-blank line: `{` starts JSON Lines."""
+    it = iter(lines)
+    skipped = 0
+    for first in it:
+        if first.strip():
+            break
+        skipped += 1
+    else:
+        return
+    rest = _chain(first, it)
+    if first.lstrip().startswith("{"):
+        yield from read_jsonl(rest, skipped + 1)
+    else:
+        yield from read_describe(rest, default_min_isr, skipped + 1)
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
