@@ -7,13 +7,18 @@ field order and spelling, and printing costs a string join instead of a second j
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import re
 import sys
 from dataclasses import dataclass, field
-from itertools import product
-from typing import IO, Iterable, Sequence
+from itertools import chain, islice, product
+from typing import IO, Iterable, Iterator, Sequence
 
-from mbeans.health import PROFILES, HealthFlags, PartitionState, Profile, counts_of, judge_counts
-from mbeans.partition_states import Parsed, Rejected, read_states
+from mbeans.health import PROFILES, HealthFlags, PartitionState, counts_of, judge_counts
+from mbeans.partition_states import (
+    Parsed, Rejected, header_context, is_describe_header, looks_like_jsonl, read_describe, read_jsonl,
+)
 
 KINDS = ("under-replicated", "under-min-isr", "at-min-isr", "unavailable")
 _KIND_FIELD = {k: k.replace("-", "_") for k in KINDS}
@@ -53,12 +58,27 @@ def state_as_object(s: PartitionState) -> dict:
     return obj
 
 
+_SAFE_TOPIC = re.compile(r"[A-Za-z0-9._-]+")  # Kafka's legal topic characters need no escaping
+
+
+def _id_array(ids: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, ids)) + "]"
+
+
+def state_json_head(s: PartitionState) -> str:
+    """`json.dumps(state_as_object(s))` without its closing brace, built directly: the encoder
+    is the slowest step of `health` on describe input."""
+    if s.live_brokers is not None or not _SAFE_TOPIC.fullmatch(s.topic):
+        return json.dumps(state_as_object(s))[:-1]
+    return (f'{{"topic": "{s.topic}", "partition": {s.partition}, '
+            f'"leader": {"null" if s.leader is None else s.leader}, "replicas": {_id_array(s.replicas)}, '
+            f'"isr": {_id_array(s.isr)}, "adding_replicas": {_id_array(s.adding_replicas)}, '
+            f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}')
+
+
 def _jsonl_line(p: Parsed, flags: HealthFlags) -> str:
-    if p.text:
-        return p.text.rstrip()[:-1] + _SUFFIX[flags] + "\n"
-    obj = state_as_object(p.state)
-    obj.update(zip(FLAG_FIELDS, flags))
-    return json.dumps(obj) + "\n"
+    head = p.text.rstrip()[:-1] if p.text else state_json_head(p.state)
+    return head + _SUFFIX[flags] + "\n"
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -83,40 +103,129 @@ def render_table(rows: list[tuple[str, ...]], out: IO[str]) -> None:
         out.write("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + "\n")
 
 
-def judge_lines(lines: Iterable[str], source: str, profile: Profile, only: tuple[str, ...],
-                output: str, out: IO[str], summary: Summary, default_min_isr: int = 1) -> None:
-    write = out.write
-    table_rows: list[tuple[str, ...]] = []
-    for item in read_states(lines, default_min_isr):
-        if type(item) is Rejected:
-            summary.rejected.append((source, item.line_no, item.reason))
+@dataclass(frozen=True)
+class Job:
+    """What every batch of one `health` run shares (picklable: batches may run in workers)."""
+
+    profile: str
+    only: tuple[str, ...]
+    output: str
+    default_min_isr: int
+
+
+@dataclass
+class BatchResult:
+    text: str  # JSON Lines output
+    rows: list[tuple[str, ...]]  # table rows
+    judged: int
+    printed: int
+    rejected: list[tuple[int, str]]
+
+
+def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: bool,
+                header: str | None) -> BatchResult:
+    """Judge consecutive input lines. `header` is the describe topic header in force where the
+    batch starts (describe text carries min ISR from header to partition lines)."""
+    profile = PROFILES[job.profile]
+    only = job.only
+    if jsonl_input:
+        items = read_jsonl(lines, first_line_no)
+    else:
+        items = read_describe(lines, job.default_min_isr, first_line_no,
+                              header_context(header, job.default_min_isr))
+    out: list[str] = []
+    rows: list[tuple[str, ...]] = []
+    rejected: list[tuple[int, str]] = []
+    # A fleet has few distinct count shapes, so each is judged once (same formulas, memoised).
+    verdicts: dict = {}
+    judged = printed = 0
+    jsonl = job.output == "jsonl"
+    for item in items:
+        if item.__class__ is Rejected:
+            rejected.append((item.line_no, item.reason))
             continue
-        flags = judge_counts(counts_of(item.state), profile)
-        summary.judged += 1
+        c = counts_of(item.state)
+        flags = verdicts.get(c)
+        if flags is None:
+            flags = verdicts[c] = judge_counts(c, profile)
+        judged += 1
         if only and not any(getattr(flags, f) for f in only):
             continue
-        summary.printed += 1
-        if output == "jsonl":
-            write(_jsonl_line(item, flags))
+        printed += 1
+        if jsonl:
+            out.append(_jsonl_line(item, flags))
         else:
-            table_rows.append(_table_row(item.state, flags))
-    if output == "table" and table_rows:
-        render_table(table_rows, out)
+            rows.append(_table_row(item.state, flags))
+    return BatchResult("".join(out), rows, judged, printed, rejected)
+
+
+BATCH_LINES = 20_000
+
+
+def _batches(lines: Iterable[str]) -> Iterator[tuple[list[str], int, bool, str | None]]:
+    """Split input into batches of lines, detecting the form once and carrying the describe
+    header in force into each batch."""
+    it = iter(lines)
+    batch = list(islice(it, BATCH_LINES))
+    first = next((l for l in batch if l.strip()), None)
+    if first is None:
+        return
+    jsonl_input = looks_like_jsonl(first)
+    line_no, header = 1, None
+    while batch:
+        yield batch, line_no, jsonl_input, header
+        if not jsonl_input:
+            header = next((l for l in reversed(batch) if is_describe_header(l)), header)
+        line_no += len(batch)
+        batch = list(islice(it, BATCH_LINES))
+
+
+def _parallel_map(job: Job, batches: Iterator) -> Iterator[BatchResult]:
+    """Judge batches on every core once the input proves big (a second full batch), in order."""
+    first = next(batches, None)
+    if first is None:
+        return
+    second = next(batches, None)
+    if second is None or (os.cpu_count() or 1) < 2:
+        yield judge_batch(job, *first)
+        if second is not None:
+            yield judge_batch(job, *second)
+        yield from (judge_batch(job, *b) for b in batches)
+        return
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(os.cpu_count()) as pool:
+        yield from pool.imap(_judge_task, ((job, *b) for b in chain([first, second], batches)), chunksize=1)
+
+
+def _judge_task(task) -> BatchResult:
+    return judge_batch(*task)
+
+
+def judge_lines(lines: Iterable[str], source: str, job: Job, out: IO[str], summary: Summary) -> None:
+    rows: list[tuple[str, ...]] = []
+    for result in _parallel_map(job, _batches(lines)):
+        if result.text:
+            out.write(result.text)
+        rows.extend(result.rows)
+        summary.judged += result.judged
+        summary.printed += result.printed
+        summary.rejected.extend((source, n, reason) for n, reason in result.rejected)
+    if rows:
+        render_table(rows, out)
 
 
 def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = None, output: str = "table",
         default_min_isr: int = 1, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
     """Exit 0 when every line was judged, 2 when any line was rejected or a file was unreadable."""
-    profile = PROFILES[semantics]
     try:
-        kinds = parse_only(only)
+        job = Job(semantics, parse_only(only), output, default_min_isr)
     except ValueError as e:
         err.write(f"error: {e}\n")
         return 2
     summary = Summary()
     for name in files or ["-"]:
         if name == "-":
-            judge_lines(sys.stdin, "<stdin>", profile, kinds, output, out, summary, default_min_isr)
+            judge_lines(sys.stdin, "<stdin>", job, out, summary)
             continue
         try:
             f = open(name, encoding="utf-8")
@@ -125,7 +234,7 @@ def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = N
             continue
         try:
             with f:
-                judge_lines(f, name, profile, kinds, output, out, summary, default_min_isr)
+                judge_lines(f, name, job, out, summary)
         except UnicodeDecodeError as e:
             summary.rejected.append((name, 0, f"not UTF-8 text ({e.reason} at byte {e.start})"))
     for source, line_no, reason in summary.rejected:

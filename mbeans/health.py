@@ -18,10 +18,10 @@ from typing import Any, Callable, NamedTuple
 NO_LEADER = -1
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
+class PartitionState(NamedTuple):
     """What is known of one partition. Negative replica ids are placeholders (never in the ISR,
-    never a leader). `live_brokers` None means unknown: a leader is then taken to be live."""
+    never a leader). `live_brokers` None means unknown: a leader is then taken to be live.
+    (A NamedTuple rather than a frozen dataclass: it is built a million times by `health`.)"""
 
     topic: str
     partition: int
@@ -70,18 +70,21 @@ def has_leader(leader: int | None) -> bool:
     return leader is not None and leader >= 0
 
 
+_new_counts = tuple.__new__  # skips NamedTuple's Python-level __new__ on this hot path
+
+
 def counts_of(state: PartitionState) -> Counts:
-    lead = has_leader(state.leader)
-    live = state.live_brokers
-    return Counts(
-        has_leader=lead,
-        leader_live=lead and (live is None or state.leader in live),
-        replicas=len(state.replicas),
-        adding=multiset_overlap(state.adding_replicas, state.replicas),
-        reassigning=bool(state.adding_replicas or state.removing_replicas),
-        isr=len(state.isr),
-        min_isr=state.min_isr,
-    )
+    topic, partition, leader, replicas, isr, adding, removing, min_isr, live = state
+    lead = leader is not None and leader >= 0  # has_leader(), inlined: runs per partition
+    return _new_counts(Counts, (
+        lead,
+        lead and (live is None or leader in live),
+        len(replicas),
+        multiset_overlap(adding, replicas) if adding else 0,
+        bool(adding or removing),
+        len(isr),
+        min_isr,
+    ))
 
 
 def placeholder_count(state: PartitionState) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from typing import Iterable, Iterator, NamedTuple
 
 from mbeans.health import NO_LEADER, PartitionState
@@ -45,8 +46,38 @@ def _ids(obj: dict, key: str, *, required: bool) -> tuple[int, ...]:
     return tuple(value)
 
 
+_INT = {int}
+_new_state = tuple.__new__  # skips NamedTuple's Python-level __new__; every field is given
+
+
+def _is_ids(value: object) -> bool:
+    return value.__class__ is list and _INT.issuperset(map(type, value))
+
+
 def state_from_object(obj: object) -> PartitionState:
-    """Validate one decoded JSON object. Raises InputError saying which field is wrong."""
+    """Validate one decoded JSON object. Raises InputError saying which field is wrong.
+
+    One combined check covers the common, valid case; the field-by-field checks that explain
+    what is wrong run only when it fails (this runs a million times in `health`)."""
+    if obj.__class__ is dict:
+        get = obj.get
+        topic, partition, leader = get("topic"), get("partition"), get("leader", False)
+        replicas, isr, min_isr = get("replicas"), get("isr"), get("min_isr", 1)
+        adding, removing = get("adding_replicas", ()), get("removing_replicas", ())
+        if (topic.__class__ is str and topic and partition.__class__ is int and partition >= 0
+                and (leader is None or (leader.__class__ is int and leader >= NO_LEADER))
+                and replicas.__class__ is list and replicas and isr.__class__ is list
+                and (adding == () or adding.__class__ is list) and (removing == () or removing.__class__ is list)
+                and _INT.issuperset(map(type, chain(replicas, isr, adding, removing)))
+                and (not isr or min(isr) >= 0) and min_isr.__class__ is int and min_isr >= 1
+                and "live_brokers" not in obj):
+            return _new_state(PartitionState, (
+                topic, partition, None if leader is None or leader == NO_LEADER else leader,
+                tuple(replicas), tuple(isr), tuple(adding), tuple(removing), min_isr, None))
+    return _explain_invalid(obj)
+
+
+def _explain_invalid(obj: object) -> PartitionState:
     if type(obj) is not dict:
         raise InputError("expected a JSON object, one partition per line")
     topic = obj.get("topic")
@@ -88,7 +119,7 @@ def read_jsonl(lines: Iterable[str], first_line_no: int = 1) -> Iterator[Parsed 
             yield Rejected(line_no, f"not valid JSON: {e}")
             continue
         try:
-            yield Parsed(line_no, state_from_object(obj), line)
+            yield _new_state(Parsed, (line_no, state_from_object(obj), line))
         except InputError as e:
             yield Rejected(line_no, str(e))
 
@@ -133,12 +164,52 @@ def _min_isr_from_configs(configs: str) -> int | None:
     return None
 
 
-def read_describe(lines: Iterable[str], default_min_isr: int = 1,
-                  first_line_no: int = 1) -> Iterator[Parsed | Rejected]:
+# The common partition line of every release in one pass; anything else (Offline:, odd spacing,
+# a malformed field) goes through the general field splitter, which also explains errors.
+_PARTITION_LINE = re.compile(
+    r"\s*Topic: ?([\w.-]+)\tPartition: ?(\d+)\tLeader: ?(none|-?\d+)\tReplicas: ?(-?\d+(?:,-?\d+)*)"
+    r"\tIsr: ?((?:\d+(?:,\d+)*)?)(?:\tAdding Replicas: ?((?:-?\d+(?:,-?\d+)*)?)"
+    r"\tRemoving Replicas: ?((?:-?\d+(?:,-?\d+)*)?))?(?:\tElr: [^\t]*\tLastKnownElr: [^\t]*)?"
+    r"(?:\tMarkedForDeletion: true)?\s*$")
+
+
+def _ints(text: str | None) -> tuple[int, ...]:
+    return tuple(map(int, text.split(","))) if text else ()
+
+
+def is_describe_header(line: str) -> bool:
+    """A topic header line (`Topic: X ... PartitionCount: N ... Configs: ...`), not a partition line."""
+    return "Topic:" in line and "Leader:" not in line
+
+
+def header_context(header: str | None, default_min_isr: int = 1) -> dict[str, int]:
+    """The min ISR a topic header sets, for reading a describe text from its middle (the header
+    line itself is reported, if malformed, where it stands)."""
+    if not header:
+        return {}
+    f = _fields(header)
+    try:
+        found = _min_isr_from_configs(f.get("Configs", ""))
+    except InputError:
+        return {}
+    return {f.get("Topic", ""): default_min_isr if found is None else found}
+
+
+def read_describe(lines: Iterable[str], default_min_isr: int = 1, first_line_no: int = 1,
+                  min_isr_of: dict[str, int] | None = None) -> Iterator[Parsed | Rejected]:
     """Topic header lines set the min ISR of the partition lines that follow (a filtered describe
-    prints no headers: `default_min_isr` applies, as the broker default would)."""
-    min_isr_of: dict[str, int] = {}
+    prints no headers: `default_min_isr` applies, as the broker default would). `min_isr_of`
+    carries headers read before `lines` began."""
+    min_isr_of = dict(min_isr_of or {})
     for line_no, line in enumerate(lines, first_line_no):
+        m = _PARTITION_LINE.match(line)
+        if m:
+            topic, partition, leader, replicas, isr, adding, removing = m.groups()
+            yield _new_state(Parsed, (line_no, _new_state(PartitionState, (
+                topic, int(partition), None if leader == "none" or leader == "-1" else int(leader),
+                _ints(replicas), _ints(isr), _ints(adding), _ints(removing),
+                min_isr_of.get(topic, default_min_isr), None)), ""))
+            continue
         if not line.strip():
             continue
         f = _fields(line)
@@ -186,6 +257,10 @@ def _describe_partition(f: dict[str, str], min_isr_of: dict[str, int], default_m
     )
 
 
+def looks_like_jsonl(first_line: str) -> bool:
+    return first_line.lstrip().startswith("{")
+
+
 def read_states(lines: Iterable[str], default_min_isr: int = 1) -> Iterator[Parsed | Rejected]:
     """Auto-detect the form from the first non-blank line: `{` starts JSON Lines."""
     it = iter(lines)
@@ -197,7 +272,7 @@ def read_states(lines: Iterable[str], default_min_isr: int = 1) -> Iterator[Pars
     else:
         return
     rest = _chain(first, it)
-    if first.lstrip().startswith("{"):
+    if looks_like_jsonl(first):
         yield from read_jsonl(rest, skipped + 1)
     else:
         yield from read_describe(rest, default_min_isr, skipped + 1)
