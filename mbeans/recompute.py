@@ -12,7 +12,7 @@ from typing import Iterable
 
 from mbeans import catalog
 from mbeans.health import (
-    PYTHON_OPS, PartitionState, Profile, counts_of, judge_counts, profile_for_version,
+    PYTHON_OPS, PartitionState, Profile, counts_of, judge_counts, parse_version, profile_for_version,
 )
 
 # ReplicaManager gauge name -> the HealthFlags field it counts over led partitions.
@@ -121,7 +121,13 @@ def cluster_values(
     }
     controller = {k: v for k, v in controller.items() if k in present}
     # Under KRaft every controller reports the same values; only the active one says it is active.
+    # Before 2.8 there is no KRaft: under ZooKeeper every broker serves these gauges but only the
+    # active controller reports non-zero values (semantics.md, "Who reports what").
+    zookeeper = parse_version(version) < (2, 8)
     for i, node in enumerate(sorted(set(controllers) & live)):
+        if zookeeper and i:
+            brokers[node].controller = dict.fromkeys(controller, 0)
+            continue
         brokers[node].controller = dict(controller, ActiveControllerCount=int(i == 0)) \
             if "ActiveControllerCount" in controller else dict(controller)
 
