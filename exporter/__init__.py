@@ -1,0 +1,2 @@
+"""How metrics leave: JMX client, rule engine, poll loop, HTTP endpoint, archive, backfill, CLI."""
+__version__ = "0.1.0"

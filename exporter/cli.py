@@ -36,6 +36,45 @@ def _run_health(args) -> int:
     return health_report.run(args.files, args.semantics, args.only, args.output, args.default_min_isr)
 
 
+def _add_sidecar(sub) -> None:
+    p = sub.add_parser("serve", help="run the sidecar: poll the broker, serve /metrics",
+                       description="Poll the broker over JMX on the sidecar's own clock and serve the "
+                                   "last complete poll on /metrics.")
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="jmx_exporter YAML (rules unchanged) with the sidecar's settings under `sidecar:`")
+    p.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
+                   help="TLS and basic auth for /metrics (Prometheus exporter web-config format)")
+    p.add_argument("--listen", metavar="HOST:PORT", help="overrides sidecar.listenAddress")
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.set_defaults(func=_run_serve)
+
+    p = sub.add_parser("scrape", help="poll the broker once and print the metrics",
+                       description="One poll, printed in the Prometheus text format 0.0.4 as "
+                                   "jmx_exporter serves it (--openmetrics for OpenMetrics). Exits non-zero "
+                                   "with a one-line reason on stderr when the broker cannot be read.")
+    p.add_argument("--config", required=True, metavar="FILE")
+    p.add_argument("--openmetrics", action="store_true")
+    p.set_defaults(func=lambda a: _sidecar().scrape(a.config, a.openmetrics))
+
+    p = sub.add_parser("check-config", help="validate a configuration file (exit 0 or 2)")
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=lambda a: _sidecar().check_config(a.file))
+
+
+def _sidecar():
+    from exporter import sidecar
+
+    return sidecar
+
+
+def _run_serve(args) -> int:
+    import logging
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides = {"web_config_file": args.web_config_file, "listen_address": args.listen}
+    return _sidecar().serve(args.config, overrides)
+
+
 def _add_simulate(sub) -> None:
     try:
         from mbeans.simulator import cli as simulator_cli
@@ -72,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "and partition health recomputed the way Kafka defines it.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_health(sub)
+    _add_sidecar(sub)
     _add_simulate(sub)
     _add_demo(sub)
     return parser

@@ -1,0 +1,187 @@
+"""The poll loop: the broker is polled on the sidecar's own clock, each complete poll becomes an
+immutable pre-rendered `Snapshot`, and a failed or slow poll leaves the last good snapshot in
+place, marked stale. A scrape only ever reads `Collector.exposition`, so it never waits on JMX.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+from exporter.model import MBean
+from exporter.rules import RuleEngine
+from exporter.rules.config import Config, ConfigError, load_config
+from exporter.self_metrics import SelfMetrics
+from exporter.settings import SidecarSettings
+from exporter.snapshot import Snapshot
+
+log = logging.getLogger("kafka_jmx_sidecar.collector")
+
+
+class SourceError(Exception):
+    """The broker could not be read; `str()` is a message a user can act on."""
+
+
+@dataclass
+class ReadResult:
+    mbeans: Sequence[MBean]
+    round_trips: int = 0
+
+
+class Source(Protocol):
+    """Where MBeans come from (the JMX edge in production)."""
+
+    target: str  # what is polled, for messages (host:port or URL)
+
+    @property
+    def connected(self) -> bool: ...
+
+    def read(self) -> ReadResult: ...
+
+    def close(self) -> None: ...
+
+
+class ConfigWatcher:
+    """Reloads the config file when its mtime changes; a bad file keeps the last good config."""
+
+    def __init__(self, path: str | None, config: Config, metrics: SelfMetrics):
+        self.path, self.config, self.metrics = path, config, metrics
+        self._mtime = self._stat()
+
+    def _stat(self) -> float | None:
+        try:
+            return os.stat(self.path).st_mtime if self.path else None
+        except OSError:
+            return None
+
+    def check(self) -> bool:
+        """True when a new config was loaded."""
+        mtime = self._stat()
+        if mtime is None or mtime == self._mtime:
+            return False
+        self._mtime = mtime
+        try:
+            self.config = load_config(self.path)
+        except ConfigError as e:
+            self.metrics.reload_failure.inc()
+            log.error("config reload failed, keeping the last good config: %s", e)
+            return False
+        self.metrics.reload_success.inc()
+        for w in self.config.warnings:
+            log.warning("%s", w)
+        log.info("reloaded %s", self.path)
+        return True
+
+
+class Collector:
+    def __init__(self, source_factory: Callable[[Config], Source], config: Config,
+                 settings: SidecarSettings, config_path: str | None = None,
+                 metrics: SelfMetrics | None = None, clock: Callable[[], float] = time.time):
+        self.metrics = metrics or SelfMetrics()
+        self.settings = settings
+        self.clock = clock
+        self._source_factory = source_factory
+        self._watcher = ConfigWatcher(config_path, config, self.metrics)
+        self._engine = RuleEngine(config, naming=settings.naming)
+        self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
+        self.source = source_factory(config)
+        self._snapshot = Snapshot.empty()
+        self._last_poll_failed = False
+        self._lock = threading.Lock()  # guards the (snapshot, failed) pair as a scrape reads it
+        self.last_error: str | None = None
+
+    @property
+    def target(self) -> str:
+        return self.source.target
+
+    @property
+    def ready(self) -> bool:
+        return self._snapshot.taken_at > 0
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def stale(self, now: float | None = None) -> bool:
+        now = self.clock() if now is None else now
+        snap = self._snapshot
+        return self._last_poll_failed or not snap.taken_at or now - snap.taken_at > self.settings.stale_after
+
+    def exposition(self, fmt: str) -> tuple[Snapshot, bytes]:
+        """The snapshot to serve and this moment's self metrics in `fmt`."""
+        with self._lock:
+            snap = self._snapshot
+        now = self.clock()
+        self.metrics.connected.set(1 if self.source.connected else 0)
+        return snap, self.metrics.render(fmt, snap.taken_at, self.stale(now), now)
+
+    def _apply_reload(self) -> None:
+        if not self._watcher.check():
+            return
+        config = self._watcher.config
+        self._engine = RuleEngine(config, naming=self.settings.naming)
+        self._rejected_seen = 0
+        self.source.close()
+        self.source = self._source_factory(config)
+
+    def poll_once(self) -> bool:
+        """One complete poll; True when it produced a new snapshot."""
+        self._apply_reload()
+        started = time.monotonic()
+        try:
+            result = self.source.read()
+            samples = self._engine.samples(result.mbeans)
+        except SourceError as e:
+            self._failed(str(e), time.monotonic() - started)
+            return False
+        except Exception as e:  # a bug must not take the endpoint down; say so loudly
+            log.exception("poll failed unexpectedly")
+            self._failed(f"internal error: {e!r}", time.monotonic() - started)
+            return False
+        elapsed = time.monotonic() - started
+        snap = Snapshot.render(samples, self.clock(), elapsed)
+        with self._lock:
+            self._snapshot = snap
+            self._last_poll_failed = False
+        m = self.metrics
+        m.scrape_duration.set(elapsed)
+        m.scrape_error.set(0)
+        m.poll_duration.observe(elapsed)
+        m.polls.labels("success").inc()
+        m.last_success.set(snap.taken_at)
+        m.mbeans_read.set(len(result.mbeans))
+        m.round_trips.set(result.round_trips)
+        m.series.set(snap.series)
+        stats = self._engine.stats
+        m.cached_beans.set(stats.cached_leaves)
+        if stats.rejected_values > self._rejected_seen:
+            m.rejected.inc(stats.rejected_values - self._rejected_seen)
+        self._rejected_seen = stats.rejected_values
+        if self.last_error:
+            log.info("poll of %s succeeded again", self.target)
+        self.last_error = None
+        return True
+
+    def _failed(self, message: str, elapsed: float) -> None:
+        with self._lock:
+            self._last_poll_failed = True
+        m = self.metrics
+        m.scrape_error.set(1)
+        m.scrape_duration.set(elapsed)
+        m.polls.labels("failure").inc()
+        if message != self.last_error:  # log a new problem once, not every poll
+            age = self.clock() - self._snapshot.taken_at if self._snapshot.taken_at else None
+            served = f"serving the last good snapshot ({age:.0f} s old)" if age is not None else "nothing to serve yet"
+            log.error("poll of %s failed: %s; %s", self.target, message, served)
+        self.last_error = message
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll every interval until `stop` is set."""
+        while not stop.is_set():
+            started = time.monotonic()
+            self.poll_once()
+            stop.wait(max(0.0, self.settings.poll_interval_seconds - (time.monotonic() - started)))
+        self.source.close()

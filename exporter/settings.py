@@ -1,0 +1,95 @@
+"""The sidecar's own settings: one top-level `sidecar:` key in the jmx_exporter YAML file, so a
+jmx_exporter file loads unchanged and our keys never collide with its keys.
+
+    sidecar:
+      listenAddress: 0.0.0.0:9404
+      pollIntervalSeconds: 15
+      staleAfterSeconds: 45        # default: 3 poll intervals
+      namesRefreshSeconds: 300     # how often the MBean name list is re-read
+      connections: 1               # parallel JMX connections for big brokers
+      connectTimeoutSeconds: 10
+      readTimeoutSeconds: 30
+      naming: "0.x"                # or "1.x" (OpenMetrics naming of jmx_exporter 1.x)
+      webConfigFile: /etc/sidecar/web.yml   # TLS and basic auth for /metrics
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Mapping
+
+from exporter.rules.config import Config, ConfigError
+
+
+@dataclass(frozen=True)
+class SidecarSettings:
+    listen_address: str = "0.0.0.0:9404"
+    poll_interval_seconds: float = 15.0
+    stale_after_seconds: float | None = None
+    names_refresh_seconds: float = 300.0
+    connections: int = 1
+    connect_timeout_seconds: float = 10.0
+    read_timeout_seconds: float = 30.0
+    naming: str = "0.x"
+    web_config_file: str | None = None
+
+    @property
+    def stale_after(self) -> float:
+        return self.stale_after_seconds or 3 * self.poll_interval_seconds
+
+    def listen(self) -> tuple[str, int]:
+        host, _, port = self.listen_address.rpartition(":")
+        return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _listen(v: Any) -> bool:
+    if not isinstance(v, str) or ":" not in v:
+        return False
+    port = v.rpartition(":")[2]
+    return port.isdigit() and 0 <= int(port) <= 65535
+
+
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "listen_address": (_listen, "a host:port such as 0.0.0.0:9404"),
+    "poll_interval_seconds": (_positive, "a number of seconds > 0"),
+    "stale_after_seconds": (_positive, "a number of seconds > 0"),
+    "names_refresh_seconds": (_positive, "a number of seconds > 0"),
+    "connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64,
+                    "a whole number from 1 to 64"),
+    "connect_timeout_seconds": (_positive, "a number of seconds > 0"),
+    "read_timeout_seconds": (_positive, "a number of seconds > 0"),
+    "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
+    "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
+}
+_BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
+
+
+def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None) -> SidecarSettings:
+    """Validate `config.sidecar`; command-line `overrides` (field name -> value) win."""
+    raw = config.sidecar or {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(config.source, config.line_of(("sidecar",)), "sidecar",
+                          f"must be a mapping of settings, got {type(raw).__name__}",
+                          "write `sidecar:` followed by indented `key: value` lines")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _BY_KEY.get(key)
+        if name is None:
+            raise ConfigError(config.source, config.line_of(("sidecar", key)), f"sidecar.{key}",
+                              "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
+        check, expected = _CHECKS[name]
+        if value is not None and not check(value):
+            raise ConfigError(config.source, config.line_of(("sidecar", key)), f"sidecar.{key}",
+                              f"must be {expected}, got {value!r}", f"set {key} to {expected}")
+        if value is not None:
+            values[name] = value
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return SidecarSettings(**values)

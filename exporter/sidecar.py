@@ -1,0 +1,110 @@
+"""`serve`, `scrape` and `check-config`: configuration in, a running sidecar (or one poll) out."""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from typing import IO
+
+from exporter.collector import Collector, SourceError
+from exporter.rules.config import Config, ConfigError, load_config
+from exporter.settings import SidecarSettings, sidecar_settings
+from exporter.snapshot import OPENMETRICS, TEXT, assemble
+from exporter.web_config import WebConfig, load_web_config
+
+log = logging.getLogger("kafka_jmx_sidecar")
+
+
+@dataclass
+class Loaded:
+    config: Config
+    settings: SidecarSettings
+    web: WebConfig
+
+
+def load(config_path: str, overrides: dict | None = None) -> Loaded:
+    """Everything a sidecar reads before it starts; ConfigError names file, line and key."""
+    config = load_config(config_path)
+    settings = sidecar_settings(config, overrides)
+    web = load_web_config(settings.web_config_file)
+    return Loaded(config, settings, web)
+
+
+def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
+    from exporter.jmx_source import JmxSource
+
+    return Collector(lambda cfg: JmxSource(cfg, loaded.settings), loaded.config, loaded.settings,
+                     config_path=config_path)
+
+
+def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
+    try:
+        loaded = load(path)
+    except ConfigError as e:
+        err.write(f"{e}\n")
+        return 2
+    for w in loaded.config.warnings:
+        err.write(f"warning: {w}\n")
+    c = loaded.config
+    out.write(f"{path}: OK: {len(c.rules)} rule(s), target {c.jmx_url or '(none: set hostPort or jmxUrl)'}, "
+              f"listening on {loaded.settings.listen_address}\n")
+    return 0
+
+
+def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
+           err: IO[str] = sys.stderr) -> int:
+    """One poll, printed as the endpoint would serve it (without the sidecar's own metrics)."""
+    out = out or sys.stdout.buffer
+    try:
+        loaded = load(path)
+    except ConfigError as e:
+        err.write(f"{e}\n")
+        return 2
+    collector = make_collector(loaded, None)
+    try:
+        if not collector.poll_once():
+            err.write(f"scrape: {collector.last_error}\n")
+            return 1
+        fmt = OPENMETRICS if openmetrics else TEXT
+        for chunk in assemble(collector.snapshot, fmt, b"", gzip_wanted=False):
+            out.write(chunk)
+        out.flush()
+    finally:
+        collector.source.close()
+    return 0
+
+
+def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -> int:
+    from exporter.http import MetricsServer
+
+    try:
+        loaded = load(path, overrides)
+    except ConfigError as e:
+        err.write(f"{e}\n")
+        return 2
+    for w in loaded.config.warnings:
+        log.warning("%s", w)
+    collector = make_collector(loaded, path)
+    host, port = loaded.settings.listen()
+    try:
+        server = MetricsServer(host, port, collector, loaded.web)
+    except OSError as e:
+        err.write(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
+                  f"choose another sidecar.listenAddress or --listen\n")
+        return 2
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    scheme = "https" if loaded.web.ssl_context else "http"
+    log.info("serving %s://%s:%d/metrics for %s", scheme, host, server.port, collector.target)
+    try:
+        collector.run(stop)
+    finally:
+        server.stop()
+    return 0
+
+
+__all__ = ["check_config", "scrape", "serve", "load", "SourceError"]

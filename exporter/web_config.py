@@ -1,0 +1,156 @@
+"""TLS and basic auth for /metrics, configured with the Prometheus exporter web-config file
+(`--web.config.file`), the format node_exporter and the other Prometheus exporters read:
+
+    tls_server_config:
+      cert_file: server.crt
+      key_file: server.key
+      client_auth_type: RequireAndVerifyClientCert   # or NoClientCert, VerifyClientCertIfGiven
+      client_ca_file: ca.crt
+      min_version: TLS12
+    http_server_config:
+      headers: {X-Frame-Options: deny}
+    basic_auth_users:
+      prometheus: $2b$12$...   # bcrypt hash (htpasswd -nBC 12 "" | tr -d ':\\n')
+
+Relative paths are relative to the web-config file, as in the exporter toolkit.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import ssl
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from exporter.rules.config import ConfigError
+from exporter.yaml_source import load_yaml_file
+
+_CLIENT_AUTH = {
+    "NoClientCert": ssl.CERT_NONE,
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
+_UNSUPPORTED_CLIENT_AUTH = ("RequestClientCert", "RequireAnyClientCert")
+_TLS_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1,
+                 "TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
+_TOP = {"tls_server_config", "http_server_config", "basic_auth_users"}
+
+
+@dataclass
+class WebConfig:
+    source: str | None = None
+    ssl_context: ssl.SSLContext | None = None
+    users: dict[str, bytes] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    _verified: dict[str, bool] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def authorized(self, username: str | None, password: str | None) -> bool:
+        """bcrypt costs tens of milliseconds by design; a scraper sends the same credentials every
+        time, so a verified pair is remembered (by a keyed digest, never in clear)."""
+        if not self.users:
+            return True
+        if username is None or password is None or username not in self.users:
+            return False
+        key = hmac.new(self.users[username], f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
+        with self._lock:
+            known = self._verified.get(key)
+        if known is not None:
+            return known
+        import bcrypt
+
+        ok = bcrypt.checkpw(password.encode(), self.users[username])
+        with self._lock:
+            if len(self._verified) > 1024:
+                self._verified.clear()
+            self._verified[key] = ok
+        return ok
+
+
+def load_web_config(path: str | None) -> WebConfig:
+    if not path:
+        return WebConfig()
+    data, line_of = load_yaml_file(path)
+    base = os.path.dirname(os.path.abspath(path))
+
+    def err(keys: tuple, problem: str, fix: str) -> ConfigError:
+        return ConfigError(path, line_of(keys), ".".join(map(str, keys)), problem, fix)
+
+    if data is None:
+        return WebConfig(source=path)
+    if not isinstance(data, dict):
+        raise err((), "the web config must be a mapping", "see the exporter toolkit's web-config format")
+    for key in data:
+        if key not in _TOP:
+            raise err((key,), "unknown key", f"use {', '.join(sorted(_TOP))}")
+    cfg = WebConfig(source=path)
+    tls = data.get("tls_server_config")
+    if tls:
+        cfg.ssl_context = _ssl_context(tls, base, err)
+    http = data.get("http_server_config") or {}
+    if not isinstance(http, dict):
+        raise err(("http_server_config",), "must be a mapping", "see the exporter toolkit's web-config format")
+    headers = http.get("headers") or {}
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise err(("http_server_config", "headers"), "must map header names to strings", "quote the values")
+    cfg.headers = {str(k): v for k, v in headers.items()}
+    users = data.get("basic_auth_users") or {}
+    if not isinstance(users, dict):
+        raise err(("basic_auth_users",), "must map user names to bcrypt hashes", "write `name: $2b$...`")
+    for user, hashed in users.items():
+        if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
+            raise err(("basic_auth_users", user), "is not a bcrypt hash",
+                      "generate one with `htpasswd -nBC 12 '' | tr -d ':\\n'` or python -c "
+                      "\"import bcrypt; print(bcrypt.hashpw(b'secret', bcrypt.gensalt()).decode())\"")
+        cfg.users[str(user)] = hashed.encode()
+    return cfg
+
+
+def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError]) -> ssl.SSLContext:
+    k = ("tls_server_config",)
+    if not isinstance(tls, dict):
+        raise err(k, "must be a mapping", "give at least cert_file and key_file")
+
+    def path_of(key: str) -> str | None:
+        value = tls.get(key)
+        if value is None:
+            return None
+        full = value if os.path.isabs(value) else os.path.join(base, value)
+        if not os.path.isfile(full):
+            raise err(k + (key,), f"file {full} does not exist", "give a readable PEM file")
+        return full
+
+    cert, key = path_of("cert_file"), path_of("key_file")
+    if not cert or not key:
+        raise err(k, "cert_file and key_file are both required", "give the server certificate and key (PEM)")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as e:
+        raise err(k + ("cert_file",), f"cannot load the certificate and key: {e}",
+                  "check that key_file is the private key of cert_file, both PEM") from e
+    ctx.minimum_version = _tls_version(tls, "min_version", "TLS12", err)
+    if "max_version" in tls:
+        ctx.maximum_version = _tls_version(tls, "max_version", "TLS13", err)
+    auth = tls.get("client_auth_type", "NoClientCert")
+    if auth in _UNSUPPORTED_CLIENT_AUTH:
+        raise err(k + ("client_auth_type",), f"{auth} (a client certificate taken without verification) is not supported",
+                  "use RequireAndVerifyClientCert or VerifyClientCertIfGiven with client_ca_file")
+    if auth not in _CLIENT_AUTH:
+        raise err(k + ("client_auth_type",), f"unknown value {auth!r}", f"use one of {', '.join(_CLIENT_AUTH)}")
+    ctx.verify_mode = _CLIENT_AUTH[auth]
+    ca = path_of("client_ca_file")
+    if ctx.verify_mode != ssl.CERT_NONE:
+        if not ca:
+            raise err(k + ("client_auth_type",), f"{auth} needs client_ca_file", "give the CA that signs client certificates")
+        ctx.load_verify_locations(ca)
+    return ctx
+
+
+def _tls_version(tls: dict, key: str, default: str, err) -> ssl.TLSVersion:
+    value = tls.get(key, default)
+    if value not in _TLS_VERSIONS:
+        raise err(("tls_server_config", key), f"unknown TLS version {value!r}", f"use one of {', '.join(_TLS_VERSIONS)}")
+    return _TLS_VERSIONS[value]

@@ -1,0 +1,155 @@
+"""The poll loop's contract with a stand-in source (a pure unit: no JVM involved here; the JMX
+path is covered against the simulator elsewhere)."""
+from __future__ import annotations
+
+import os
+import time
+
+from exporter.collector import Collector, ReadResult, SourceError
+from exporter.model import Attribute, MBean, ObjectName
+from exporter.rules.config import load_config, parse_config
+from exporter.settings import SidecarSettings
+from exporter.snapshot import OPENMETRICS, TEXT
+
+URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"
+
+
+def gauge(name: str, value) -> MBean:
+    return MBean(ObjectName.parse(name), "com.yammer.metrics.reporting.JmxReporter$Gauge",
+                 (Attribute("Value", value, "Attribute exposed for management", "java.lang.Object"),))
+
+
+class ScriptedSource:
+    """Returns the next scripted result per read: a list of MBeans, or an exception to raise."""
+
+    target = "127.0.0.1:9999"
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.connected = True
+        self.closed = False
+
+    def read(self) -> ReadResult:
+        step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        if isinstance(step, Exception):
+            self.connected = False
+            raise step
+        self.connected = True
+        return ReadResult(step, round_trips=len(step))
+
+    def close(self):
+        self.closed = True
+
+
+class Clock:
+    def __init__(self, t=1_000_000.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def metric_value(text: bytes, name: str) -> float:
+    for line in text.decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} not in output")
+
+
+def make(script, clock=None, settings=None, config=None, path=None):
+    src = ScriptedSource(script)
+    c = Collector(lambda cfg: src, config or parse_config("{}"), settings or SidecarSettings(poll_interval_seconds=10),
+                  config_path=path, clock=clock or Clock())
+    return c, src
+
+
+def test_a_failed_poll_keeps_the_last_good_snapshot_and_marks_it_stale():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 3)], SourceError("connection refused to 127.0.0.1:9999")], clock)
+    assert not c.ready
+    assert c.poll_once()
+    assert c.ready and not c.stale()
+    body = c.snapshot.bodies[TEXT]
+    assert b'kafka_server_ReplicaManager_Value{name="UnderReplicatedPartitions",} 3.0' in body
+    clock.t += 5
+    assert not c.poll_once()
+    assert c.snapshot.bodies[TEXT] == body  # the last good snapshot is still served
+    assert c.stale()
+    snap, tail = c.exposition(TEXT)
+    assert snap.bodies[TEXT] == body
+    assert metric_value(tail, "jmx_scrape_error") == 1
+    assert metric_value(tail, "kafka_jmx_sidecar_snapshot_stale") == 1
+    assert metric_value(tail, "kafka_jmx_sidecar_snapshot_age_seconds") == 5
+    assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="failure"}') == 1
+    assert c.last_error == "connection refused to 127.0.0.1:9999"
+
+
+def test_recovery_clears_stale_and_serves_the_new_values():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 3)], SourceError("down"), [gauge(URP, 0)]], clock)
+    c.poll_once()
+    c.poll_once()
+    clock.t += 1
+    assert c.poll_once()
+    assert not c.stale()
+    assert b'UnderReplicatedPartitions",} 0.0' in c.snapshot.bodies[TEXT]
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, "jmx_scrape_error") == 0
+    assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="success"}') == 2
+
+
+def test_an_old_snapshot_becomes_stale_after_the_limit():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 1)]], clock, SidecarSettings(poll_interval_seconds=10, stale_after_seconds=25))
+    c.poll_once()
+    clock.t += 24
+    assert not c.stale()
+    clock.t += 2
+    assert c.stale()
+
+
+def test_openmetrics_tail_has_no_eof_of_its_own():
+    c, _ = make([[gauge(URP, 1)]])
+    c.poll_once()
+    snap, tail = c.exposition(OPENMETRICS)
+    assert not tail.endswith(b"# EOF\n")
+    assert not snap.bodies[OPENMETRICS].endswith(b"# EOF\n")
+    assert b"jmx_exporter_build_info" in tail
+
+
+def test_a_bad_config_reload_keeps_the_last_good_config_and_counts_a_failure(tmp_path):
+    path = tmp_path / "config.yml"
+    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
+    c, _ = make([[gauge(URP, 2)]], config=load_config(str(path)), path=str(path))
+    c.poll_once()
+    assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
+    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+'\n  name: broken\n")
+    st = os.stat(path)
+    os.utime(path, (st.st_atime, st.st_mtime + 10))
+    c.poll_once()
+    assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, "jmx_config_reload_failure_total") == 1
+    assert metric_value(tail, "jmx_config_reload_success_total") == 0
+    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: fixed_$2\n")
+    os.utime(path, (st.st_atime, st.st_mtime + 20))
+    c.poll_once()
+    assert b"fixed_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, "jmx_config_reload_success_total") == 1
+
+
+def test_run_polls_on_its_own_interval_until_stopped():
+    import threading
+
+    c, src = make([[gauge(URP, 1)]], clock=time.time, settings=SidecarSettings(poll_interval_seconds=0.05))
+    stop = threading.Event()
+    t = threading.Thread(target=c.run, args=(stop,))
+    t.start()
+    time.sleep(0.3)
+    stop.set()
+    t.join(2)
+    assert not t.is_alive()
+    assert src.closed
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="success"}') >= 3
