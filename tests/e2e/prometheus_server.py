@@ -1,0 +1,112 @@
+"""A real Prometheus (Debian package) on a loopback port, for end-to-end tests: it scrapes the
+sidecar and its HTTP API answers queries. Started and stopped by PID."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import yaml
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Prometheus:
+    def __init__(self, target: str, scrape_interval: str = "1s", scheme: str = "http",
+                 basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
+                 cert_file: str | None = None, key_file: str | None = None):
+        if not shutil.which("prometheus"):
+            raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --prometheus")
+        self.dir = tempfile.mkdtemp(prefix="prom-")
+        self.port = free_port()
+        job: dict = {"job_name": "kafka", "scrape_interval": scrape_interval, "scrape_timeout": scrape_interval,
+                     "scheme": scheme, "static_configs": [{"targets": [target]}]}
+        if basic_auth:
+            pw_file = os.path.join(self.dir, "password")
+            with open(pw_file, "w") as f:
+                f.write(basic_auth[1])
+            job["basic_auth"] = {"username": basic_auth[0], "password_file": pw_file}
+        if scheme == "https":
+            job["tls_config"] = {k: v for k, v in (("ca_file", ca_file), ("cert_file", cert_file),
+                                                   ("key_file", key_file)) if v}
+        config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
+                  "scrape_configs": [job]}
+        self.config_path = os.path.join(self.dir, "prometheus.yml")
+        with open(self.config_path, "w") as f:
+            yaml.safe_dump(config, f)
+        self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
+        self.proc = subprocess.Popen(
+            ["prometheus", f"--config.file={self.config_path}", f"--storage.tsdb.path={self.dir}/data",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_ready()
+
+    def _get(self, path: str, params: dict | None = None):
+        url = f"http://127.0.0.1:{self.port}{path}"
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.loads(r.read())
+
+    def _wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"prometheus exited: {open(self.log.name).read()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("prometheus did not become ready")
+
+    def target_health(self) -> list[dict]:
+        return self._get("/api/v1/targets")["data"]["activeTargets"]
+
+    def query(self, expr: str) -> list[dict]:
+        return self._get("/api/v1/query", {"query": expr})["data"]["result"]
+
+    def value(self, expr: str) -> float | None:
+        """The single value of `expr` now, or None when it has no result."""
+        result = self.query(expr)
+        if not result:
+            return None
+        if len(result) != 1:
+            raise AssertionError(f"{expr} has {len(result)} series: {result}")
+        return float(result[0]["value"][1])
+
+    def wait_for(self, expr: str, expected: float, timeout: float = 20) -> float:
+        """Poll until `expr` equals `expected`; the last value seen is in the error otherwise."""
+        deadline = time.monotonic() + timeout
+        seen = None
+        while time.monotonic() < deadline:
+            seen = self.value(expr)
+            if seen == expected:
+                return seen
+            time.sleep(0.25)
+        raise AssertionError(f"{expr}: expected {expected}, last saw {seen} "
+                             f"(targets: {[(t['health'], t.get('lastError')) for t in self.target_health()]})")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
