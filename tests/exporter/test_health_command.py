@@ -1,0 +1,476 @@
+"""`kafka-jmx-sidecar health` (contract: architecture.md, "Command line"), run for real:
+`python3 -m exporter.cli health ...` in a subprocess, and `exporter.cli.main([...])` in-process
+with stdout/stderr captured. Expected verdicts are written by hand (semantics.md, the KIPs).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from exporter.cli import main
+from tests.exporter.describe_samples import FILTERED_4_1, SAMPLES
+
+REPO = Path(__file__).resolve().parents[2]
+FLAG_FIELDS = ("reassigning", "under_replicated", "under_min_isr", "at_min_isr", "unavailable")
+LETTER = {"R": "reassigning", "U": "under_replicated", "B": "under_min_isr", "A": "at_min_isr",
+          "X": "unavailable"}
+PROFILES = ("kafka-3.7", "kafka-2.5", "legacy", "topic-command")
+
+
+def flags(letters: str) -> dict[str, bool]:
+    return {name: letter in letters for letter, name in LETTER.items()}
+
+
+def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "exporter.cli", "health", *args], cwd=REPO,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def run_main(*args: str, stdin: str = "", monkeypatch=None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old_stdin = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["health", *args])
+    finally:
+        sys.stdin = old_stdin
+    return code, out.getvalue(), err.getvalue()
+
+
+def pairs(line: str) -> list[tuple[str, object]]:
+    """The key/value pairs of one JSON object line in order, duplicates included."""
+    return json.loads(line, object_pairs_hook=lambda kv: kv)
+
+
+def records(text: str) -> list[dict]:
+    out = []
+    for line in text.splitlines():
+        kv = pairs(line)
+        keys = [k for k, _ in kv]
+        assert len(keys) == len(set(keys)), f"duplicate keys in {line}"
+        out.append(dict(kv))
+    return out
+
+
+def by_partition(text: str) -> dict[tuple[str, int], dict]:
+    return {(r["topic"], r["partition"]): r for r in records(text)}
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+# --- JSON Lines in, JSON Lines out ------------------------------------------------------------------
+
+JSONL = "\n".join([
+    # KIP-427 example 1, broker 0 fails: URP and at min
+    '{"topic": "kip427", "partition": 1, "leader": 1, "replicas": [0, 1, 2], "isr": [1, 2], "min_isr": 2}',
+    # fields in an unusual order, an extra field, leader -1: offline
+    '{"isr": [2], "leader": -1, "note": "keep me", "min_isr": 1, "replicas": [0, 1, 2], "partition": 2, "topic": "kip427"}',
+    # KIP-352: a caught-up adding replica hides a lost original: not URP (2.5+), URP before
+    '{"topic": "kip352", "partition": 0, "leader": 1, "replicas": [1, 2, 3, 4], "isr": [1, 3, 4], '
+    '"adding_replicas": [4], "removing_replicas": [], "min_isr": 2}',
+    # RF 1, min ISR 2: at min under kafka-3.7 (effective min ISR), under min before
+    '{"topic": "rf1", "partition": 0, "leader": 1, "replicas": [1], "isr": [1], "min_isr": 2}',
+    # a leader that is not live: only kafka-topics.sh calls it unavailable
+    '{"topic": "dead", "partition": 0, "leader": 3, "replicas": [1, 2, 3], "isr": [1, 2, 3], '
+    '"min_isr": 2, "live_brokers": [1, 2]}',
+    # placeholders: URP until a broker replaces -1; min_isr defaults to 1; leader null
+    '{"topic": "placeholder", "partition": 0, "leader": 1, "replicas": [1, 2, -1], "isr": [1, 2]}',
+    '{"topic": "nulls", "partition": 0, "leader": null, "replicas": [5], "isr": []}',
+]) + "\n"
+JSONL_FLAGS = {
+    "kafka-3.7": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "R", ("rf1", 0): "A",
+                  ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+    "kafka-2.5": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "R", ("rf1", 0): "B",
+                  ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+    "legacy": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "RU", ("rf1", 0): "B",
+               ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+    # kip427-2: 3-1>0 URP, no leader: under min, 1 == 1 at min, unavailable.
+    # nulls-0: 1-0>0 URP, under min, 0 != 1, unavailable.
+    "topic-command": {("kip427", 1): "UA", ("kip427", 2): "UBAX", ("kip352", 0): "R", ("rf1", 0): "B",
+                      ("dead", 0): "X", ("placeholder", 0): "U", ("nulls", 0): "UBX"},
+}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_jsonl_verdicts_per_profile(profile, tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", profile)
+    assert (p.returncode, p.stderr) == (0, "")
+    got = by_partition(p.stdout)
+    assert set(got) == set(JSONL_FLAGS[profile])
+    for key, letters in JSONL_FLAGS[profile].items():
+        assert {k: got[key][k] for k in FLAG_FIELDS} == flags(letters), key
+
+
+def test_jsonl_output_is_the_input_object_plus_five_booleans_in_order(tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl")
+    assert p.returncode == 0
+    out_lines = p.stdout.splitlines()
+    in_lines = JSONL.splitlines()
+    assert len(out_lines) == len(in_lines)  # printed in input order
+    for line_in, line_out in zip(in_lines, out_lines):
+        kv_in, kv_out = pairs(line_in), pairs(line_out)
+        assert kv_out[:len(kv_in)] == kv_in  # same fields, same order, same values
+        assert [k for k, _ in kv_out[len(kv_in):]] == list(FLAG_FIELDS)
+        assert all(type(v) is bool for _, v in kv_out[len(kv_in):])
+    unusual = pairs(out_lines[1])
+    assert [k for k, _ in unusual][:7] == ["isr", "leader", "note", "min_isr", "replicas", "partition", "topic"]
+    assert dict(unusual)["leader"] == -1 and dict(unusual)["note"] == "keep me"
+
+
+def test_jsonl_output_fed_back_as_input_has_each_boolean_once(tmp_path):
+    # `health --output jsonl` output is JSON Lines again; judging it anew must replace the
+    # booleans, not add a second copy of each key.
+    first = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", "legacy")
+    again = cli("--output", "jsonl", "-", stdin=first.stdout)
+    assert again.returncode == 0, again.stderr
+    got = by_partition(again.stdout)  # records() fails on a duplicate key
+    for key, letters in JSONL_FLAGS["kafka-3.7"].items():
+        assert {k: got[key][k] for k in FLAG_FIELDS} == flags(letters), key
+    assert got[("kip427", 2)]["note"] == "keep me"
+
+
+def test_jsonl_crlf_and_blank_lines(tmp_path):
+    text = "\r\n\r\n" + JSONL.replace("\n", "\r\n") + "\r\n"
+    p = cli(write(tmp_path, "crlf.jsonl", text), "--output", "jsonl")
+    assert (p.returncode, p.stderr) == (0, "")
+    assert len(by_partition(p.stdout)) == 7
+
+
+# --- describe output of several releases ------------------------------------------------------------
+
+@pytest.mark.parametrize("release", sorted(SAMPLES))
+@pytest.mark.parametrize("profile", PROFILES)
+def test_describe_output(release, profile, tmp_path):
+    text, expected_states, expected_flags = SAMPLES[release]
+    p = cli(write(tmp_path, "describe.txt", text), "--output", "jsonl", "--semantics", profile)
+    assert (p.returncode, p.stderr) == (0, "")
+    got = by_partition(p.stdout)
+    assert set(got) == set(expected_states)
+    for key, (leader, replicas, isr, adding, removing, min_isr) in expected_states.items():
+        r = got[key]
+        assert (r["leader"], r["replicas"], r["isr"], r["adding_replicas"], r["removing_replicas"],
+                r["min_isr"]) == (leader, replicas, isr, adding, removing, min_isr), key
+        assert {k: r[k] for k in FLAG_FIELDS} == flags(expected_flags[profile][key]), key
+    assert list(r)[-5:] == list(FLAG_FIELDS)
+
+
+def test_describe_of_all_releases_in_one_stream():
+    # Headers of one release do not leak into another's topics; everything on stdin.
+    text = "".join(s[0] for s in SAMPLES.values())
+    p = cli("--output", "jsonl", "--semantics", "topic-command", stdin=text)
+    assert (p.returncode, p.stderr) == (0, "")
+    got = by_partition(p.stdout)
+    for _, states, fl in SAMPLES.values():
+        for key, state in states.items():
+            assert got[key]["min_isr"] == state[5], key
+            assert {k: got[key][k] for k in FLAG_FIELDS} == flags(fl["topic-command"][key]), key
+
+
+@pytest.mark.parametrize("default_min_isr, expected", [
+    # orders-1: 2 of 3 in sync; doomed-0: 1 of 2; refbin-test-0: none of 1, no leader.
+    (None, {("orders", 1): "U", ("doomed", 0): "UA", ("refbin-test", 0): "X"}),
+    ("1", {("orders", 1): "U", ("doomed", 0): "UA", ("refbin-test", 0): "X"}),
+    ("2", {("orders", 1): "UA", ("doomed", 0): "UB", ("refbin-test", 0): "X"}),
+])
+def test_filtered_describe_has_no_header_so_the_default_min_isr_applies(default_min_isr, expected, tmp_path):
+    args = ["--output", "jsonl", write(tmp_path, "urp.txt", FILTERED_4_1)]
+    if default_min_isr:
+        args += ["--default-min-isr", default_min_isr]
+    p = cli(*args)
+    assert (p.returncode, p.stderr) == (0, "")
+    got = by_partition(p.stdout)
+    assert {key: {k: r[k] for k in FLAG_FIELDS} for key, r in got.items()} == \
+        {key: flags(v) for key, v in expected.items()}
+    assert {r["min_isr"] for r in got.values()} == {int(default_min_isr or 1)}
+
+
+def test_real_41_elr_line_is_listed_like_kafka_topics_did():
+    # "kafka-topics.sh listed it as under-replicated, under min ISR and unavailable"
+    line = "\tTopic: refbin-test\tPartition: 0\tLeader: none\tReplicas: 2\tIsr: \tElr: 2\tLastKnownElr: 2\n"
+    for kind in ("under-replicated", "under-min-isr", "unavailable"):
+        p = cli("--semantics", "topic-command", "--only", kind, "--output", "jsonl", stdin=line)
+        assert len(records(p.stdout)) == 1, kind
+    p = cli("--semantics", "topic-command", "--only", "at-min-isr", "--output", "jsonl", stdin=line)
+    assert (p.returncode, p.stdout) == (0, "")
+
+
+# --- --only, --semantics, --output table --------------------------------------------------------
+
+@pytest.mark.parametrize("only, expected", [
+    ("under-replicated", {("kip427", 1), ("placeholder", 0)}),
+    ("under-min-isr", set()),
+    ("at-min-isr", {("kip427", 1), ("rf1", 0)}),
+    ("unavailable", {("kip427", 2), ("nulls", 0)}),
+    ("under-min-isr,unavailable", {("kip427", 2), ("nulls", 0)}),
+    ("at-min-isr,unavailable", {("kip427", 1), ("rf1", 0), ("kip427", 2), ("nulls", 0)}),
+    ("under-replicated,at-min-isr", {("kip427", 1), ("placeholder", 0), ("rf1", 0)}),
+    ("under-replicated,under-min-isr,at-min-isr,unavailable",
+     {("kip427", 1), ("placeholder", 0), ("rf1", 0), ("kip427", 2), ("nulls", 0)}),
+])
+def test_only_kinds_are_ored(only, expected, tmp_path):
+    # kafka-3.7 verdicts of JSONL_FLAGS; kip352-0 (reassigning only) and dead-0 never match.
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--only", only)
+    assert (p.returncode, p.stderr) == (0, "")
+    assert set(by_partition(p.stdout)) == expected
+
+
+def test_only_with_topic_command_semantics(tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", "topic-command",
+            "--only", "under-min-isr")
+    assert set(by_partition(p.stdout)) == {("kip427", 2), ("rf1", 0), ("nulls", 0)}
+
+
+def test_only_rejects_an_unknown_kind(tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--only", "under-replicated,offline")
+    assert p.returncode == 2
+    assert "offline" in p.stderr
+    assert p.stdout == ""
+
+
+def test_semantics_rejects_an_unknown_profile(tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--semantics", "kafka-9")
+    assert p.returncode == 2
+    assert "kafka-9" in p.stderr
+
+
+def test_default_semantics_is_kafka_3_7():
+    line = '{"topic": "rf1", "partition": 0, "leader": 1, "replicas": [1], "isr": [1], "min_isr": 2}\n'
+    p = cli("--output", "jsonl", stdin=line)
+    assert {k: records(p.stdout)[0][k] for k in FLAG_FIELDS} == flags("A")
+
+
+def table_rows(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines()]
+
+
+def test_table_output(tmp_path):
+    text, _, _ = SAMPLES["4.1"]
+    p = cli(write(tmp_path, "describe.txt", text))  # table is the default
+    assert (p.returncode, p.stderr) == (0, "")
+    rows = table_rows(p.stdout)
+    header = rows[0]
+    for column in ("TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "MIN_ISR"):
+        assert column in header
+    body = {(r[header.index("TOPIC")], r[header.index("PARTITION")]): r for r in rows[1:]}
+    assert set(body) == {("orders", "0"), ("orders", "1"), ("orders", "2"), ("refbin-test", "0"),
+                         ("compacted", "0"), ("doomed", "0")}
+    last = {key: set(r[-1].split(",")) for key, r in body.items()}
+    assert last[("orders", "1")] == {"under-replicated", "at-min-isr"}
+    assert last[("doomed", "0")] == {"under-replicated", "under-min-isr"}
+    assert last[("compacted", "0")] == {"at-min-isr"}
+    assert last[("refbin-test", "0")] == {"unavailable"}
+    assert "reassigning" in last[("orders", "2")]
+    assert not last[("orders", "2")] & {"under-replicated", "under-min-isr", "at-min-isr", "unavailable"}
+    assert not last[("orders", "0")] & {"under-replicated", "under-min-isr", "at-min-isr", "unavailable"}
+    r = body[("orders", "1")]
+    assert (r[header.index("LEADER")], r[header.index("REPLICAS")], r[header.index("ISR")],
+            r[header.index("MIN_ISR")]) == ("2", "2,3,1", "2,3", "2")
+    assert body[("refbin-test", "0")][header.index("LEADER")] == "none"
+
+
+def test_table_output_with_only_and_semantics(tmp_path):
+    text, _, _ = SAMPLES["4.1"]
+    p = cli(write(tmp_path, "describe.txt", text), "--output", "table", "--semantics", "kafka-2.5",
+            "--only", "under-min-isr")
+    rows = table_rows(p.stdout)
+    assert {(r[0], r[1]) for r in rows[1:]} == {("compacted", "0"), ("doomed", "0")}
+
+
+# --- malformed input ------------------------------------------------------------------------------
+
+BAD_JSONL = [
+    # (line, None for a good line or what the reason must mention)
+    ('{"topic": "good", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 2}', None),
+    ('{"topic": "a", "partition": 1, ', "JSON"),
+    ('{"topic": "a", "partition": "1", "leader": 1, "replicas": [1], "isr": [1]}', '"partition"'),
+    ('{"topic": "a", "partition": 2, "leader": 1, "isr": [1]}', '"replicas"'),
+    ("", None),  # blank lines are skipped and still counted
+    ('{"topic": "a", "partition": 3, "leader": 1, "replicas": [1, "2"], "isr": [1]}', '"replicas"'),
+    ('{"topic": "a", "partition": 4, "replicas": [1], "isr": [1]}', '"leader"'),
+    ("[1, 2]", "object"),
+    ('{"topic": "a", "partition": 5, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 0}', '"min_isr"'),
+    ('{"topic": "good", "partition": 1, "leader": -1, "replicas": [1, 2], "isr": [2], "min_isr": 2}', None),
+    ('{"topic": "a", "partition": 6, "leader": 1, "replicas": [1, -1], "isr": [1, -1]}', '"isr"'),
+    ('{"topic": "a", "partition": 7, "leader": true, "replicas": [1], "isr": [1]}', '"leader"'),
+    ('{"topic": "a", "partition": 8, "leader": 1, "replicas": [], "isr": []}', '"replicas"'),
+    ('{"topic": "a", "partition": 9, "leader": 1, "replicas": [1], "isr": [1], "live_brokers": "1"}',
+     '"live_brokers"'),
+    ('{"topic": 7, "partition": 10, "leader": 1, "replicas": [1], "isr": [1]}', '"topic"'),
+    ('{"topic": "a", "partition": 11, "leader": -2, "replicas": [1, -2], "isr": [1]}', '"leader"'),
+    ('{"topic": "a", "partition": 12, "leader": 1, "replicas": [1], "isr": [1], "adding_replicas": 3}',
+     '"adding_replicas"'),
+    ('{"topic": "a", "partition": 13, "leader": 1, "replicas": [1], "isr": [1], "min_isr": "2"}', '"min_isr"'),
+    ('{"topic": "a", "partition": 14, "leader": 1.0, "replicas": [1], "isr": [1]}', '"leader"'),
+    ('{"topic": "good", "partition": 2, "leader": 2, "replicas": [1, 2], "isr": [2]}', None),
+]
+
+
+def _check_rejections(stderr: str, source: str, table) -> None:
+    lines = stderr.splitlines()
+    for line_no, (_, reason) in enumerate(table, 1):
+        prefix = f"{source}:{line_no}: "
+        hits = [l for l in lines if l.startswith(prefix)]
+        if reason is None:
+            assert not hits, (line_no, hits)
+        else:
+            assert len(hits) == 1, (line_no, lines)
+            assert reason.lower() in hits[0].lower(), hits[0]
+    expected = sum(1 for _, reason in table if reason)
+    assert sum(1 for l in lines if l.startswith(f"{source}:")) == expected
+
+
+def test_malformed_jsonl_lines_are_reported_and_good_lines_judged(tmp_path):
+    path = write(tmp_path, "bad.jsonl", "\n".join(line for line, _ in BAD_JSONL) + "\n")
+    p = cli(path, "--output", "jsonl")
+    assert p.returncode == 2
+    _check_rejections(p.stderr, path, BAD_JSONL)
+    got = by_partition(p.stdout)
+    assert set(got) == {("good", 0), ("good", 1), ("good", 2)}
+    assert {k: got[("good", 0)][k] for k in FLAG_FIELDS} == flags("UB")
+    assert {k: got[("good", 1)][k] for k in FLAG_FIELDS} == flags("X")
+    assert {k: got[("good", 2)][k] for k in FLAG_FIELDS} == flags("UA")
+
+
+def test_malformed_jsonl_in_process_and_on_stdin():
+    text = "\n".join(line for line, _ in BAD_JSONL) + "\n"
+    code, out, err = run_main("--output", "jsonl", "-", stdin=text)
+    assert code == 2
+    _check_rejections(err, "<stdin>", BAD_JSONL)
+    assert set(by_partition(out)) == {("good", 0), ("good", 1), ("good", 2)}
+
+
+BAD_DESCRIBE = [
+    ("Topic: x\tTopicId: AAAAAAAAAAAAAAAAAAAAAA\tPartitionCount: 9\tReplicationFactor: 2\t"
+     "Configs: min.insync.replicas=2", None),
+    ("\tTopic: x\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\tElr: N/A\tLastKnownElr: N/A", None),
+    ("\tTopic: x\tPartition: zero\tLeader: 1\tReplicas: 1,2\tIsr: 1,2", "Partition"),
+    ("\tTopic: x\tPartition: 2\tLeader: one\tReplicas: 1,2\tIsr: 1,2", "Leader"),
+    ("\tTopic: x\tPartition: 3\tLeader: 1\tReplicas: 1,a\tIsr: 1", "Replicas"),
+    ("\tTopic: x\tPartition: 4\tLeader: 1\tReplicas: 1,2", "Isr"),
+    ("", None),
+    ("this is not describe output", "partition line"),
+    ("\tTopic: x\tPartition: 5\tLeader: 1\tReplicas: \tIsr: ", "Replicas"),
+    ("\tTopic: x\tPartition: 6\tLeader: 1\tReplicas: 1,2\tIsr: 1,x", "Isr"),
+    ("\tTopic: x\tPartition: 7\tLeader: 1\tReplicas: 1,2\tIsr: 1\tAdding Replicas: 3,?\tRemoving Replicas: ", "Adding"),
+    ("Topic: y\tTopicId: BBBBBBBBBBBBBBBBBBBBBB\tPartitionCount: 1\tReplicationFactor: 1\t"
+     "Configs: min.insync.replicas=two", "min.insync.replicas"),
+    ("\tTopic: x\tPartition: 8\tLeader: 2\tReplicas: 1,2\tIsr: 2\tElr: N/A\tLastKnownElr: N/A", None),
+]
+
+
+def test_malformed_describe_lines_are_reported_and_good_lines_judged(tmp_path):
+    path = write(tmp_path, "bad.txt", "\n".join(line for line, _ in BAD_DESCRIBE) + "\n")
+    p = cli(path, "--output", "jsonl")
+    assert p.returncode == 2
+    _check_rejections(p.stderr, path, BAD_DESCRIBE)
+    got = by_partition(p.stdout)
+    assert set(got) == {("x", 0), ("x", 8)}
+    assert got[("x", 0)]["min_isr"] == got[("x", 8)]["min_isr"] == 2
+    assert {k: got[("x", 0)][k] for k in FLAG_FIELDS} == flags("A")
+    assert {k: got[("x", 8)][k] for k in FLAG_FIELDS} == flags("UB")
+
+
+def test_a_missing_file_is_reported_and_the_others_judged(tmp_path):
+    good = write(tmp_path, "good.jsonl", JSONL)
+    missing = str(tmp_path / "missing.jsonl")
+    p = cli(missing, good, "--output", "jsonl")
+    assert p.returncode == 2
+    assert missing in p.stderr
+    assert len(records(p.stdout)) == 7
+
+
+def test_several_files_line_numbers_are_per_file(tmp_path):
+    a = write(tmp_path, "a.jsonl", JSONL + "oops\n")  # line 8
+    b = write(tmp_path, "b.txt", "garbage\n" + SAMPLES["2.8"][0])  # line 1
+    p = cli(a, b, "--output", "jsonl")
+    assert p.returncode == 2
+    reported = [l for l in p.stderr.splitlines() if l.startswith((a + ":", b + ":"))]
+    assert len(reported) == 2
+    assert reported[0].startswith(f"{a}:8: ") and reported[1].startswith(f"{b}:1: ")
+    got = by_partition(p.stdout)
+    assert len(got) == 7 + 4
+    # the 2.8 header after the garbage line still sets min ISR 2
+    assert got[("events", 0)]["min_isr"] == 2
+
+
+def test_no_file_and_dash_read_stdin():
+    for args in ((), ("-",)):
+        p = cli("--output", "jsonl", *args, stdin=JSONL)
+        assert (p.returncode, p.stderr) == (0, "")
+        assert len(records(p.stdout)) == 7
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\n\n   \n\t\n"])
+@pytest.mark.parametrize("output", ["jsonl", "table"])
+def test_empty_input(text, output, tmp_path):
+    p = cli(write(tmp_path, "empty", text), "--output", output)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    p = cli("--output", output, stdin=text)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+
+
+# --- in-process: main() writes where stdout/stderr are at call time ----------------------------------
+
+def test_main_in_process_twice_writes_to_the_current_streams(tmp_path):
+    path = write(tmp_path, "in.jsonl", JSONL)
+    for _ in range(2):
+        code, out, err = run_main(path, "--output", "jsonl")
+        assert (code, err) == (0, "")
+        assert len(records(out)) == 7
+
+
+def test_main_in_process_with_capsys(capsys, tmp_path):
+    path = write(tmp_path, "bad.jsonl", JSONL + "{nope\n")
+    assert main(["health", path, "--output", "jsonl", "--only", "unavailable"]) == 2
+    captured = capsys.readouterr()
+    assert set(by_partition(captured.out)) == {("kip427", 2), ("nulls", 0)}
+    assert f"{path}:8: " in captured.err
+
+
+# --- big input: judged in batches, possibly on several processes ------------------------------------
+
+def test_big_describe_keeps_header_min_isr_and_line_numbers_across_batches(tmp_path):
+    n = 45_000
+    lines = ["Topic: big\tTopicId: CCCCCCCCCCCCCCCCCCCCCC\tPartitionCount: %d\tReplicationFactor: 2\t"
+             "Configs: min.insync.replicas=2" % n]
+    for i in range(n):
+        lines.append(f"\tTopic: big\tPartition: {i}\tLeader: 1\tReplicas: 1,2\tIsr: 1")
+    lines[30_001] = "\tTopic: big\tPartition: broken\tLeader: 1\tReplicas: 1,2\tIsr: 1"  # line 30002
+    path = write(tmp_path, "big.txt", "\n".join(lines) + "\n")
+    p = cli(path, "--output", "jsonl")
+    assert p.returncode == 2
+    assert [l for l in p.stderr.splitlines() if l.startswith(path)] == \
+        [l for l in p.stderr.splitlines() if l.startswith(f"{path}:30002: ")]
+    assert f"{path}:30002: " in p.stderr
+    got = records(p.stdout)
+    assert len(got) == n - 1
+    assert [r["partition"] for r in got] == [i for i in range(n) if i != 30_000]  # input order
+    # every partition: 1 of 2 in sync with min ISR 2 from the header: URP and under min ISR
+    assert {r["min_isr"] for r in got} == {2}
+    assert all({k: r[k] for k in FLAG_FIELDS} == flags("UB") for r in got)
+
+
+def test_big_jsonl_line_numbers_across_batches(tmp_path):
+    n = 41_000
+    good = '{"topic": "big", "partition": %d, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 2], "min_isr": 2}'
+    lines = [good % i for i in range(n)]
+    lines[20_000] = "not json"  # line 20001
+    lines[40_500] = '{"topic": "big", "partition": -1, "leader": 1, "replicas": [1], "isr": [1]}'  # 40501
+    path = write(tmp_path, "big.jsonl", "\n".join(lines) + "\n")
+    p = cli(path, "--output", "jsonl", "--only", "at-min-isr")
+    assert p.returncode == 2
+    err = [l for l in p.stderr.splitlines() if l.startswith(path)]
+    assert len(err) == 2
+    assert err[0].startswith(f"{path}:20001: ") and err[1].startswith(f"{path}:40501: ")
+    assert len(p.stdout.splitlines()) == n - 2
