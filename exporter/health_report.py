@@ -215,8 +215,11 @@ def judge_lines(lines: Iterable[str], source: str, job: Job, out: IO[str], summa
 
 
 def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = None, output: str = "table",
-        default_min_isr: int = 1, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
-    """Exit 0 when every line was judged, 2 when any line was rejected or a file was unreadable."""
+        default_min_isr: int = 1, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    """Exit 0 when every line was judged, 2 when any line was rejected or a file was unreadable.
+    `out`/`err` default to sys.stdout/sys.stderr as they are when called (not when imported)."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     try:
         job = Job(semantics, parse_only(only), output, default_min_isr)
     except ValueError as e:
