@@ -1,0 +1,224 @@
+import math
+import struct
+
+import pytest
+from hypothesis import given, strategies as st
+
+from exporter.exposition import (OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, choose_content_type, go_double,
+                                 java_double, render, render_openmetrics, render_text)
+from exporter.model import Sample
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.0, "0.0"),
+    (-0.0, "-0.0"),
+    (1.0, "1.0"),
+    (-1.0, "-1.0"),
+    (1.5, "1.5"),
+    (100.0, "100.0"),
+    (256.0, "256.0"),
+    (9999999.0, "9999999.0"),
+    (1.0e7, "1.0E7"),
+    (1.0e9, "1.0E9"),
+    (6.9766383444e10, "6.9766383444E10"),
+    (1.795298702888e12, "1.795298702888E12"),
+    (0.001, "0.001"),
+    (0.0001, "1.0E-4"),
+    (1.7906570373451305e-4, "1.7906570373451305E-4"),
+    (1.7933744052763458, "1.7933744052763458"),
+    (0.987146529562982, "0.987146529562982"),
+    (123456789.0, "1.23456789E8"),
+    (1.2345678901234568e17, "1.2345678901234568E17"),
+    (5e-324, "4.9E-324"),  # Java takes the closest two-digit decimal when one digit would do
+    (1e23, "1.0E23"),
+    (2e-3, "0.002"),
+    (1.7976931348623157e308, "1.7976931348623157E308"),
+    (math.nan, "NaN"),
+    (math.inf, "Infinity"),
+    (-math.inf, "-Infinity"),
+])
+def test_java_double(value, text):
+    assert java_double(value) == text
+
+
+@pytest.mark.parametrize("value, text", [(math.nan, "NaN"), (math.inf, "+Inf"), (-math.inf, "-Inf"), (3.0, "3.0")])
+def test_go_double(value, text):
+    assert go_double(value) == text
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_java_double_round_trips_and_has_java_shape(x):
+    text = java_double(x)
+    assert float(text) == x
+    mantissa = text.split("E")[0]
+    assert "." in mantissa and mantissa.split(".")[1] != ""
+    if "E" in text:
+        assert not (1e-3 <= abs(x) < 1e7)
+        assert 1 <= abs(float(mantissa)) < 10
+    else:
+        assert x == 0 or 1e-3 <= abs(x) < 1e7
+
+
+def test_text_format_quirks_of_simpleclient_0_16():
+    samples = [
+        Sample("kafka_cluster_Partition_Value", (("name", "UnderReplicated"), ("topic", "orders"), ("partition", "3")),
+               0.0, "untyped", "Attribute exposed for management kafka.cluster:name=UnderReplicated,type=Partition,attribute=Value"),
+        Sample("kafka_server_ReplicaManager_Value", (("name", "LeaderCount"),), 5.0, "gauge", "help one"),
+        Sample("kafka_cluster_Partition_Value", (("name", "UnderReplicated"), ("topic", "orders"), ("partition", "4")),
+               1.0e9, "untyped", "a different help is ignored"),
+        Sample("jmx_scrape_duration_seconds", (), 0.25, "gauge", "Time this JMX scrape took, in seconds."),
+    ]
+    assert render_text(samples).decode() == (
+        "# HELP kafka_cluster_Partition_Value Attribute exposed for management kafka.cluster:name=UnderReplicated,type=Partition,attribute=Value\n"
+        "# TYPE kafka_cluster_Partition_Value untyped\n"
+        'kafka_cluster_Partition_Value{name="UnderReplicated",topic="orders",partition="3",} 0.0\n'
+        'kafka_cluster_Partition_Value{name="UnderReplicated",topic="orders",partition="4",} 1.0E9\n'
+        "# HELP kafka_server_ReplicaManager_Value help one\n"
+        "# TYPE kafka_server_ReplicaManager_Value gauge\n"
+        'kafka_server_ReplicaManager_Value{name="LeaderCount",} 5.0\n'
+        "# HELP jmx_scrape_duration_seconds Time this JMX scrape took, in seconds.\n"
+        "# TYPE jmx_scrape_duration_seconds gauge\n"
+        "jmx_scrape_duration_seconds 0.25\n"
+    )
+
+
+def test_counters_in_text_format():
+    samples = [
+        Sample("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "a"),), 989.0, "counter", "h"),
+        Sample("kafka_network_requestmetrics_totaltimems_count", (), 12.0, "counter", "c"),
+    ]
+    assert render_text(samples).decode() == (
+        "# HELP kafka_server_brokertopicmetrics_bytesin_total h\n"
+        "# TYPE kafka_server_brokertopicmetrics_bytesin_total counter\n"
+        'kafka_server_brokertopicmetrics_bytesin_total{topic="a",} 989.0\n'
+        # simpleclient names the family's HELP/TYPE <name>_total; the sample keeps its name.
+        "# HELP kafka_network_requestmetrics_totaltimems_count_total c\n"
+        "# TYPE kafka_network_requestmetrics_totaltimems_count_total counter\n"
+        "kafka_network_requestmetrics_totaltimems_count 12.0\n"
+    )
+
+
+def test_mixed_types_make_the_family_untyped_and_help_comes_from_the_first():
+    samples = [
+        Sample("m", (("request", "Produce"),), 3.0, "untyped", "first"),
+        Sample("m", (("request", "Produce"), ("quantile", "0.99")), 7.0, "gauge", "second"),
+        Sample("g", (), 1.0, "gauge", "g1"),
+        Sample("g", (("a", "b"),), 2.0, "counter", "g2"),
+    ]
+    text = render_text(samples).decode()
+    assert "# HELP m first\n# TYPE m untyped\n" in text
+    assert "# HELP g g1\n# TYPE g untyped\n" in text
+
+
+def test_escaping_of_label_values_and_help():
+    samples = [Sample("m", (("dir", '"/var/lib/kafka\\data"\nx'),), 1.0, "gauge", 'back\\slash "quoted"\nnewline')]
+    assert render_text(samples).decode() == (
+        '# HELP m back\\\\slash "quoted"\\nnewline\n'
+        "# TYPE m gauge\n"
+        'm{dir="\\"/var/lib/kafka\\\\data\\"\\nx",} 1.0\n'
+    )
+    assert render_openmetrics(samples).decode() == (
+        "# TYPE m gauge\n"
+        '# HELP m back\\\\slash \\"quoted\\"\\nnewline\n'
+        'm{dir="\\"/var/lib/kafka\\\\data\\"\\nx"} 1.0\n'
+        "# EOF\n"
+    )
+
+
+def test_special_values_and_timestamps_in_text_format():
+    samples = [
+        Sample("v", (("k", "nan"),), math.nan, "gauge", "h"),
+        Sample("v", (("k", "inf"),), math.inf, "gauge", "h"),
+        Sample("v", (("k", "-inf"),), -math.inf, "gauge", "h"),
+        Sample("v", (("k", "negzero"),), -0.0, "gauge", "h"),
+        Sample("v", (("k", "zero"),), 0.0, "gauge", "h", timestamp_ms=1700000000123),
+    ]
+    assert render_text(samples).decode() == (
+        "# HELP v h\n# TYPE v gauge\n"
+        'v{k="nan",} NaN\n'
+        'v{k="inf",} +Inf\n'
+        'v{k="-inf",} -Inf\n'
+        'v{k="negzero",} -0.0\n'
+        'v{k="zero",} 0.0 1700000000123\n'
+    )
+
+
+def test_openmetrics():
+    samples = [
+        Sample("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "a"),), 989.0, "counter", "bytes in",
+               timestamp_ms=1700000000123),
+        Sample("kafka_server_replicamanager_underreplicatedpartitions", (), 0.0, "gauge", "urp",
+               timestamp_ms=1700000000005),
+        Sample("kafka_cluster_Partition_Value", (("name", "AtMinIsr"), ("topic", "t"), ("partition", "0")), 1.0,
+               "untyped", "at min isr"),
+        Sample("x_count", (), 4.0, "counter", "a counter without _total"),
+    ]
+    assert render_openmetrics(samples).decode() == (
+        "# TYPE kafka_server_brokertopicmetrics_bytesin counter\n"
+        "# HELP kafka_server_brokertopicmetrics_bytesin bytes in\n"
+        'kafka_server_brokertopicmetrics_bytesin_total{topic="a"} 989.0 1700000000.123\n'
+        "# TYPE kafka_server_replicamanager_underreplicatedpartitions gauge\n"
+        "# HELP kafka_server_replicamanager_underreplicatedpartitions urp\n"
+        "kafka_server_replicamanager_underreplicatedpartitions 0.0 1700000000.005\n"
+        "# TYPE kafka_cluster_Partition_Value unknown\n"
+        "# HELP kafka_cluster_Partition_Value at min isr\n"
+        'kafka_cluster_Partition_Value{name="AtMinIsr",topic="t",partition="0"} 1.0\n'
+        # Not a valid OpenMetrics counter without renaming its series: written as unknown.
+        "# TYPE x_count unknown\n"
+        "# HELP x_count a counter without _total\n"
+        "x_count 4.0\n"
+        "# EOF\n"
+    )
+
+
+def test_openmetrics_counter_whose_family_name_is_taken():
+    samples = [Sample("x_total", (), 1.0, "counter", "c"), Sample("x", (), 2.0, "gauge", "g")]
+    assert render_openmetrics(samples).decode() == (
+        "# TYPE x_total unknown\n# HELP x_total c\nx_total 1.0\n"
+        "# TYPE x gauge\n# HELP x g\nx 2.0\n"
+        "# EOF\n"
+    )
+
+
+def test_openmetrics_negative_timestamp():
+    assert render_openmetrics([Sample("m", (), 1.0, "gauge", "h", timestamp_ms=-1500)]).decode().splitlines()[2] == "m 1.0 -1.500"
+
+
+def test_empty_inputs():
+    assert render_text([]) == b""
+    assert render_openmetrics([]) == b"# EOF\n"
+
+
+@pytest.mark.parametrize("accept, content_type", [
+    (None, TEXT_CONTENT_TYPE),
+    ("", TEXT_CONTENT_TYPE),
+    ("text/plain", TEXT_CONTENT_TYPE),
+    ("application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", OPENMETRICS_CONTENT_TYPE),
+    ("text/plain;version=0.0.4;q=0.5, application/openmetrics-text;version=0.0.1;q=0.75", OPENMETRICS_CONTENT_TYPE),
+    ("application/json", TEXT_CONTENT_TYPE),
+])
+def test_choose_content_type(accept, content_type):
+    assert choose_content_type(accept) == content_type
+
+
+def test_render_dispatches_on_content_type():
+    samples = [Sample("m", (), 1.0, "gauge", "h")]
+    assert render(samples, TEXT_CONTENT_TYPE) == render_text(samples)
+    assert render(samples, OPENMETRICS_CONTENT_TYPE) == render_openmetrics(samples)
+
+
+def test_values_that_compare_equal_keep_their_own_text():
+    # 0.0 and -0.0 share a dict slot; the memo must not print one as the other.
+    text = render_text([Sample("a", (), 0.0, "gauge", "h"), Sample("b", (), -0.0, "gauge", "h"),
+                        Sample("c", (), 0.0, "gauge", "h")]).decode()
+    assert "a 0.0\n" in text and "b -0.0\n" in text and "c 0.0\n" in text
+
+
+def test_integer_values_print_as_doubles():
+    assert render_text([Sample("a", (), 5, "gauge", "h"), Sample("b", (), True, "gauge", "h")]).decode() == (
+        "# HELP a h\n# TYPE a gauge\na 5.0\n# HELP b h\n# TYPE b gauge\nb 1.0\n")
+
+
+def test_float_bits_survive():
+    x = struct.unpack(">d", bytes.fromhex("3fb999999999999a"))[0]  # 0.1
+    assert render_text([Sample("a", (), x, "gauge", "h")]).decode().endswith("a 0.1\n")
