@@ -76,9 +76,20 @@ def state_json_head(s: PartitionState) -> str:
             f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}')
 
 
+# A line that already holds one of the booleans (this command's own output, judged again) is
+# re-encoded with the new values in place of the old ones, never given a second copy of a key.
+_HAS_FLAG_KEY = re.compile(r'"(?:' + "|".join(FLAG_FIELDS) + r')"\s*:').search
+
+
 def _jsonl_line(p: Parsed, flags: HealthFlags) -> str:
-    head = p.text.rstrip()[:-1] if p.text else state_json_head(p.state)
-    return head + _SUFFIX[flags] + "\n"
+    if not p.text:
+        return state_json_head(p.state) + _SUFFIX[flags] + "\n"
+    text = p.text.rstrip()
+    if ('"un' in text or '"at_' in text or '"reassigning"' in text) and _HAS_FLAG_KEY(text):
+        obj = {k: v for k, v in json.loads(text).items() if k not in FLAG_FIELDS}
+        obj.update(zip(FLAG_FIELDS, flags))
+        return json.dumps(obj) + "\n"
+    return text[:-1] + _SUFFIX[flags] + "\n"
 
 
 def _ids(ids: Sequence[int]) -> str:
