@@ -474,3 +474,17 @@ def test_big_jsonl_line_numbers_across_batches(tmp_path):
     assert len(err) == 2
     assert err[0].startswith(f"{path}:20001: ") and err[1].startswith(f"{path}:40501: ")
     assert len(p.stdout.splitlines()) == n - 2
+
+
+def test_input_after_a_batch_of_blank_lines_is_still_judged():
+    # More blank lines than one batch holds before the first partition: the form is detected from
+    # the first non-blank line wherever it is, and line numbers still count every line.
+    blank = "\n" * 25_000
+    good = '{"topic": "late", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 2}\n'
+    p = cli("--output", "jsonl", stdin=blank + good + "{broken\n")
+    assert p.returncode == 2
+    assert [(r["topic"], r["partition"]) for r in records(p.stdout)] == [("late", 0)]
+    assert "<stdin>:25002: " in p.stderr
+    p = cli("--output", "jsonl", stdin=blank + SAMPLES["2.8"][0])
+    assert (p.returncode, p.stderr) == (0, "")
+    assert by_partition(p.stdout)[("events", 0)]["min_isr"] == 2
