@@ -177,12 +177,16 @@ def _batches(lines: Iterable[str]) -> Iterator[tuple[list[str], int, bool, str |
     """Split input into batches of lines, detecting the form once and carrying the describe
     header in force into each batch."""
     it = iter(lines)
+    line_no, header = 1, None
     batch = list(islice(it, BATCH_LINES))
     first = next((l for l in batch if l.strip()), None)
+    while first is None and batch:  # only blank lines so far: skip them, keep counting
+        line_no += len(batch)
+        batch = list(islice(it, BATCH_LINES))
+        first = next((l for l in batch if l.strip()), None)
     if first is None:
         return
     jsonl_input = looks_like_jsonl(first)
-    line_no, header = 1, None
     while batch:
         yield batch, line_no, jsonl_input, header
         if not jsonl_input:
