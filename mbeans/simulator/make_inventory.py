@@ -1,0 +1,195 @@
+"""Generate the simulator's MBean inventory from a captured broker (run by hand, output committed).
+
+    python -m mbeans.simulator.make_inventory [REFERENCE_DIR] > mbeans/simulator/inventory-4.1.tsv
+
+REFERENCE_DIR (default ../shared/reference/kafka-4.1 beside the repository) holds the dump of
+every `kafka.*` MBean of a real Kafka 4.1 node (`all-kafka-mbeans-full.txt`: ObjectName, MBeanInfo
+class name, attributes with declared type, value and runtime class) and jmx_exporter's output for
+the same node, whose HELP lines carry the attribute descriptions of Kafka's own metrics.
+
+The output is a tab-separated file with three kinds of lines:
+
+    S <shape> <MBeanInfo class name> <attribute>|<declared type>|<runtime class>|<description> ...
+    M <roles> <shape> <ObjectName template> <value> ...      (values in the shape's attribute order)
+    # comment
+
+Beans of the health catalog (mbeans/catalog.py) are left out: the simulator's model serves them
+(except the Log beans of the KRaft metadata log, `__cluster_metadata`, which is no model partition).
+ObjectName templates use `{node}` for the node's own id and `{broker}` for a bean a controller
+keeps per registered broker; values use `{version}`, `{start_ms}` and `{cluster_id}`. Roles say
+where a bean exists: `b` broker nodes only, `c` controller nodes only (every broker under
+ZooKeeper), `k` KRaft only; no letter: every node. The roles of beans other than the health ones
+are an approximation (the reference is one combined broker+controller node); see ROLE_RULES.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from mbeans import catalog
+
+DEFAULT_DESCRIPTION = "Attribute exposed for management"  # what a standard MBean's introspector says
+KAFKA_MBEAN = "org.apache.kafka.common.metrics.JmxReporter$KafkaMbean"
+NODE_ID = "1"  # the captured node's id
+
+# Request types only a KRaft controller serves (ListenerType CONTROLLER only).
+CONTROLLER_REQUESTS = {
+    "AddRaftVoter", "AllocateProducerIds", "AlterPartition", "AssignReplicasToDirs", "BeginQuorumEpoch",
+    "BrokerHeartbeat", "BrokerRegistration", "ControllerRegistration", "EndQuorumEpoch", "Envelope",
+    "FetchSnapshot", "RemoveRaftVoter", "UnregisterBroker", "UpdateRaftVoter", "Vote",
+}
+# KafkaController gauges and ControllerStats meters that exist only under KRaft.
+KRAFT_CONTROLLER_NAMES = {
+    "ControlledShutdownBrokerCount", "EventQueueOperationsStartedCount", "EventQueueOperationsTimedOutCount",
+    "IgnoredStaticVoters", "LastAppliedRecordLagMs", "LastAppliedRecordOffset", "LastAppliedRecordTimestamp",
+    "LastCommittedRecordOffset", "MetadataErrorCount", "NewActiveControllersCount",
+    "TimeSinceLastHeartbeatReceivedMs", "TimedOutBrokerHeartbeatCount",
+    "ElectionFromEligibleLeaderReplicasPerSec",
+}
+# kafka.server types that belong to the KRaft metadata machinery (any KRaft node).
+KRAFT_TYPES = {
+    "raft-metrics", "raft-channel-metrics", "MetadataLoader", "SnapshotEmitter", "broker-metadata-metrics",
+    "BrokerMetadataListener", "heartbeat-metrics", "registration-metrics", "directory-assignments-metrics",
+}
+# Beans every node has, broker or controller.
+COMMON_TYPES = {
+    ("kafka.server", "app-info"), ("kafka.server", "kafka-metrics-count"), ("kafka.network", "RequestChannel"),
+    ("kafka.network", "SocketServer"), ("kafka.network", "Processor"), ("kafka.server", "raft-metrics"),
+    ("kafka.server", "raft-channel-metrics"), ("kafka.server", "MetadataLoader"), ("kafka.server", "SnapshotEmitter"),
+}
+
+
+def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
+    """ROLE_RULES: where a bean of the captured combined node would exist on other kinds of node."""
+    k = dict(keys)
+    type_, name = k.get("type", ""), k.get("name", "")
+    if domain == "kafka.controller":
+        return "ck" if name in KRAFT_CONTROLLER_NAMES else "c"
+    if type_ == "ControllerServer" or k.get("listener") == "CONTROLLER":
+        return "ck"
+    if type_ == "RequestMetrics" and k.get("request") in CONTROLLER_REQUESTS:
+        return "ck"
+    if domain == "kafka.log" and k.get("topic") == "__cluster_metadata":
+        return "k"
+    kraft = "k" if type_ in KRAFT_TYPES else ""
+    if (domain, type_) in COMMON_TYPES or type_ == "socket-server-metrics":
+        return kraft
+    if type_ == "RequestMetrics" and k.get("request") in {"ApiVersions", "DescribeCluster", "DescribeQuorum"}:
+        return ""
+    return "b" + kraft
+
+
+def parse_dump(path: Path):
+    """Yield (ObjectName text, class name, [(attribute, declared, value, runtime class)])."""
+    bean = None
+    head = re.compile(r"^(kafka\.\S.*?)   \[(.+)\]$")
+    attr = re.compile(r"^    (\S+) : (\S+) = (.*)  \(([\w.$]+)\)$")
+    for line in path.read_text().splitlines():
+        if line.startswith("###") or not line.strip():
+            continue
+        m = head.match(line)
+        if m:
+            if bean:
+                yield bean
+            bean = (m.group(1), m.group(2), [])
+            continue
+        m = attr.match(line)
+        if not m or bean is None:
+            raise SystemExit(f"{path}: cannot parse line: {line!r}")
+        bean[2].append((m.group(1), m.group(2), m.group(3), m.group(4)))
+    if bean:
+        yield bean
+
+
+def parse_help(path: Path) -> dict[tuple[str, str, str], str]:
+    """(domain, type, attribute) -> description, from jmx_exporter's HELP lines."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# HELP kafka"):
+            continue
+        rest = line.split(" ", 3)[3]
+        desc, _, where = rest.rpartition(" ")
+        m = re.match(r"^([\w.]+):(.*),attribute=(.+)$", where)
+        if not m:
+            continue
+        props = dict(p.split("=", 1) for p in m.group(2).split(",") if "=" in p)
+        out.setdefault((m.group(1), props.get("type", ""), m.group(3)), desc)
+    return out
+
+
+def split_keys(text: str) -> tuple[str, list[tuple[str, str]]]:
+    domain, _, rest = text.partition(":")
+    return domain, [tuple(p.split("=", 1)) for p in re.findall(r'[^,=]+=(?:"[^"]*"|[^,]*)', rest)]
+
+
+def main(argv: list[str]) -> int:
+    ref = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[3] / "shared/reference/kafka-4.1"
+    dump, exporter = ref / "all-kafka-mbeans-full.txt", ref / "jmx_exporter-0.17.2-standalone-metrics.txt"
+    for f in (dump, exporter):
+        if not f.is_file():
+            print(f"error: {f} not found; pass the reference directory as the first argument", file=sys.stderr)
+            return 2
+    helps = parse_help(exporter)
+    health = {(s.domain, s.type, s.name) for s in catalog.HEALTH_MBEANS}
+
+    beans = list(parse_dump(dump))
+    cluster_id = next(a[0][2] for n, _, a in beans if n == "kafka.server:type=KafkaServer,name=ClusterId")
+    start_ms = next(v for n, _, a in beans if n == f"kafka.server:type=app-info,id={NODE_ID}"
+                    for (an, _, v, _) in a if an == "StartTimeMs")
+    version = next(v for n, _, a in beans if n == f"kafka.server:type=app-info,id={NODE_ID}"
+                   for (an, _, v, _) in a if an == "Version")
+
+    shapes: dict[tuple, int] = {}
+    rows = []
+    for name, cls, attrs in beans:
+        domain, keys = split_keys(name)
+        k = dict(keys)
+        if (domain, k.get("type"), k.get("name")) in health and k.get("topic") != "__cluster_metadata":
+            continue  # the model serves it (the metadata log is no partition of the model)
+        if "topic" in k and k["topic"] != "__cluster_metadata":
+            if (domain, k.get("type")) != ("kafka.server", "BrokerTopicMetrics"):
+                raise SystemExit(f"unexpected per-topic bean {name}: teach make_inventory.py its scope")
+            keys = [(kk, "{topic}" if kk == "topic" else vv) for kk, vv in keys]
+        keys = [(kk, "{node}" if kk in ("BrokerId", "id") and vv == NODE_ID else
+                 "{broker}" if kk == "broker" and vv == NODE_ID else vv) for kk, vv in keys]
+        template = domain + ":" + ",".join(f"{kk}={vv}" for kk, vv in keys)
+        shape_attrs = []
+        values = []
+        for an, declared, value, runtime in attrs:
+            if cls == KAFKA_MBEAN:
+                desc = helps.get((domain, k.get("type", ""), an))
+                if desc is None:
+                    desc = f"Metric indicating {an}" if k.get("type") == "app-info" else ""
+            else:
+                desc = DEFAULT_DESCRIPTION
+            for text in (an, declared, runtime, desc, value):
+                if any(c in text for c in "\t\n|"):
+                    raise SystemExit(f"{name}: attribute {an}: tab, newline or '|' in {text!r}")
+            shape_attrs.append(f"{an}|{declared}|{runtime}|{desc}")
+            if value == cluster_id and runtime == "java.lang.String":
+                value = "{cluster_id}"
+            elif value == version and runtime == "java.lang.String":
+                value = "{version}"
+            elif value == start_ms and runtime == "java.lang.Long":
+                value = "{start_ms}"
+            values.append(value)
+        shape = shapes.setdefault((cls, tuple(shape_attrs)), len(shapes))
+        scope = "T" if "{topic}" in template else "-"
+        rows.append((roles_of(domain, keys) or "-", scope, shape, template, values))
+
+    out = sys.stdout
+    out.write("# kafka-jmx-sidecar broker simulator: MBean inventory of a real Kafka 4.1.0 node\n")
+    out.write("# generated by mbeans/simulator/make_inventory.py from ../shared/reference/kafka-4.1; do not edit\n")
+    out.write("# S <shape> <class> <attr|declared|runtime|description>...\n")
+    out.write("# M <roles: b broker, c controller, k KRaft, - any> <scope: T per topic on produce, - once> "
+              "<shape> <ObjectName template> <values>...\n")
+    for (cls, attrs), sid in sorted(shapes.items(), key=lambda kv: kv[1]):
+        out.write("\t".join(["S", str(sid), cls, *attrs]) + "\n")
+    for roles, scope, sid, template, values in rows:
+        out.write("\t".join(["M", roles, scope, str(sid), template, *values]) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

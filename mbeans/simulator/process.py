@@ -1,0 +1,348 @@
+"""Starting and stopping the simulator JVM.
+
+    sim = Simulator.start(cluster.reference_4_1(), kafka_version="4.1")
+    sim.url            # service:jmx:rmi:///jndi/rmi://127.0.0.1:PORT/jmxrmi of the posed broker
+    sim.fail_broker(1) # ... the event API of control.Controls
+    sim.stop()         # by PID
+
+The JVM runs `Simulator.java` with the JDK's single-file source launcher (so a JDK, not a JRE, is
+needed) with py4j's jar on the class path. This module writes the spec the JVM reads: the checked
+cluster, the Kafka version, the health MBeans mbeans/catalog.py lists for that version (the one
+table of which MBean exists since when), the inventory file and the JMX settings.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from mbeans import catalog
+from mbeans.health import parse_version
+from mbeans.simulator import cluster as clusters
+from mbeans.simulator.control import Controls, SimulatorError
+
+HERE = Path(__file__).resolve().parent
+SIMULATOR_JAVA = HERE / "Simulator.java"
+INVENTORY = HERE / "inventory-4.1.tsv"
+OLDEST_VERSION = (0, 8, 2)  # topic and partition became ObjectName keys
+
+
+@dataclass(frozen=True)
+class JmxSecurity:
+    """The broker-side JMX switches, as com.sun.management.jmxremote.* would set them.
+
+    `password_file`/`access_file`: the JDK's formats ("user password" / "user readonly|readwrite");
+    the password file must be readable by its owner only (the JDK agent refuses it otherwise).
+    `ssl`: TLS on the RMI connector with the key store (and, with `registry_ssl`, on the registry)."""
+
+    password_file: str | None = None
+    access_file: str | None = None
+    ssl: bool = False
+    registry_ssl: bool = True
+    keystore: str | None = None
+    keystore_password: str | None = None
+
+    def check(self) -> None:
+        for what, path in (("password file", self.password_file), ("access file", self.access_file)):
+            if path is None:
+                continue
+            p = Path(path)
+            if not p.is_file():
+                raise SimulatorError(f"JMX {what} {path} does not exist")
+            if p.stat().st_mode & 0o077:
+                raise SimulatorError(f"JMX {what} {path} must be readable by its owner only, as the JDK requires: "
+                                     f"chmod 600 {path}")
+        if self.access_file and not self.password_file:
+            raise SimulatorError("a JMX access file needs a password file (--jmx-password-file)")
+        if self.ssl:
+            if not self.keystore or not Path(self.keystore).is_file():
+                raise SimulatorError("JMX over SSL needs a key store (--jmx-keystore FILE; make one with "
+                                     "mbeans.simulator.tls.generate or keytool -genkeypair -ext san=ip:127.0.0.1)")
+            if self.keystore_password is None:
+                raise SimulatorError("JMX over SSL needs the key store's password (--jmx-keystore-password)")
+
+
+def find_java() -> str:
+    """The `java` of a JDK 17+ (JAVA_HOME first, then PATH); the source launcher needs javac's module."""
+    candidates = []
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
+    which = shutil.which("java")
+    if which:
+        candidates.append(Path(which).resolve())
+    for java in candidates:
+        if java.is_file() and (java.parent / "javac").exists():
+            return str(java)
+    if candidates:
+        raise SimulatorError(f"{candidates[0]} belongs to a JRE; the simulator runs Java source and needs a JDK 17+ "
+                             f"(apt-get install openjdk-17-jdk-headless, or set JAVA_HOME to a JDK)")
+    raise SimulatorError("no java found; install a JDK 17+ (apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
+
+
+def py4j_jar() -> str:
+    try:
+        from py4j.java_gateway import find_jar_path
+    except ImportError:
+        raise SimulatorError("py4j is not installed; pip install py4j (or the project's [simulator] extra)") from None
+    jar = find_jar_path()
+    if not jar or not Path(jar).is_file():
+        raise SimulatorError("py4j's jar was not found next to the py4j package; reinstall py4j (pip install --force-reinstall py4j)")
+    return jar
+
+
+def full_version(version: str) -> str:
+    parts = list(parse_version(version))
+    while len(parts) < 3:
+        parts.append(0)
+    return ".".join(str(p) for p in parts)
+
+
+def build_spec(cluster: dict, *, kafka_version: str, posed: int, served: list[int], jmx_port: int, clock: str,
+               security: JmxSecurity, inventory: bool = True, reassignment_bytes_per_sec: int | None = None) -> dict:
+    """The JSON the JVM reads. `cluster` is already normalized."""
+    nodes = list(dict.fromkeys(cluster["brokers"] + cluster["controllers"]))
+    ports = {}
+    extra = 0
+    for n in [posed] + [n for n in nodes if n != posed and n in served]:
+        ports[str(n)] = jmx_port if (n == posed or jmx_port == 0) else jmx_port + (extra := extra + 1)
+    health = [{"domain": s.domain, "type": s.type, "name": s.name, "kind": s.kind.name, "scope": s.scope.value,
+               "value_class": s.value_class, "event_type": s.event_type}
+              for s in catalog.health_mbeans(kafka_version)]
+    kinds = {k.name: {"class": k.class_name, "attributes": [list(a) for a in catalog.ATTRIBUTES[k]]}
+             for k in catalog.Kind}
+    spec = {
+        "kafka_version": full_version(kafka_version),
+        "version_parts": list(parse_version(kafka_version)),
+        "metadata_mode": cluster["metadata"],
+        "cluster_id": cluster["cluster_id"],
+        "brokers": cluster["brokers"],
+        "controllers": cluster["controllers"],
+        "offline": cluster["offline"],
+        "topics": cluster["topics"],
+        "posed": posed,
+        "ports": ports,
+        "health": health,
+        "health_keys": sorted(f"{s.domain}:{s.type}:{s.name}" for s in catalog.HEALTH_MBEANS),
+        "kinds": kinds,
+        "inventory": str(INVENTORY) if inventory else None,
+        "clock": clock,
+        "security": {"password_file": security.password_file, "access_file": security.access_file,
+                     "ssl": security.ssl, "registry_ssl": security.ssl and security.registry_ssl},
+        "gateway_port": 0,
+        "exit_on_stdin_eof": True,
+    }
+    if reassignment_bytes_per_sec is not None:
+        spec["reassignment_bytes_per_sec"] = reassignment_bytes_per_sec
+    return spec
+
+
+_RUNNING: set["Simulator"] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for sim in list(_RUNNING):
+        sim.stop()
+
+
+class Simulator(Controls):
+    """A running simulator JVM: its PID, JMX URLs and the event API (`control.Controls`)."""
+
+    def __init__(self, proc: subprocess.Popen, lines: list[str], workdir: str, stderr_tail: list[str]):
+        self.proc = proc
+        self.pid = proc.pid
+        self.ready_line = lines[0]
+        self.url = lines[0].split(" ", 1)[1]
+        self.urls: dict[int, str] = {}
+        gateway_port = None
+        for line in lines[1:]:
+            kind, _, rest = line.partition(" ")
+            if kind == "NODE":
+                node, url = rest.split(" ", 1)
+                self.urls[int(node)] = url
+            elif kind == "CONTROL":
+                gateway_port = int(rest.split()[1])
+        self._workdir = workdir
+        self._stderr_tail = stderr_tail
+        from py4j.java_gateway import GatewayParameters, JavaGateway
+
+        self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=gateway_port, auto_convert=False))
+        self._entry = self._gateway.entry_point
+        info = self.cluster()
+        self.posed: int = info["posed"]
+        _RUNNING.add(self)
+
+    @classmethod
+    def start(cls, cluster: dict | None = None, *, kafka_version: str = "4.1", broker: int | None = None,
+              serve: str | Iterable[int] = "posed", jmx_port: int = 0, clock: str = "manual",
+              security: JmxSecurity | None = None, heap: str = "2g", inventory: bool = True,
+              partitions: int | None = None, reassignment_bytes_per_sec: int | None = None,
+              timeout: float = 180.0, echo_stderr: bool = False, source: str = "cluster") -> "Simulator":
+        """Start a simulator and wait until it serves.
+
+        `cluster`: a cluster dict (cluster.load/synthetic/reference_4_1), or None with
+        `partitions` for a synthetic one. `broker`: the node it poses as (the first broker by
+        default). `serve`: "posed" (only that broker's JMX), "all" (every node on its own port),
+        or a list of node ids. `jmx_port`: the posed node's port (0 picks free ports; other served
+        nodes get the following ports). `clock`: "manual" (time moves only with advance(), for
+        tests) or "realtime"."""
+        try:
+            v = parse_version(kafka_version)
+        except ValueError as e:
+            raise SimulatorError(f"--kafka-version: {e}") from None
+        if v < OLDEST_VERSION:
+            raise SimulatorError(f"--kafka-version {kafka_version}: the simulator serves Kafka 0.8.2 and later "
+                                 f"(older brokers packed topic and partition into quoted names)")
+        if clock not in ("manual", "realtime"):
+            raise SimulatorError(f"clock must be 'manual' or 'realtime', got {clock!r}")
+        if cluster is None:
+            if partitions is None:
+                raise SimulatorError("give a cluster or a partition count")
+            cluster = clusters.synthetic(partitions)
+        elif partitions is not None:
+            raise SimulatorError("give either a cluster file or --partitions, not both")
+        try:
+            normalized = clusters.normalize(cluster, version=kafka_version, source=source)
+        except clusters.ClusterError as e:
+            raise SimulatorError(str(e)) from None
+        nodes = list(dict.fromkeys(normalized["brokers"] + normalized["controllers"]))
+        posed = normalized["brokers"][0] if broker is None else broker
+        if posed not in nodes:
+            raise SimulatorError(f"--broker {posed} is not a node of the cluster (brokers: {normalized['brokers']}, "
+                                 f"controllers: {normalized['controllers']})")
+        if posed in normalized["offline"]:
+            raise SimulatorError(f"--broker {posed} is offline in the cluster file; pose as a running node")
+        if serve == "posed":
+            served = [posed]
+        elif serve == "all":
+            served = [n for n in nodes if n not in normalized["offline"]] + \
+                     [n for n in nodes if n in normalized["offline"]]
+        else:
+            served = [int(n) for n in serve]
+            bad = [n for n in served if n not in nodes]
+            if bad:
+                raise SimulatorError(f"cannot serve {bad}: not nodes of the cluster ({nodes})")
+            if posed not in served:
+                served.insert(0, posed)
+        if not 0 <= jmx_port <= 65535 or (jmx_port and jmx_port + len(served) - 1 > 65535):
+            raise SimulatorError(f"--jmx-port {jmx_port}: not a usable TCP port")
+        security = security or JmxSecurity()
+        security.check()
+        java, jar = find_java(), py4j_jar()
+
+        workdir = tempfile.mkdtemp(prefix="kafka-jmx-sim-")
+        spec = build_spec(normalized, kafka_version=kafka_version, posed=posed, served=served, jmx_port=jmx_port,
+                          clock=clock, security=security, inventory=inventory,
+                          reassignment_bytes_per_sec=reassignment_bytes_per_sec)
+        spec_path = Path(workdir) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        cmd = [java, f"-Xmx{heap}", "-XX:+UseParallelGC", "-Djava.rmi.server.hostname=127.0.0.1",
+               "-Dsun.rmi.dgc.server.gcInterval=3600000"]
+        if security.ssl:
+            cmd += [f"-Djavax.net.ssl.keyStore={security.keystore}",
+                    f"-Djavax.net.ssl.keyStorePassword={security.keystore_password}"]
+        cmd += ["-cp", jar, str(SIMULATOR_JAVA), "--spec", str(spec_path)]
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, bufsize=1, start_new_session=True)
+        lines: queue.Queue = queue.Queue()
+        stderr_tail: list[str] = []
+
+        def read_stdout() -> None:
+            for line in proc.stdout:
+                lines.put(line.rstrip("\n"))
+            lines.put(None)
+
+        def read_stderr() -> None:
+            for line in proc.stderr:
+                stderr_tail.append(line.rstrip("\n"))
+                del stderr_tail[:-50]
+                if echo_stderr and not line.startswith("Note: "):
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+
+        threading.Thread(target=read_stdout, daemon=True).start()
+        threading.Thread(target=read_stderr, daemon=True).start()
+        got: list[str] = []
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise SimulatorError(f"the simulator did not get ready within {timeout:.0f} s") from None
+                if line is None:
+                    proc.wait(timeout=10)
+                    time.sleep(0.1)  # let the stderr reader finish
+                    errors = [l for l in stderr_tail if l.startswith("error:")]
+                    reason = errors[-1][len("error: "):] if errors else \
+                        ("; ".join(stderr_tail[-5:]) or f"exit code {proc.returncode}")
+                    raise SimulatorError(reason)
+                if not got and not line.startswith("READY "):
+                    continue  # nothing else is expected before READY; tolerate stray output
+                got.append(line)
+                if line.startswith("CONTROL "):
+                    break
+            sim = cls(proc, got, workdir, stderr_tail)
+        except BaseException:
+            _kill(proc)
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return sim
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        return list(self._stderr_tail)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """Stop the JVM by its PID (closing its stdin first lets it exit on its own)."""
+        _RUNNING.discard(self)
+        try:
+            self._gateway.close(keep_callback_server=False)
+        except Exception:
+            pass
+        code = _kill(self.proc, timeout)
+        shutil.rmtree(self._workdir, ignore_errors=True)
+        return code
+
+    def __enter__(self) -> "Simulator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _kill(proc: subprocess.Popen, timeout: float = 10.0) -> int | None:
+    if proc.poll() is not None:
+        return proc.returncode
+    try:
+        proc.stdin.close()
+    except Exception:
+        pass
+    try:
+        return proc.wait(timeout=min(timeout, 3.0))
+    except subprocess.TimeoutExpired:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            return proc.poll()
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.poll()
