@@ -1,0 +1,14 @@
+"""jmx_exporter-compatible rules: load a rule file, turn MBeans into samples.
+
+    config = load_config("kafka-metrics.yml")
+    engine = RuleEngine(config)            # naming="1.x" for OpenMetrics-style names
+    samples = engine.samples(mbeans)       # one call per poll
+"""
+from exporter.rules.config import Config, ConfigError, ObjectNamePattern, Rule, Template, load_config, parse_config
+from exporter.rules.matching import EngineStats, Leaf, RuleEngine, leaves, value_blind
+from exporter.rules.naming import openmetrics_name, safe_name, snake_case
+
+__all__ = [
+    "Config", "ConfigError", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",
+    "leaves", "load_config", "openmetrics_name", "parse_config", "safe_name", "snake_case", "value_blind",
+]

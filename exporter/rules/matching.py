@@ -1,0 +1,763 @@
+"""The rule engine: MBeans -> leaves -> match strings -> rules -> samples, as jmx_exporter does it.
+
+One leaf per number, boolean or string inside an attribute (composites and tables flattened the
+way jmx_exporter's JmxScraper flattens them). Each leaf is matched against
+
+    domain<k1=v1, k2=v2><path>attrName: value
+
+by the rules in order; the first match names the sample (or drops it).
+
+Regexes run once per leaf, not once per poll. A leaf's outcome is cached by its ObjectName and
+attribute path; the catch is that the match string ends with the value, so a rule could match
+`Value: 0` and not `Value: 1`. `value_blind` proves, from the pattern's syntax, that a rule
+cannot tell two numbers apart: every match of the pattern ends with a character that never
+occurs in Java's text of a number (the `e` of `Value`, the `>` of `<>`), so no match reaches into
+the value. Strimzi's and Confluent's rules are all value-blind, so in steady state a numeric leaf
+costs a dict lookup. Rules that are not blind are re-run every poll for the leaves they could
+apply to; string and boolean leaves are cached per distinct value.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+try:  # the regex parser behind `re`; its shape is stable across 3.10-3.13
+    from re import _constants as _sre, _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # Python 3.10
+    import sre_constants as _sre  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+from exporter.exposition import java_double
+from exporter.model import MBean, Sample, Tabular
+from exporter.rules.config import DEFAULT_RULE, Config, Rule, parse_java_double
+from exporter.rules.naming import NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name, series_key, snake_case
+
+# --- Leaves ---------------------------------------------------------------------------------
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MILLI = _dt.timedelta(milliseconds=1)
+
+
+def java_text(value: Any) -> str:
+    """`String.valueOf` of a leaf value as JMX delivers it: `0`, `1.5`, `1.0E9`, `true`."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is float:
+        return java_double(value)
+    return str(value)
+
+
+def epoch_seconds(value: _dt.datetime | _dt.date) -> float:
+    """A java.util.Date becomes `getTime() / 1000.0`; a naive datetime is taken as UTC."""
+    if not isinstance(value, _dt.datetime):
+        value = _dt.datetime(value.year, value.month, value.day)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    return ((value - _EPOCH) // _MILLI) / 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One value inside an MBean. `keys` are the ObjectName's key properties plus, inside a
+    table, the row's index columns."""
+
+    domain: str
+    keys: tuple[tuple[str, str], ...]
+    path: tuple[str, ...]
+    attr: str
+    description: str | None
+    value: Any
+
+    @property
+    def bean_name(self) -> str:
+        """`domain<k1=v1, k2=v2><path>`: the match string up to the attribute name."""
+        return (self.domain + "<" + ", ".join([k + "=" + v for k, v in self.keys]) + "><"
+                + ", ".join(self.path) + ">")
+
+    def match_string(self, snake: bool = False, cache: bool = False) -> str:
+        """`domain<k1=v1, k2=v2><path>attrName: value` as a rule sees it."""
+        attr = snake_case(self.attr) if snake else self.attr
+        return self.bean_name + attr + ": " + ("<cache>" if cache else java_text(self.value))
+
+
+class _MatchStrings:
+    """A leaf's match strings, built once for all the rules tried on it (at most four variants:
+    snake-cased attribute or not, the value or `<cache>`)."""
+
+    __slots__ = ("leaf", "bean", "value", "_memo", "_heads")
+
+    def __init__(self, leaf: Leaf):
+        self.leaf = leaf
+        self.bean = leaf.bean_name
+        self.value: str | None = None
+        self._memo: dict[tuple[bool, bool], str] = {}
+        self._heads: dict[bool, str] = {}
+
+    def head(self, snake: bool) -> str:
+        """The match string up to the value: the part that is the same for every number."""
+        text = self._heads.get(snake)
+        if text is None:
+            text = self._heads[snake] = self.bean + (snake_case(self.leaf.attr) if snake else self.leaf.attr) + ": "
+        return text
+
+    def get(self, snake: bool, cache: bool) -> str:
+        key = (snake, cache)
+        text = self._memo.get(key)
+        if text is None:
+            if cache:
+                tail = "<cache>"
+            else:
+                if self.value is None:
+                    self.value = java_text(self.leaf.value)
+                tail = self.value
+            text = self._memo[key] = self.head(snake) + tail
+        return text
+
+
+def leaves(mbean: MBean) -> Iterator[Leaf]:
+    """Every exported leaf of an MBean, in attribute order (composite items in key order)."""
+    domain, keys = mbean.name.domain, mbean.name.keys
+    for attr in mbean.attributes:
+        yield from _flatten(domain, keys, (), attr.name, attr.description, attr.value)
+
+
+def _flatten(domain: str, keys: tuple, path: tuple, attr: str, description: str | None,
+             value: Any) -> Iterator[Leaf]:
+    if value is None:
+        return
+    if isinstance(value, (bool, int, float, str)):
+        yield Leaf(domain, keys, path, attr, description, value)
+    elif isinstance(value, (_dt.datetime, _dt.date)):
+        yield Leaf(domain, keys, path, attr, description, epoch_seconds(value))
+    elif isinstance(value, Tabular):
+        yield from _flatten_table(domain, keys, path, attr, value)
+    elif isinstance(value, Mapping):  # CompositeData: items in sorted key order, path + attr
+        item_description = getattr(value, "description", None)
+        for key in sorted(value):
+            yield from _flatten(domain, keys, path + (attr,), key, item_description, value[key])
+    elif isinstance(value, (list, tuple, set, frozenset, bytes, bytearray)):
+        return  # arrays are not exported
+    elif isinstance(value, (int, float)) or hasattr(value, "__float__") and not isinstance(value, complex):
+        yield Leaf(domain, keys, path, attr, description, float(value))  # BigDecimal and friends
+
+
+def _flatten_table(domain: str, keys: tuple, path: tuple, attr: str, table: Tabular) -> Iterator[Leaf]:
+    """Each row's index columns become extra key properties (renamed with '_' until they do not
+    collide); every other column is a leaf below `attr`, except a column named `value`, which
+    takes the table's own place."""
+    description = getattr(table, "description", None)
+    index = tuple(table.index)
+    for row in table.rows:
+        row_keys = list(keys)
+        taken = {k for k, _ in keys}
+        for column in index:
+            cell = row.get(column)
+            if cell is None:
+                continue
+            name = column
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            row_keys.append((name, java_text(cell)))
+        row_keys_t = tuple(row_keys)
+        for column in sorted(set(row) - set(index)):
+            if column.lower() == "value":
+                yield from _flatten(domain, row_keys_t, path, attr, description, row[column])
+            else:
+                yield from _flatten(domain, row_keys_t, path + (attr,), column, description, row[column])
+
+
+# --- Can a rule tell two numbers apart? -----------------------------------------------------
+#
+# The match string is A + V: A = `domain<keys><path>attr: ` and V = Java's text of a number,
+# made of `_NUMBER_CHARS` only. The regex is `.*(?:P).*`, so the outcome (match or not, and the
+# groups) can only depend on V if some match of P can end inside V, or if P looks ahead. Whether a
+# match can end inside V is decided from P's possible last few characters: they would have to be
+# number characters, preceded (where P reaches back that far) by the ": " that precedes V.
+
+_NUMBER_CHARS = frozenset("0123456789-.ENaInfinity")
+_RELEVANT = _NUMBER_CHARS | {" ", ":"}  # the only characters the argument above looks at
+_SUFFIX_LIMIT = 8  # characters of P's tail worth looking at
+_ALTERNATIVES_LIMIT = 64
+_CATEGORIES = {name: re.compile(rx, re.ASCII) for name, rx in (
+    ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
+    ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"))}
+_ANY_CHAR = frozenset(_RELEVANT)
+
+
+class _Unsafe(Exception):
+    """The pattern can look past its own match (lookahead, `$`, `\\b`): no proof attempted."""
+
+
+def _parse(rule: Rule):
+    pattern = rule.regex.pattern[len(".*(?:"):-len(").*")]  # type: ignore[union-attr]
+    return _sre_parse.parse(pattern, re.ASCII)
+
+
+def value_blind(rule: Rule) -> bool:
+    """True when the rule's outcome for a numeric leaf cannot depend on which number it holds."""
+    if rule.regex is None or rule.cache:
+        return True  # matches everything / is matched against the literal `<cache>`
+    try:
+        parsed = _parse(rule)
+        tails = _tails(parsed.data, bool(parsed.state.flags & re.IGNORECASE))
+    except _Unsafe:
+        return False
+    except Exception:  # a parser shape this code does not know: be safe, not fast
+        return False
+    return not any(_can_end_in_value(tail, complete) for tail, complete in tails)
+
+
+def _can_end_in_value(tail: tuple, complete: bool) -> bool:
+    """`tail` holds the classes of P's last characters, last first. Can j >= 1 of them lie in V?"""
+    if not tail:
+        return True  # P can match the empty string, e.g. at the very end
+    for j in range(1, len(tail) + 1):
+        if not (tail[j - 1] & _NUMBER_CHARS):
+            return False  # this and every longer alignment need a non-number character in V
+        if j == len(tail):
+            return True  # all of P in V, or P's earlier part unknown: assume it can
+        if " " in tail[j] and (j + 1 >= len(tail) or ":" in tail[j + 1]):
+            return True  # P reaches back over the ": " before V
+    return False
+
+
+def _tails(items: list, ignore_case: bool) -> list[tuple[tuple, bool]]:
+    """P's possible tails: (classes of the last characters, last first; reached P's start?)."""
+    results: list[tuple[tuple, bool]] = [((), True)]
+    for op, av in reversed(items):
+        item = _item_tails(op, av, ignore_case)
+        extended = []
+        for tail, open_ in results:
+            if not open_:
+                extended.append((tail, False))
+                continue
+            for piece, piece_complete in item:
+                combined = tail + piece
+                extended.append((combined[:_SUFFIX_LIMIT], piece_complete and len(combined) < _SUFFIX_LIMIT))
+        results = list(dict.fromkeys(extended))
+        if len(results) > _ALTERNATIVES_LIMIT:
+            raise _Unsafe
+    return results
+
+
+def _item_tails(op, av, ignore_case: bool) -> list[tuple[tuple, bool]]:
+    name = str(op)
+    if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+        return [((_char_class(name, av, ignore_case),), True)]
+    if name == "SUBPATTERN":
+        _group, add_flags, del_flags, sub = av
+        ci = (ignore_case or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
+        return _tails(sub.data, ci)
+    if name == "ATOMIC_GROUP":
+        return _tails(av.data, ignore_case)
+    if name == "BRANCH":
+        return [t for branch in av[1] for t in _tails(branch.data, ignore_case)]
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, high, sub = av
+        if high == 0:
+            return [((), True)]
+        once = _tails(sub.data, ignore_case)
+        if low == high == 1:
+            return once
+        # The last repetition's tail; what precedes it is not followed further.
+        out = [(tail, False) if tail else ((_ANY_CHAR,), False) for tail, _ in once]
+        return out + [((), True)] if low == 0 else out
+    if name == "AT":
+        if str(av) in ("AT_BEGINNING", "AT_BEGINNING_STRING"):
+            return [((), True)]
+        raise _Unsafe
+    if name in ("ASSERT", "ASSERT_NOT"):
+        if av[0] >= 0:
+            raise _Unsafe  # a lookahead can see V
+        _tails(av[1].data, ignore_case)  # a lookbehind looks back into A, but check its content
+        return [((), True)]
+    return [((_ANY_CHAR,), False), ((), True)]  # back references and the like: anything
+
+
+def _char_class(name: str, av, ignore_case: bool) -> frozenset:
+    """The relevant characters one character-matching item accepts."""
+    if name == "ANY":
+        return _ANY_CHAR - {"\n"}
+    if name == "LITERAL":
+        return frozenset(c for c in _RELEVANT if _same_char(c, chr(av), ignore_case))
+    if name == "NOT_LITERAL":
+        return frozenset(c for c in _RELEVANT if not _same_char(c, chr(av), ignore_case))
+    return frozenset(c for c in _RELEVANT if _set_matches(av, c, ignore_case))
+
+
+def _same_char(c: str, literal: str, ignore_case: bool) -> bool:
+    return c == literal or (ignore_case and c.lower() == literal.lower())
+
+
+def _set_matches(items: list, ch: str, ignore_case: bool) -> bool:
+    candidates = {ch, ch.lower(), ch.upper()} if ignore_case else {ch}
+    negate = bool(items) and str(items[0][0]) == "NEGATE"
+    hit = False
+    for op, av in items[1:] if negate else items:
+        name = str(op)
+        if name == "LITERAL":
+            hit = chr(av) in candidates
+        elif name == "RANGE":
+            hit = any(av[0] <= ord(c) <= av[1] for c in candidates)
+        elif name == "CATEGORY":
+            rx = _CATEGORIES.get(str(av))
+            hit = rx is None or any(rx.fullmatch(c) for c in candidates)
+        else:
+            hit = True
+        if hit:
+            break
+    return hit != negate
+
+
+def required_literals(rule: Rule) -> tuple[tuple[str, ...], ...]:
+    """Texts every match of the rule's pattern contains, as alternatives: `(("kafka",),
+    ("Count", "Value"))` means "contains kafka, and Count or Value". Taken from runs of literal
+    characters outside optional parts. A substring test on them rules most leaves out before the
+    regex (with its backtracking over several `(.+)`) runs, and a leaf that cannot contain them
+    for any number can skip a value-dependent rule for good."""
+    if rule.regex is None:
+        return ()
+    try:
+        parsed = _parse(rule)
+        if parsed.state.flags & re.IGNORECASE:
+            return ()
+        return tuple(_requirements(parsed.data))
+    except Exception:
+        return ()
+
+
+def _requirements(items: list) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            run.append(chr(av))
+            continue
+        if len(run) >= 2:
+            out.append(("".join(run),))
+        run = []
+        if name == "SUBPATTERN" and not (av[1] & re.IGNORECASE):
+            out.extend(_requirements(av[3].data))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            out.extend(_requirements(av[2].data))
+        elif name == "ATOMIC_GROUP":
+            out.extend(_requirements(av.data))
+        elif name == "BRANCH":
+            # One text per alternative (its longest required one); only if each has one.
+            choices = []
+            for branch in av[1]:
+                texts = [t[0] for t in _requirements(branch.data) if len(t) == 1]
+                if not texts:
+                    break
+                choices.append(max(texts, key=len))
+            else:
+                out.append(tuple(dict.fromkeys(choices)))
+    if len(run) >= 2:
+        out.append(("".join(run),))
+    return out
+
+
+def head_checks(requirements: tuple[tuple[str, ...], ...]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
+    """For each requirement, per alternative: the text and the prefixes of it that could end the
+    head (`...attr: `) with the rest of it inside the number. A requirement that the number
+    alone could satisfy is left out."""
+    out = []
+    for alternatives in requirements:
+        if any(_NUMBER_CHARS.issuperset(text) for text in alternatives):
+            continue
+        out.append(tuple(
+            (text, tuple(text[:k] for k in range(1, len(text)) if _NUMBER_CHARS.issuperset(text[k:])))
+            for text in alternatives))
+    return tuple(out)
+
+
+def could_match(head: str, checks: tuple) -> bool:
+    """Can `head + V` contain every required text, for some number text V?"""
+    for alternatives in checks:
+        for text, prefixes in alternatives:
+            if text in head or any(head.endswith(p) for p in prefixes):
+                break
+        else:
+            return False
+    return True
+
+
+def _contains(text: str, requirements: tuple[tuple[str, ...], ...]) -> bool:
+    for alternatives in requirements:
+        for alternative in alternatives:
+            if alternative in text:
+                break
+        else:
+            return False
+    return True
+
+
+# --- Outcomes -------------------------------------------------------------------------------
+
+_new = object.__new__
+_set_name, _set_labels, _set_value = Sample.name.__set__, Sample.labels.__set__, Sample.value.__set__
+_set_type, _set_help, _set_ts = Sample.type.__set__, Sample.help.__set__, Sample.timestamp_ms.__set__
+
+
+class Outcome:
+    """What a matched rule made of a leaf: everything but the number, computed once."""
+
+    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "key", "objectname", "last")
+
+    def __init__(self, name: str, labels: tuple, sample_type: str, help_text: str,
+                 fixed: float | None, factor: float, objectname: str):
+        self.name, self.labels, self.type, self.help = name, labels, sample_type, help_text
+        self.fixed, self.factor, self.objectname = fixed, factor, objectname
+        self.key = series_key(name, labels)
+        self.last: Sample | None = None
+
+    def sample(self, value: float) -> Sample:
+        """The Sample for this value; the previous one when the value did not change (a frozen
+        dataclass costs a microsecond to build, and most values repeat from poll to poll)."""
+        s = self.last
+        if s is not None and s.value == value:
+            return s
+        s = _new(Sample)
+        _set_name(s, self.name)
+        _set_labels(s, self.labels)
+        _set_value(s, value)
+        _set_type(s, self.type)
+        _set_help(s, self.help)
+        _set_ts(s, None)
+        self.last = s
+        return s
+
+
+class Drop:
+    """A leaf a rule matched and then threw away; `rejected` ones are counted as errors."""
+
+    __slots__ = ("reason", "rejected")
+
+    def __init__(self, reason: str, rejected: bool):
+        self.reason, self.rejected = reason, rejected
+
+
+REJECTED_VALUE = Drop("value: did not parse as a number", True)
+EMPTY_NAME = Drop("name: expanded to an empty string", True)
+UNSUPPORTED = Drop("a string without value:", False)
+UNMATCHED = Drop("no rule matched", False)
+
+
+class _Volatile:
+    """A numeric leaf some value-dependent rules may claim: they run each poll, in order, before
+    the cached outcome of the first value-blind rule that matched."""
+
+    __slots__ = ("leaf", "rules", "fallback")
+
+    def __init__(self, leaf: Leaf, rules: tuple, fallback: Any):
+        self.leaf, self.rules, self.fallback = leaf, rules, fallback
+
+
+@dataclass
+class EngineStats:
+    """Counters since the engine was built (the sidecar reports them as self-metrics)."""
+
+    cache_hits: int = 0  # leaves resolved without running a regex
+    cache_misses: int = 0  # leaves for which at least one regex ran
+    rejected_values: int = 0  # a `value:` that did not parse as a number
+    empty_names: int = 0  # a `name:` that expanded to nothing
+    duplicates: int = 0  # samples dropped because an earlier one had the same name and labels
+    cached_leaves: int = 0  # leaves in the cache after the last call
+
+
+class _BeanPlan:
+    __slots__ = ("numeric", "nested", "constants")
+
+    def __init__(self):
+        self.numeric: dict[str, Any] = {}  # attribute name -> Outcome | Drop | _Volatile
+        self.nested: dict[tuple, Any] = {}  # numbers inside composites and tables, by identity
+        self.constants: dict[tuple, Any] = {}  # (identity, value type, value) -> Outcome | Drop
+
+
+_CONSTANTS_LIMIT = 256  # distinct string/boolean values remembered per MBean before starting over
+
+
+class RuleEngine:
+    """Compiled rules plus the match cache. One engine per loaded config; one poll at a time.
+
+    `samples()` takes a whole poll: duplicates are judged within one call, and MBeans missing from
+    a call leave the cache (as jmx_exporter evicts stale entries after each scrape).
+    """
+
+    def __init__(self, config: Config, naming: str = "0.x"):
+        if naming not in NAMING_MODES:
+            raise ValueError(f"naming must be one of {', '.join(NAMING_MODES)}, not {naming!r}")
+        self.config = config
+        self.naming = naming
+        self.rules: tuple[Rule, ...] = config.rules or (DEFAULT_RULE,)
+        self.blind: tuple[bool, ...] = tuple(value_blind(r) for r in self.rules)
+        # Texts each pattern's matches must contain: a substring test rules most leaves out before
+        # the regex (with its backtracking over several `(.+)`) has to run.
+        literals = tuple(required_literals(r) for r in self.rules)
+        self._table = tuple(zip(self.rules, self.blind, literals, (head_checks(lits) for lits in literals)))
+        self._lower_names = config.lowercase_output_name
+        self._lower_labels = config.lowercase_output_label_names
+        self._infer_counters = config.infer_counter_type_from_name
+        self._one_x = naming == "1.x"
+        self._plans: dict = {}
+        self.stats = EngineStats()
+
+    def cached_leaves(self) -> int:
+        """Leaves whose outcome is cached (jmx_exporter's jmx_scrape_cached_beans)."""
+        return sum(len(p.numeric) + len(p.nested) + len(p.constants) for p in self._plans.values())
+
+    def samples(self, mbeans: Iterable[MBean]) -> list[Sample]:
+        """Apply the rules to one poll's MBeans: samples in MBean and attribute order, duplicates
+        resolved for the naming mode."""
+        hits = misses = duplicates = 0
+        out: list[Sample] = []
+        append = out.append
+        entries: list[tuple[Sample, str]] = []  # 1.x: (sample, ObjectName text) pairs
+        one_x = self._one_x
+        seen: set[str] = set()
+        seen_add = seen.add
+        old_plans, plans = self._plans, {}
+        for mbean in mbeans:
+            object_name = mbean.name
+            plan = old_plans.get(object_name)
+            if plan is None:
+                plan = plans.get(object_name) or _BeanPlan()
+            plans[object_name] = plan
+            numeric = plan.numeric
+            for attr in mbean.attributes:
+                value = attr.value
+                if value.__class__ is not float and value.__class__ is not int:
+                    h, m, d = self._other_attribute(plan, object_name, attr, seen, out, entries)
+                    hits += h
+                    misses += m
+                    duplicates += d
+                    continue
+                # The steady state of a number: one dict lookup, a multiplication, and usually
+                # the Sample of the previous poll.
+                outcome = numeric.get(attr.name)
+                if outcome.__class__ is Outcome:
+                    hits += 1
+                else:
+                    outcome, hit = self._numeric_slow(numeric, object_name, attr, outcome)
+                    if hit:
+                        hits += 1
+                    else:
+                        misses += 1
+                    if outcome.__class__ is not Outcome:
+                        continue
+                fixed = outcome.fixed
+                number = (float(value) if fixed is None else fixed) * outcome.factor
+                sample = outcome.last
+                if sample is None or sample.value != number:
+                    sample = outcome.sample(number)
+                if one_x:
+                    entries.append((sample, outcome.objectname))
+                    continue
+                key = outcome.key  # 0.x: the first sample of a name and label set wins
+                if key in seen:
+                    duplicates += 1
+                    continue
+                seen_add(key)
+                append(sample)
+        self._plans = plans
+        stats = self.stats
+        stats.cache_hits += hits
+        stats.cache_misses += misses
+        stats.duplicates += duplicates
+        if one_x:
+            return add_objectname_on_collisions(entries)
+        return out
+
+    # --- slow paths
+    def _numeric_slow(self, numeric: dict, object_name, attr, found: Any) -> tuple[Any, bool]:
+        hit = found is not None and found.__class__ is not _Volatile
+        if found is None:
+            leaf = Leaf(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value)
+            found = numeric[attr.name] = self._plan_numeric(leaf)
+        if found.__class__ is _Volatile:
+            found = self._run_volatile(found, attr.value)
+        if found.__class__ is not Outcome:
+            self._count_drop(found)
+        return found, hit
+
+    def _other_attribute(self, plan: _BeanPlan, object_name, attr, seen: set, out: list,
+                         entries: list) -> tuple[int, int, int]:
+        hits = misses = duplicates = 0
+        for leaf in _flatten(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value):
+            outcome, hit = self._resolve_leaf(plan, leaf)
+            if hit:
+                hits += 1
+            else:
+                misses += 1
+            if outcome.__class__ is not Outcome:
+                self._count_drop(outcome)
+                continue
+            value = leaf.value
+            if outcome.fixed is not None:
+                number = outcome.fixed * outcome.factor
+            elif value is True or value is False:
+                number = 1.0 if value else 0.0  # booleans: 1/0, valueFactor not applied
+            else:
+                number = float(value) * outcome.factor
+            sample = outcome.sample(number)
+            if self._one_x:
+                entries.append((sample, outcome.objectname))
+            elif outcome.key in seen:
+                duplicates += 1
+            else:
+                seen.add(outcome.key)
+                out.append(sample)
+        return hits, misses, duplicates
+
+    def _resolve_leaf(self, plan: _BeanPlan, leaf: Leaf) -> tuple[Any, bool]:
+        """Composite and table items, strings, booleans. A string's or boolean's outcome depends
+        on the value, so it is cached per value; numbers are cached per identity like attributes."""
+        value = leaf.value
+        identity = (leaf.keys, leaf.path, leaf.attr)
+        if value.__class__ is float or value.__class__ is int:
+            found = plan.nested.get(identity)
+            hit = found is not None and found.__class__ is not _Volatile
+            if found is None:
+                found = plan.nested[identity] = self._plan_numeric(leaf)
+            if found.__class__ is _Volatile:
+                found = self._run_volatile(found, value)
+            return found, hit
+        key = (identity, value.__class__, value)
+        found = plan.constants.get(key)
+        if found is not None:
+            return found, True
+        if len(plan.constants) >= _CONSTANTS_LIMIT:
+            plan.constants.clear()
+        found = plan.constants[key] = self._plan_constant(leaf)
+        return found, False
+
+    def _count_drop(self, drop: Drop) -> None:
+        if drop is EMPTY_NAME:
+            self.stats.empty_names += 1
+        elif drop is REJECTED_VALUE:
+            self.stats.rejected_values += 1
+
+    def _plan_numeric(self, leaf: Leaf) -> Any:
+        """Run the value-blind rules once; remember the value-dependent ones that come first and
+        could match this leaf for some number."""
+        volatile = []
+        strings = _MatchStrings(leaf)
+        for rule, blind, literals, checks in self._table:
+            if not blind:
+                if could_match(strings.head(rule.attr_name_snake_case), checks):
+                    volatile.append((rule, literals))
+                continue
+            if literals and not _contains(strings.get(rule.attr_name_snake_case, rule.cache), literals):
+                continue
+            result = self._apply(rule, strings)
+            if result is not None:
+                return _Volatile(leaf, tuple(volatile), result) if volatile else result
+        return _Volatile(leaf, tuple(volatile), UNMATCHED) if volatile else UNMATCHED
+
+    def _run_volatile(self, volatile: _Volatile, value: Any) -> Any:
+        leaf = volatile.leaf
+        if leaf.value.__class__ is not value.__class__ or leaf.value != value:
+            leaf = volatile.leaf = Leaf(leaf.domain, leaf.keys, leaf.path, leaf.attr, leaf.description, value)
+        strings = _MatchStrings(leaf)
+        for rule, literals in volatile.rules:
+            result = self._try(rule, literals, strings)
+            if result is not None:
+                return result
+        return volatile.fallback
+
+    def _plan_constant(self, leaf: Leaf) -> Any:
+        """Strings and booleans: the whole rule search, final for this value."""
+        strings = _MatchStrings(leaf)
+        for rule, _blind, literals, _checks in self._table:
+            result = self._try(rule, literals, strings)
+            if result is None:
+                continue
+            if result.__class__ is Outcome and result.fixed is None and isinstance(leaf.value, str):
+                return UNSUPPORTED  # matched, then dropped: only `value:` makes a string a number
+            return result
+        return UNMATCHED
+
+    def _try(self, rule: Rule, literals: tuple, strings: _MatchStrings) -> Outcome | Drop | None:
+        if literals and not _contains(strings.get(rule.attr_name_snake_case, rule.cache), literals):
+            return None
+        return self._apply(rule, strings)
+
+    # --- one rule on one leaf
+    def _apply(self, rule: Rule, strings: _MatchStrings) -> Outcome | Drop | None:
+        """None when the rule does not match; otherwise what it makes of the leaf."""
+        leaf = strings.leaf
+        text = strings.get(rule.attr_name_snake_case, rule.cache)
+        match = None
+        if rule.regex is not None:
+            match = rule.regex.fullmatch(text)
+            if match is None:
+                return None
+        fixed = None
+        if rule.value is not None:
+            fixed = parse_java_double(rule.value.expand(match))
+            if fixed is None:
+                return REJECTED_VALUE  # and the rule search stops, as in jmx_exporter
+        if rule.name is None:
+            name, labels = self._default_name(leaf, rule)
+            help_text = default_help(leaf)
+        else:
+            name = safe_name(rule.name.expand(match))
+            if not name:
+                return EMPTY_NAME
+            if self._lower_names:
+                name = name.lower()
+            help_text = rule.help.expand(match) if rule.help is not None else default_help(leaf)
+            pairs = []
+            for name_template, value_template in rule.labels:
+                label = safe_name(name_template.expand(match))
+                label_value = value_template.expand(match)
+                if self._lower_labels:
+                    label = label.lower()
+                if label and label_value:
+                    pairs.append((label, label_value))
+            labels = tuple(pairs)
+        sample_type = rule.type
+        if self._infer_counters and name.endswith("_total"):
+            sample_type = "counter"
+        if self._one_x:
+            name = openmetrics_name(name, sample_type)
+            labels = tuple(sorted(labels))
+        return Outcome(name, labels, sample_type, help_text, fixed, rule.value_factor, text[:text.rfind(":")])
+
+    def _default_name(self, leaf: Leaf, rule: Rule) -> tuple[str, tuple]:
+        """`domain_<first key value>_<path>_<attr>`; the other keys become labels, in order."""
+        keys = leaf.keys
+        parts = [leaf.domain]
+        if keys:
+            parts.append(keys[0][1])
+        parts.extend(leaf.path)
+        parts.append(snake_case(leaf.attr) if rule.attr_name_snake_case else leaf.attr)
+        name = safe_name("_".join(parts))
+        if self._lower_names:
+            name = name.lower()
+        labels = []
+        for key, value in keys[1:]:
+            label = safe_name(key)
+            labels.append((label.lower() if self._lower_labels else label, value))
+        return name, tuple(labels)
+
+
+def default_help(leaf: Leaf) -> str:
+    """`<description> <domain>:name=<name>,type=<type>,attribute=<attr>` (`null` for a missing key;
+    no description when there is none or when it just repeats the attribute's name)."""
+    found: dict[str, str] = {}
+    for key, value in leaf.keys:
+        if key in ("name", "type"):
+            found.setdefault(key, value)
+    text = f"{leaf.domain}:name={found.get('name', 'null')},type={found.get('type', 'null')},attribute={leaf.attr}"
+    if leaf.description is not None and leaf.description != leaf.attr:
+        return leaf.description + " " + text
+    return text

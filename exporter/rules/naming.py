@@ -1,0 +1,123 @@
+"""Metric and label names as jmx_exporter builds them, and the two duplicate policies.
+
+`safe_name` and `snake_case` reproduce jmx_exporter's `toSafeName`/`toSnakeAndLowerCase`
+character for character. `openmetrics_name` is the 1.x naming (client_java 1.x strips reserved
+suffixes and puts `_total` back on counters only). Names repeat across every poll, so the two
+string functions memoise their results.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from exporter.model import Sample
+
+NAMING_MODES = ("0.x", "1.x")
+
+# Every character outside [a-zA-Z0-9:_] becomes '_' and runs of '_' collapse: both at once is
+# "every run of characters outside [a-zA-Z0-9:] becomes one '_'".
+_UNSAFE_RUN = re.compile(r"[^a-zA-Z0-9:]+")
+_RESERVED_SUFFIXES = ("_total", "_created", "_bucket", "_info")
+OBJECTNAME_LABEL = "_objectname"
+
+_safe_memo: dict[str, str] = {}
+_snake_memo: dict[str, str] = {}
+_MEMO_LIMIT = 200_000
+
+
+def safe_name(name: str) -> str:
+    """`test-_-test` -> `test_test`, `__test` -> `_test`, `001` -> `_001`."""
+    out = _safe_memo.get(name)
+    if out is None:
+        out = _UNSAFE_RUN.sub("_", name)
+        # Java's Character.isDigit on the first UTF-16 unit: a BMP decimal digit.
+        if name and name[0] <= "\uffff" and name[0].isdecimal():
+            out = "_" + out
+        if len(_safe_memo) >= _MEMO_LIMIT:
+            _safe_memo.clear()
+        _safe_memo[name] = out
+    return out
+
+
+def snake_case(name: str) -> str:
+    """`testTCPTest` -> `test_tcptest`: '_' before an upper-case letter that follows a character
+    that is neither upper case nor '_', then everything lower case."""
+    out = _snake_memo.get(name)
+    if out is None:
+        if not name:
+            return name
+        first = name[0]
+        chars = [first.lower()]
+        after_upper_or_underscore = first.isupper() or first == "_"
+        for c in name[1:]:
+            upper = c.isupper()
+            if upper and not after_upper_or_underscore:
+                chars.append("_")
+            chars.append(c.lower())
+            after_upper_or_underscore = upper or c == "_"
+        out = "".join(chars)
+        if len(_snake_memo) >= _MEMO_LIMIT:
+            _snake_memo.clear()
+        _snake_memo[name] = out
+    return out
+
+
+def openmetrics_name(name: str, sample_type: str) -> str:
+    """1.x naming: strip `_total`/`_created`/`_bucket`/`_info` (repeatedly, as client_java does),
+    then add `_total` back to counters only. A counter `x_count` -> `x_count_total`; a gauge
+    `x_total` -> `x`."""
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in _RESERVED_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                stripped = True
+    return name + "_total" if sample_type == "counter" else name
+
+
+def series_key(name: str, labels: Sequence[tuple[str, str]]) -> str:
+    """One string per (name, label names and values in order): what 0.x de-duplicates on.
+
+    jmx_exporter compares name, label-name list and label-value list, so order matters. A string
+    (whose hash Python caches) is cheaper to look up every poll than a tuple of tuples.
+    """
+    return name + "\x00" + "\x00".join(k + "\x01" + v for k, v in labels)
+
+
+def keep_first(samples: Iterable[Sample]) -> list[Sample]:
+    """0.x duplicates: the first sample with a given name and label set wins."""
+    seen: set[str] = set()
+    out = []
+    for s in samples:
+        key = series_key(s.name, s.labels)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def add_objectname_on_collisions(entries: Sequence[tuple[Sample, str]]) -> list[Sample]:
+    """1.x duplicates: every sample of a name whose label sets collide gets an `_objectname` label.
+
+    `entries` pairs each sample with its ObjectName text (the match string up to the last ':',
+    as jmx_exporter 1.x takes it). Labels are sorted by name, as client_java 1.x keeps them.
+    A label set that still collides after that (the same leaf twice) keeps its first sample.
+    """
+    by_name: dict[str, list[tuple[Sample, str]]] = {}
+    for entry in entries:
+        by_name.setdefault(entry[0].name, []).append(entry)
+    out = []
+    for group in by_name.values():
+        label_sets = {s.labels for s, _ in group}
+        if len(label_sets) == len(group):
+            out.extend(s for s, _ in group)
+            continue
+        seen = set()
+        for s, objectname in group:
+            labels = tuple(sorted(s.labels + ((OBJECTNAME_LABEL, objectname),)))
+            if labels in seen:
+                continue
+            seen.add(labels)
+            out.append(Sample(s.name, labels, s.value, s.type, s.help, s.timestamp_ms))
+    return out

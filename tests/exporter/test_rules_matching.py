@@ -1,0 +1,499 @@
+import datetime as dt
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from exporter.model import Attribute, Composite, MBean, ObjectName, Sample, Tabular
+from exporter.rules import RuleEngine, leaves, parse_config, value_blind
+from exporter.rules.matching import epoch_seconds, java_text
+
+MGMT = "Attribute exposed for management"
+
+
+def bean(name: str, *attributes, class_name: str = "test") -> MBean:
+    attrs = tuple(a if isinstance(a, Attribute) else Attribute(a[0], a[1], a[2] if len(a) > 2 else MGMT)
+                  for a in attributes)
+    return MBean(ObjectName.parse(name), class_name, attrs)
+
+
+def run(yaml_text: str, *mbeans: MBean, naming: str = "0.x") -> list[Sample]:
+    return RuleEngine(parse_config(yaml_text), naming=naming).samples(mbeans)
+
+
+def one(yaml_text: str, *mbeans: MBean, naming: str = "0.x") -> Sample:
+    out = run(yaml_text, *mbeans, naming=naming)
+    assert len(out) == 1, out
+    return out[0]
+
+
+def series(samples):
+    return [(s.name, s.labels, s.value) for s in samples]
+
+
+URP = bean("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", ("Value", 0))
+PARTITION = bean("kafka.cluster:type=Partition,name=AtMinIsr,topic=orders,partition=3", ("Value", 1))
+METER = bean("kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec",
+             ("Count", 989), ("OneMinuteRate", 1.5), ("RateUnit", "SECONDS"), ("EventType", "bytes"))
+
+
+# --- the match string ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mbean, expected", [
+    (URP, ["kafka.server<type=ReplicaManager, name=UnderReplicatedPartitions><>Value: 0"]),
+    (PARTITION, ["kafka.cluster<type=Partition, name=AtMinIsr, topic=orders, partition=3><>Value: 1"]),
+    (bean('kafka.log:type=LogManager,name=LogDirectoryOffline,logDirectory="/var/lib/kafka/data"', ("Value", 0)),
+     ['kafka.log<type=LogManager, name=LogDirectoryOffline, logDirectory="/var/lib/kafka/data"><>Value: 0']),
+    (bean("java.lang:type=Memory", ("HeapMemoryUsage", Composite(used=123456, max=2 ** 31, committed=7.5e9))),
+     ["java.lang<type=Memory><HeapMemoryUsage>committed: 7.5E9", "java.lang<type=Memory><HeapMemoryUsage>max: 2147483648",
+      "java.lang<type=Memory><HeapMemoryUsage>used: 123456"]),
+    (bean("d:type=T", ("A", 1.0e9), ("B", math.nan), ("C", True), ("D", "text"), ("E", -0.001)),
+     ["d<type=T><>A: 1.0E9", "d<type=T><>B: NaN", "d<type=T><>C: true", "d<type=T><>D: text", "d<type=T><>E: -0.001"]),
+])
+def test_match_strings(mbean, expected):
+    assert [leaf.match_string() for leaf in leaves(mbean)] == expected
+
+
+def test_match_string_variants():
+    (leaf,) = leaves(bean("d:type=T", ("UnderReplicatedPartitions", 3)))
+    assert leaf.match_string(snake=True) == "d<type=T><>under_replicated_partitions: 3"
+    assert leaf.match_string(cache=True) == "d<type=T><>UnderReplicatedPartitions: <cache>"
+
+
+# --- flattening ------------------------------------------------------------------------------
+
+def test_none_arrays_and_unknown_objects_are_skipped():
+    mbean = bean("d:type=T", ("N", None), ("L", [1, 2]), ("T", (1,)), ("B", b"x"), ("O", object()), ("V", 2))
+    assert [leaf.attr for leaf in leaves(mbean)] == ["V"]
+
+
+def test_dates_become_epoch_seconds():
+    when = dt.datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=dt.timezone.utc)
+    assert epoch_seconds(when) == 1795262400.123
+    assert epoch_seconds(dt.datetime(1970, 1, 1, 0, 0, 1)) == 1.0  # naive is UTC
+    s = one("", bean("d:type=T", ("Started", when)))
+    assert (s.name, s.value) == ("d_T_Started", 1795262400.123)
+    (leaf,) = leaves(bean("d:type=T", ("Started", when)))
+    assert leaf.match_string() == "d<type=T><>Started: 1.795262400123E9"
+
+
+def test_composite_items_in_sorted_key_order_with_the_type_description():
+    usage = Composite(used=1, init=2, committed=3, max=4)
+    usage.description = "java.lang.management.MemoryUsage"
+    out = run("", bean("java.lang:type=Memory", ("HeapMemoryUsage", usage)))
+    assert [(s.name, s.value) for s in out] == [
+        ("java_lang_Memory_HeapMemoryUsage_committed", 3.0), ("java_lang_Memory_HeapMemoryUsage_init", 2.0),
+        ("java_lang_Memory_HeapMemoryUsage_max", 4.0), ("java_lang_Memory_HeapMemoryUsage_used", 1.0)]
+    assert out[0].help == "java.lang.management.MemoryUsage java.lang:name=null,type=Memory,attribute=committed"
+
+
+def test_nested_composites_push_every_level():
+    (leaf,) = leaves(bean("d:type=T", ("Outer", Composite(inner=Composite(x=1)))))
+    assert leaf.match_string() == "d<type=T><Outer, inner>x: 1"
+    assert one("", bean("d:type=T", ("Outer", Composite(inner=Composite(x=1))))).name == "d_T_Outer_inner_x"
+
+
+def test_tabular_index_columns_become_keys_and_value_column_takes_the_table_place():
+    table = Tabular(index=("key",), rows=({"key": "a", "value": 1}, {"key": "b", "value": 2}))
+    out = run("", bean("d:type=T,name=N", ("Map", table)))
+    assert series(out) == [("d_T_Map", (("name", "N"), ("key", "a")), 1.0),
+                           ("d_T_Map", (("name", "N"), ("key", "b")), 2.0)]
+    assert [leaf.match_string() for leaf in leaves(bean("d:type=T,name=N", ("Map", table)))] == [
+        "d<type=T, name=N, key=a><>Map: 1", "d<type=T, name=N, key=b><>Map: 2"]
+
+
+def test_tabular_other_columns_and_colliding_index_names():
+    table = Tabular(index=("name", "id"), rows=({"name": "x", "id": 7, "count": 3, "Avg": 1.5},))
+    assert [leaf.match_string() for leaf in leaves(bean("d:type=T,name=N", ("Stats", table)))] == [
+        "d<type=T, name=N, name_=x, id=7><Stats>Avg: 1.5",
+        "d<type=T, name=N, name_=x, id=7><Stats>count: 3",
+    ]
+    s = run("", bean("d:type=T,name=N", ("Stats", table)))[0]
+    assert s.labels == (("name", "N"), ("name_", "x"), ("id", "7"))
+    # HELP reads the ObjectName's own name key
+    assert s.help.endswith("d:name=N,type=T,attribute=Avg")
+
+
+def test_nested_tables_repeat_the_underscore():
+    inner = Tabular(index=("key",), rows=({"key": "i", "value": 5},))
+    outer = Tabular(index=("key",), rows=({"key": "o", "value": inner},))
+    (leaf,) = leaves(bean("d:type=T", ("M", outer)))
+    assert leaf.keys == (("type", "T"), ("key", "o"), ("key_", "i"))
+
+
+# --- rules: matching and templates -------------------------------------------------------------
+
+def test_greedy_capture_binds_the_right_most_match():
+    s = one("rules:\n- pattern: '(\\w+)Rate'\n  name: x_$1\n",
+            bean("kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec", ("OneMinuteRate", 1.5)))
+    assert (s.name, s.value) == ("x_e", 1.5)
+
+
+def test_first_matching_rule_wins_and_unmatched_leaves_are_dropped():
+    rules = """
+rules:
+- pattern: 'kafka.server<type=(.+), name=(.+)><>Count'
+  name: first_$2
+- pattern: 'kafka.server<type=(.+), name=(.+)><>(.+)'
+  name: second_$3
+"""
+    # `(.+)` at the end of a pattern takes the value too, as in jmx_exporter (and ':' is legal in
+    # a metric name); the strings (RateUnit, EventType) match the second rule and are dropped.
+    assert series(run(rules, METER)) == [("first_BytesInPerSec", (), 989.0), ("second_OneMinuteRate:_1_5", (), 1.5)]
+    assert run("rules:\n- pattern: nothing_matches\n  name: x\n", METER) == []
+
+
+def test_templates_in_name_labels_and_help():
+    rules = """
+rules:
+- pattern: 'kafka.(\\w+)<type=(.+), name=(.+), topic=(.+), partition=(.+)><>Value'
+  name: kafka_$1_$2_$3
+  help: "$3 of $4/$5"
+  type: GAUGE
+  labels:
+    topic: "$4"
+    partition: "$5"
+    static: "yes"
+"""
+    s = one(rules, PARTITION)
+    assert s == Sample("kafka_cluster_Partition_AtMinIsr", (("partition", "3"), ("static", "yes"), ("topic", "orders")),
+                       1.0, "gauge", "AtMinIsr of orders/3")
+
+
+def test_label_names_are_sanitised_values_are_not_and_empty_ones_are_omitted():
+    rules = """
+rules:
+- pattern: 'd<type=(.+), k=(.*)><>Value'
+  name: m
+  labels:
+    "client-id": "$1"
+    "$2": "v"
+    empty: "$2"
+"""
+    s = one(rules, bean("d:type=a b-c,k=", ("Value", 1)))
+    assert s.labels == (("client_id", "a b-c"),)
+
+
+def test_name_is_sanitised_after_substitution_and_empty_name_drops():
+    assert one("rules:\n- pattern: 'd<type=(.+)><>'\n  name: 'x.$1-total'\n", bean("d:type=a/b", ("V", 1))).name == "x_a_b_total"
+    engine = RuleEngine(parse_config("rules:\n- pattern: 'd<type=(\\w*)>'\n  name: '$1'\n- pattern: '.*'\n  name: fallback\n"))
+    assert engine.samples([bean("d:type=", ("V", 1))]) == []  # dropped, and the search stops
+    assert engine.stats.empty_names == 1
+
+
+def test_value_template_and_factor():
+    rules = """
+rules:
+- pattern: 'kafka.server<type=raft-metrics><>(current-state): (.+)'
+  name: kafka_server_raftmetrics_$1
+  value: 1
+  labels:
+    $1: "$2"
+- pattern: 'd<type=T><>Count: (\\d+)'
+  name: count_in_thousands
+  value: $1
+  valueFactor: 0.001
+- pattern: 'd<type=T><>(\\w+)'
+  name: d_$1
+  valueFactor: 2
+"""
+    out = run(rules, bean("kafka.server:type=raft-metrics", ("current-state", "leader")),
+              bean("d:type=T", ("Count", 1500), ("Flag", True), ("Ratio", 0.25)))
+    assert series(out) == [
+        ("kafka_server_raftmetrics_current_state", (("current_state", "leader"),), 1.0),
+        ("count_in_thousands", (), 1.5),
+        ("d_Flag", (), 1.0),  # booleans are 1/0; valueFactor is not applied to them
+        ("d_Ratio", (), 0.5),
+    ]
+
+
+def test_value_that_does_not_parse_drops_the_sample_and_stops_the_search():
+    rules = """
+rules:
+- pattern: 'd<type=T><>(\\w+): (.*)'
+  name: m
+  value: $2
+- pattern: '.*'
+  name: never
+"""
+    engine = RuleEngine(parse_config(rules))
+    out = engine.samples([bean("d:type=T", ("Version", "4.1.0"), ("Count", 3), ("State", "1.5"))])
+    assert series(out) == [("m", (), 3.0)]  # the string "1.5" is a number once value: reads it
+    assert len(run(rules, bean("d:type=T", ("State", "1.5")))) == 1
+    assert engine.stats.rejected_values == 1
+    engine.samples([bean("d:type=T", ("Version", "4.1.0"))])
+    assert engine.stats.rejected_values == 2  # counted every poll
+
+
+def test_strings_are_dropped_unless_value_is_set_even_when_a_later_rule_would_take_them():
+    rules = """
+rules:
+- pattern: 'd<type=T><>(\\w+)'
+  name: first_$1
+- pattern: 'd<type=T><>(\\w+): (.+)'
+  name: second_$1
+  value: 1
+"""
+    assert series(run(rules, bean("d:type=T", ("Unit", "SECONDS"), ("N", 2)))) == [("first_N", (), 2.0)]
+
+
+def test_booleans_with_value_get_the_factor():
+    rules = "rules:\n- pattern: 'd<type=T><>Up: (true|false)'\n  name: up\n  value: 5\n  valueFactor: 2\n"
+    assert one(rules, bean("d:type=T", ("Up", True))).value == 10.0
+
+
+def test_default_naming_from_the_spec():
+    mbean = bean("kafka.cluster:type=Partition,name=UnderReplicated,topic=orders,partition=3", ("Value", 0))
+    assert one("", mbean) == Sample(
+        "kafka_cluster_Partition_Value", (("name", "UnderReplicated"), ("topic", "orders"), ("partition", "3")), 0.0,
+        "untyped", "Attribute exposed for management kafka.cluster:name=UnderReplicated,type=Partition,attribute=Value")
+
+
+def test_default_naming_keeps_key_order_and_sanitises_label_names():
+    mbean = bean("kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0",
+                 ("io-ratio", 1.79e-4, "The fraction of time the I/O thread spent doing I/O"))
+    s = one("", mbean)
+    assert s.name == "kafka_server_socket_server_metrics_io_ratio"
+    assert s.labels == (("listener", "PLAINTEXT"), ("networkProcessor", "0"))
+    assert s.help == ("The fraction of time the I/O thread spent doing I/O "
+                      "kafka.server:name=null,type=socket-server-metrics,attribute=io-ratio")
+    assert one("", bean("d:type=T,client-id=a", ("V", 1))).labels == (("client_id", "a"),)
+
+
+def test_default_rule_options_apply_to_default_naming():
+    rules = "lowercaseOutputName: true\nlowercaseOutputLabelNames: true\nrules:\n- attrNameSnakeCase: true\n  type: GAUGE\n"
+    s = one(rules, bean("kafka.server:type=ReplicaManager,name=X,BrokerId=1", ("UnderReplicatedPartitions", 2)))
+    assert (s.name, s.labels, s.type) == ("kafka_server_replicamanager_under_replicated_partitions",
+                                          (("name", "X"), ("brokerid", "1")), "gauge")
+
+
+def test_lowercase_applies_after_substitution_and_to_label_names_only():
+    rules = """
+lowercaseOutputName: true
+lowercaseOutputLabelNames: true
+rules:
+- pattern: 'kafka.(\\w+)<type=(.+), name=(.+), topic=(.+), partition=(.+)><>Value'
+  name: kafka_$1_$2_$3
+  labels:
+    Topic: "$4"
+"""
+    s = one(rules, bean("kafka.cluster:type=Partition,name=AtMinIsr,topic=Orders,partition=3", ("Value", 1)))
+    assert (s.name, s.labels) == ("kafka_cluster_partition_atminisr", (("topic", "Orders"),))
+
+
+def test_attr_name_snake_case_changes_what_the_pattern_sees():
+    rules = "rules:\n- pattern: 'd<type=T><>one_minute_rate'\n  name: m\n  attrNameSnakeCase: true\n"
+    assert one(rules, bean("d:type=T", ("OneMinuteRate", 3.0))).value == 3.0
+    assert run(rules.replace("  attrNameSnakeCase: true\n", ""), bean("d:type=T", ("OneMinuteRate", 3.0))) == []
+
+
+@pytest.mark.parametrize("description, expected", [
+    ("Attribute exposed for management", "Attribute exposed for management d:name=N,type=T,attribute=V"),
+    ("V", "d:name=N,type=T,attribute=V"),  # a description that repeats the attribute name is dropped
+    ("", " d:name=N,type=T,attribute=V"),  # an empty one keeps its separator, as jmx_exporter prints it
+    (None, "d:name=N,type=T,attribute=V"),
+])
+def test_default_help(description, expected):
+    assert one("", bean("d:type=T,name=N", Attribute("V", 1, description))).help == expected
+
+
+def test_help_with_missing_keys_says_null():
+    assert one("", bean("d:id=1", ("V", 1))).help == "Attribute exposed for management d:name=null,type=null,attribute=V"
+
+
+def test_infer_counter_type_from_name():
+    rules = "inferCounterTypeFromName: true\nrules:\n- pattern: 'd<type=T><>(.+):'\n  name: m_$1\n  type: GAUGE\n"
+    out = run(rules, bean("d:type=T", ("request-total", 3), ("request-rate", 0.5)))
+    assert [(s.name, s.type) for s in out] == [("m_request_total", "counter"), ("m_request_rate", "gauge")]
+
+
+# --- cache: true -----------------------------------------------------------------------------
+
+def test_cache_true_matches_against_the_cache_placeholder():
+    rules = "rules:\n- pattern: 'd<type=T><>V: (.+)'\n  name: m_$1\n  cache: true\n"
+    assert one(rules, bean("d:type=T", ("V", 5))).name == "m_cache_"
+    rules = "rules:\n- pattern: 'd<type=T><>V: 5'\n  name: m\n  cache: true\n"
+    assert run(rules, bean("d:type=T", ("V", 5))) == []
+
+
+# --- duplicates --------------------------------------------------------------------------------
+
+DUPLICATE_RULES = """
+rules:
+- pattern: 'd<type=(.+), name=(.+)><>Value'
+  name: m
+  type: GAUGE
+  labels:
+    type: "$1"
+"""
+
+
+def test_0x_first_sample_of_a_series_wins():
+    engine = RuleEngine(parse_config(DUPLICATE_RULES))
+    out = engine.samples([bean("d:type=A,name=x", ("Value", 1)), bean("d:type=A,name=y", ("Value", 2)),
+                          bean("d:type=B,name=x", ("Value", 3))])
+    assert series(out) == [("m", (("type", "A"),), 1.0), ("m", (("type", "B"),), 3.0)]
+    assert engine.stats.duplicates == 1
+
+
+def test_0x_label_order_is_part_of_the_series():
+    rules = """
+rules:
+- pattern: 'd<type=A, a=(.+), b=(.+)><>V'
+  name: m
+  labels: {a: $1, b: $2}
+- pattern: 'd<type=B, a=(.+), b=(.+)><>V'
+  name: m
+  labels: {a: $1, b: $2}
+"""
+    # same label set twice: the second is dropped; default naming keeps ObjectName order
+    assert len(run(rules, bean("d:type=A,a=1,b=2", ("V", 1)), bean("d:type=B,a=1,b=2", ("V", 2)))) == 1
+    assert len(run("", bean("d:type=A,a=1,b=2", ("V", 1)), bean("d:type=A,b=2,a=1", ("V", 2)))) == 2
+
+
+def test_1x_naming_adds_objectname_on_collisions_and_fixes_suffixes():
+    out = run(DUPLICATE_RULES, bean("d:type=A,name=x", ("Value", 1)), bean("d:type=A,name=y", ("Value", 2)),
+              bean("d:type=B,name=x", ("Value", 3)), naming="1.x")
+    assert series(out) == [
+        ("m", (("_objectname", "d<type=A, name=x><>Value"), ("type", "A")), 1.0),
+        ("m", (("_objectname", "d<type=A, name=y><>Value"), ("type", "A")), 2.0),
+        ("m", (("_objectname", "d<type=B, name=x><>Value"), ("type", "B")), 3.0),
+    ]
+    rules = """
+rules:
+- pattern: 'd<type=T><>(\\w+)'
+  name: x_$1
+  type: COUNTER
+  labels: {z: "1", a: "2"}
+- pattern: 'd<type=G><>(\\w+)'
+  name: g_$1_total
+  type: GAUGE
+"""
+    out = run(rules, bean("d:type=T", ("count", 4)), bean("d:type=G", ("n", 5)), naming="1.x")
+    assert [(s.name, s.labels, s.type) for s in out] == [
+        ("x_count_total", (("a", "2"), ("z", "1")), "counter"), ("g_n", (), "gauge")]
+
+
+# --- caching -------------------------------------------------------------------------------
+
+def test_steady_state_runs_no_regex_and_follows_values():
+    engine = RuleEngine(parse_config(DUPLICATE_RULES))
+    first = engine.samples([bean("d:type=A,name=x", ("Value", 1))])
+    assert (engine.stats.cache_misses, engine.stats.cache_hits) == (1, 0)
+    again = engine.samples([bean("d:type=A,name=x", ("Value", 1))])
+    assert again[0] is first[0]  # unchanged value: the same Sample object
+    changed = engine.samples([bean("d:type=A,name=x", ("Value", 7))])
+    assert changed[0].value == 7.0
+    assert (engine.stats.cache_misses, engine.stats.cache_hits) == (1, 2)
+    assert engine.cached_leaves() == 1
+    engine.samples([bean("d:type=A,name=y", ("Value", 1))])
+    assert engine.cached_leaves() == 1  # the MBean that went away left the cache
+
+
+@pytest.mark.parametrize("pattern, blind", [
+    ("kafka.server<type=(.+), name=(.+)><>Value", True),
+    ("kafka.(\\w+)<type=(.+), name=(.+)PerSec\\w*><>Count", True),  # 't' is in "Infinity", but "Coun" is not
+    ("kafka.(\\w+)<type=(.+), name=(.+)><>(Count|Value)", True),
+    ("kafka.(\\w+)<type=(.+), name=(.+)><>(\\d+)thPercentile", True),
+    ("kafka.server<type=(.+), listener=(.+), networkProcessor=(.+)><>(.+):", True),
+    ("(.+-total|.+-max):", True),
+    ("kafka.server<type=(.+), listener=(.+), networkProcessor=(.+)><>(.+)", False),  # (.+) takes the value
+    ("kafka.server<type=raft-metrics><>(current-state): (.+)", False),
+    ("<>Value: 0", False),
+    ("<>Value: ", True),
+    ("Value(?=: 1)", False),  # lookahead
+    ("Value$", False),
+    ("(?<=<>)Value", True),  # lookbehind only sees what precedes
+    ("Valu[e0-9]", True),  # a digit there would need "Valu" right before the number, not ": "
+    ("Value: [0-9]", False),
+    ("(?i)VALUE", True),
+    ("(?i)COUNT", True),
+    ("(?i)<>COUN(T|X)", True),
+    ("x*", False),  # can match the empty string anywhere
+    ("Count: -?\\d+", False),
+])
+def test_value_blind(pattern, blind):
+    rule = parse_config(f"rules:\n- pattern: '{pattern}'\n  name: m\n").rules[0]
+    assert value_blind(rule) is blind
+
+
+def test_rules_without_pattern_or_with_cache_are_blind():
+    config = parse_config("rules:\n- cache: true\n  pattern: 'V: (.+)'\n  name: m\n- {}\n")
+    assert [value_blind(r) for r in config.rules] == [True, True]
+
+
+def test_value_dependent_rules_are_rerun_every_poll():
+    rules = """
+rules:
+- pattern: 'kafka.server<type=KafkaServer, name=BrokerState><>Value: (\\d+)'
+  name: kafka_server_broker_state
+  value: 1
+  labels:
+    state: "$1"
+- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'
+  name: kafka_server_$1_$2
+"""
+    engine = RuleEngine(parse_config(rules))
+    state = "kafka.server:type=KafkaServer,name=BrokerState"
+    assert series(engine.samples([bean(state, ("Value", 3))])) == [("kafka_server_broker_state", (("state", "3"),), 1.0)]
+    assert series(engine.samples([bean(state, ("Value", 7))])) == [("kafka_server_broker_state", (("state", "7"),), 1.0)]
+    # `(\\d+)` needs no more than a digit: 1.5 is state 1, as jmx_exporter would say.
+    assert series(engine.samples([bean(state, ("Value", 1.5))])) == [("kafka_server_broker_state", (("state", "1"),), 1.0)]
+    # A value the first rule cannot match falls through to the cached second rule.
+    assert series(engine.samples([bean(state, ("Value", -1))])) == [("kafka_server_KafkaServer_BrokerState", (), -1.0)]
+    # Other leaves never pay for the value-dependent rule: it cannot match their names.
+    other = bean("kafka.server:type=ReplicaManager,name=LeaderCount", ("Value", 5))
+    engine.samples([other])
+    hits = engine.stats.cache_hits
+    engine.samples([other])
+    assert engine.stats.cache_hits == hits + 1
+
+
+def test_string_leaves_are_cached_per_value():
+    rules = "rules:\n- pattern: 'd<type=T><>State: (\\w+)'\n  name: state\n  value: 1\n  labels: {s: $1}\n"
+    engine = RuleEngine(parse_config(rules))
+    for value in ("RUNNING", "STOPPED", "RUNNING"):
+        assert engine.samples([bean("d:type=T", ("State", value))])[0].labels == (("s", value),)
+    assert (engine.stats.cache_misses, engine.stats.cache_hits) == (2, 1)
+
+
+NUMBERS = st.one_of(
+    st.integers(min_value=-(2 ** 63), max_value=2 ** 63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 1, 3, 7, 0.0, 1.0, -0.0, 1e9, 1.5e-5]),
+)
+SOUNDNESS_RULES = """
+rules:
+- pattern: 'd<type=T, name=(\\w+)><>Value: (\\d)$'
+  name: single_digit_$1
+  labels: {digit: $2}
+- pattern: 'd<type=T, name=(\\w+)><>Value: (-?)(.+)E(.+)'
+  name: scientific_$1
+  labels: {sign: $2, exponent: $4}
+- pattern: 'd<type=T, name=(\\w+)><>(Count|Value)'
+  name: plain_$1_$2
+- pattern: 'd<type=T, name=(\\w+)><>(.+): (NaN|-?Infinity)'
+  name: special_$1
+  value: 0
+- pattern: 'd<type=T, name=(\\w+)><>(.+): (.+)'
+  name: any_$1_$3
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["Value", "Count", "Other"]), NUMBERS),
+                min_size=1, max_size=8))
+def test_cached_engine_agrees_with_a_fresh_engine_every_poll(polls):
+    config = parse_config(SOUNDNESS_RULES)
+    cached = RuleEngine(config)
+    for name, attr, value in polls:
+        mbeans = [bean(f"d:type=T,name={name}", (attr, value))]
+        expected = RuleEngine(config).samples(mbeans)
+        got = cached.samples(mbeans)
+        assert series(got) == series(expected) or all(
+            math.isnan(g.value) and math.isnan(e.value) for g, e in zip(got, expected))
+
+
+def test_java_text():
+    assert [java_text(v) for v in (0, 123, 1.5, 1e9, math.nan, True, False, "x")] == [
+        "0", "123", "1.5", "1.0E9", "NaN", "true", "false", "x"]
