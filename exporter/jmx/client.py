@@ -1,0 +1,610 @@
+"""JmxClient: the broker's MBeans over remote JMX/RMI, read with as few round trips as possible.
+
+    client = JmxClient(settings)          # starts the JVM if needed; connects lazily
+    names = client.list_names()           # one queryNames per include pattern; call it on a slow clock
+    mbeans = client.read()                # one getAttributes per MBean, on `connections` threads
+    isr = client.small_int_values("kafka.cluster:type=Partition,name=InSyncReplicasCount,*")
+    stats = client.take_stats()           # round trips, MBeans read, ... since the last take
+
+What is cached, and when it is refreshed:
+- the ObjectName list: until the caller calls list_names() again;
+- MBeanInfo (attribute names, declared types, descriptions, class name): per ObjectName, and per
+  family (the ObjectName without its topic/partition keys) when the MBean's class has one shape
+  for all its instances (Yammer metrics); the MBeanInfo of other classes (Kafka's KafkaMbean, whose
+  attributes grow) is re-read after each list_names();
+- the read plan (which attributes of which MBean), rebuilt when one of the above changes.
+
+The connections are kept across polls. A connection that breaks is re-established at once on
+the next call (a broker restart costs no poll), then with exponential backoff between failed
+attempts; meanwhile calls fail fast with the last error. Nothing here invokes an MBean operation
+or sets an attribute.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, fields
+from typing import Any, Iterable, Mapping, Sequence
+
+from exporter.jmx import convert
+from exporter.jmx.engine import BatchFailure, JavaEngine, JPypeEngine, NameList
+from exporter.jmx.errors import (JmxConfigError, JmxConnectionError, JmxError, JmxTimeoutError,
+                                 translate)
+from exporter.jmx.jvm import helper, start_jvm
+from exporter.jmx.settings import EXPENSIVE_ATTRIBUTES, JmxSettings
+from exporter.model import Attribute, MBean, ObjectName
+
+log = logging.getLogger(__name__)
+
+_OPS = {"==": "eq", ">": "gt", ">=": "geq", "<": "lt", "<=": "leq"}
+
+
+@dataclass
+class JmxStats:
+    """Counters since the last take_stats() (or since the client was made)."""
+
+    round_trips: int = 0      # RMI calls: queryNames, getMBeanInfo, getAttributes (not connects)
+    mbeans_read: int = 0      # MBeans whose attributes came back
+    mbeans_gone: int = 0      # listed, but unregistered before we read them
+    mbeans_failed: int = 0    # the server threw for the whole MBean (its message is logged)
+    infos_read: int = 0       # getMBeanInfo calls (part of round_trips)
+    queries: int = 0          # queryNames calls (part of round_trips)
+    connects: int = 0         # connections (re-)established
+    connect_failures: int = 0
+
+    def add(self, other: "JmxStats") -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+class _Info:
+    __slots__ = ("class_name", "attrs", "shared")
+
+    def __init__(self, class_name: str, attrs: tuple[tuple[str, str, str], ...], shared: bool):
+        self.class_name = class_name
+        self.attrs = attrs          # readable attributes: (name, declared type, description)
+        self.shared = shared        # same for every MBean of the family
+
+
+def _canonical(name: ObjectName | str) -> tuple[str, frozenset]:
+    """ObjectName equality as JMX defines it (key order does not matter)."""
+    if isinstance(name, str):
+        name = ObjectName.parse(name)
+    return name.domain, frozenset(name.keys)
+
+
+class JmxClient:
+    def __init__(self, settings: JmxSettings, *, clock=time.monotonic):
+        self.settings = settings
+        self._clock = clock
+        self._lock = threading.RLock()
+        start_jvm(settings)
+        engine = settings.engine
+        h = helper(settings) if engine in ("auto", "java") else None
+        if engine == "java" and h is None:
+            raise JmxConfigError("engine: java needs a JDK (javax.tools.JavaCompiler) in the sidecar's JVM")
+        self._engine = JavaEngine(h) if h is not None else JPypeEngine()
+        import jpype
+
+        self._jp = jpype
+        self._Query = jpype.JClass("javax.management.Query")
+        # connections
+        self._connectors: list[Any] = []
+        self._mbscs: list[Any] = []
+        self._jconns: Any = None
+        self._failures = 0
+        self._next_attempt = 0.0
+        self._last_error: JmxError | None = None
+        # names
+        self._names: list[ObjectName] | None = None
+        self._strings: list[str] = []
+        self._jnames: Any = None
+        self._by_string: dict[str, ObjectName] = {}
+        self._index: dict[str, int] | None = None
+        # MBeanInfo
+        self._info: dict[str, _Info] = {}
+        self._family_info: dict[str, _Info] = {}
+        # filters
+        self._include_attrs = {_canonical(k): frozenset(v) for k, v in settings.include_object_name_attributes.items()}
+        self._exclude_attrs = {_canonical(k): frozenset(v) for k, v in settings.exclude_object_name_attributes.items()}
+        self._expensive = ({_canonical(k): v for k, v in EXPENSIVE_ATTRIBUTES.items()}
+                           if settings.skip_expensive_attributes else {})
+        self._auto_excluded: dict[str, set[str]] = {}
+        # the plan for reading every listed MBean
+        self._plan: Any = None
+        self._plan_entries: list[tuple[ObjectName, str, _Info, tuple[int, ...]]] = []
+        # stats
+        self._stats = JmxStats()
+        self._total = JmxStats()
+        self.last_mbean_errors: list[tuple[str, str]] = []
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def engine(self) -> str:
+        return self._engine.name
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._mbscs)
+
+    def connect(self) -> None:
+        """Connect now (otherwise the first call does); raises a JmxError that says what to set."""
+        with self._lock:
+            self._ensure_connected()
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop_connections()
+
+    def __enter__(self) -> "JmxClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _drop_connections(self) -> None:
+        for c in self._connectors:
+            self._engine.close(c)
+        self._connectors, self._mbscs, self._jconns = [], [], None
+
+    def _translate(self, java_exc: Any, doing: str) -> JmxError:
+        s = self.settings
+        return translate(java_exc, s.endpoint, host=s.host, doing=doing, username=s.username,
+                         read_timeout=s.read_timeout_seconds, connect_timeout=s.connect_timeout_seconds,
+                         stub_lookup=lambda: _stub_endpoint(self._engine, s))
+
+    def _ensure_connected(self) -> bool:
+        """Connect every connection if needed; True when this call connected."""
+        if self._mbscs:
+            return False
+        now = self._clock()
+        if self._last_error is not None and now < self._next_attempt:
+            last = self._last_error
+            raise type(last)(f"{last.message} (next attempt in {self._next_attempt - now:.0f} s)",
+                             endpoint=last.endpoint, java_chain=last.java_chain)
+        connectors: list[Any] = []
+        mbscs: list[Any] = []
+        try:
+            for _ in range(self.settings.connections):
+                try:
+                    connectors.append(self._engine.connect(self.settings))
+                    mbscs.append(connectors[-1].getMBeanServerConnection())
+                except BatchFailure as e:
+                    raise self._translate(e.java, "connect") from None
+                except self._jp.JException as e:
+                    raise self._translate(e, "connect") from None
+        except JmxError as e:
+            for c in connectors:
+                self._engine.close(c)
+            self._failures += 1
+            self._stats.connect_failures += 1
+            s = self.settings
+            delay = min(s.reconnect_max_seconds, s.reconnect_min_seconds * 2 ** (self._failures - 1))
+            self._next_attempt = self._clock() + delay
+            self._last_error = e
+            log.warning("%s", e.message)
+            raise
+        self._connectors, self._mbscs = connectors, mbscs
+        self._jconns = self._engine.conns(mbscs)
+        self._failures, self._last_error = 0, None
+        self._stats.connects += len(connectors)
+        return True
+
+    def _call(self, fn, doing: str):
+        """fn() with connections up; a connection that broke under an earlier connection is
+        re-established once at once, then errors go to the backoff."""
+        fresh = self._ensure_connected()
+        try:
+            return fn()
+        except BatchFailure as e:
+            self._stats.round_trips += e.round_trips
+            err = self._translate(e.java, doing)
+        except self._jp.JException as e:
+            if not _is_io(e):
+                raise self._translate(e, doing) from None
+            err = self._translate(e, doing)
+        self._drop_connections()
+        if fresh or isinstance(err, JmxTimeoutError):
+            self._failures += 1
+            s = self.settings
+            self._next_attempt = self._clock() + min(s.reconnect_max_seconds,
+                                                     s.reconnect_min_seconds * 2 ** (self._failures - 1))
+            self._last_error = err
+            raise err
+        log.info("JMX connection to %s broke (%s); reconnecting", self.settings.endpoint, err.message)
+        self._ensure_connected()
+        try:
+            return fn()
+        except BatchFailure as e:
+            self._stats.round_trips += e.round_trips
+            err = self._translate(e.java, doing)
+        except self._jp.JException as e:
+            err = self._translate(e, doing)
+        self._drop_connections()
+        self._last_error = err
+        raise err
+
+    # --- stats ----------------------------------------------------------------------------------
+
+    def take_stats(self) -> JmxStats:
+        """Counters since the previous take (a poll's worth when called once per poll)."""
+        with self._lock:
+            s, self._stats = self._stats, JmxStats()
+            self._total.add(s)
+            return s
+
+    @property
+    def total_stats(self) -> JmxStats:
+        with self._lock:
+            t = JmxStats()
+            t.add(self._total)
+            t.add(self._stats)
+            return t
+
+    # --- names ----------------------------------------------------------------------------------
+
+    @property
+    def names(self) -> list[ObjectName] | None:
+        """The names of the last list_names() (None before the first)."""
+        return self._names
+
+    def list_names(self) -> list[ObjectName]:
+        """queryNames for every include pattern (one round trip each), minus the exclude
+        patterns, sorted; becomes the set read() reads. Call on the slow clock."""
+        s = self.settings
+        with self._lock:
+            nl: NameList = self._call(
+                lambda: self._engine.list_names(self._mbscs[0], s.include_object_names, s.exclude_object_names),
+                "queryNames")
+            self._stats.round_trips += nl.round_trips
+            self._stats.queries += nl.round_trips
+            self._set_names(nl)
+            return self._names  # type: ignore[return-value]
+
+    def _parse(self, strings: Iterable[str]) -> list[ObjectName]:
+        cache = self._by_string
+        out = []
+        for st in strings:
+            n = cache.get(st)
+            if n is None:
+                n = cache[st] = ObjectName.parse(st)
+            out.append(n)
+        return out
+
+    def _set_names(self, nl: NameList) -> None:
+        old = self._by_string
+        self._by_string = {}
+        names = []
+        for st in nl.strings:
+            n = old.get(st)
+            if n is None:
+                n = ObjectName.parse(st)
+            self._by_string[st] = n
+            names.append(n)
+        alive = self._by_string
+        self._names, self._strings, self._jnames, self._index = names, nl.strings, nl.jnames, None
+        # forget what belongs to vanished MBeans; re-read MBeanInfo of classes whose shape can change
+        self._info = {k: v for k, v in self._info.items() if k in alive and v.shared}
+        self._family_info = {k: v for k, v in self._family_info.items() if v.shared}
+        self._auto_excluded = {k: v for k, v in self._auto_excluded.items() if k in alive}
+        self._plan = None
+
+    def _name_index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {st: i for i, st in enumerate(self._strings)}
+        return self._index
+
+    # --- MBeanInfo ------------------------------------------------------------------------------
+
+    def _family(self, name: ObjectName) -> str | None:
+        fk = self.settings.family_keys
+        keys = name.keys
+        if not any(k in fk for k, _ in keys):
+            return None
+        return name.domain + ":" + ",".join(f"{k}={v}" for k, v in keys if k not in fk)
+
+    def _shared_class(self, class_name: str) -> bool:
+        return class_name.startswith(self.settings.shared_info_classes)
+
+    def _ensure_infos(self, targets: Sequence[tuple[str, ObjectName]], jnames_for) -> None:
+        """MBeanInfo for every target without one: one family member first, then the rest of a
+        family only when its class does not share one MBeanInfo."""
+        info, fam_info = self._info, self._family_info
+        first: list[tuple[str, ObjectName, str | None]] = []
+        waiting: dict[str, list[tuple[str, ObjectName]]] = {}
+        for st, n in targets:
+            if st in info:
+                continue
+            fam = self._family(n)
+            if fam is not None:
+                shared = fam_info.get(fam)
+                if shared is not None:
+                    info[st] = shared
+                    continue
+                if fam in waiting:
+                    waiting[fam].append((st, n))
+                    continue
+                waiting[fam] = []
+            first.append((st, n, fam))
+        if not first:
+            return
+        self._fetch_infos(first, jnames_for)
+        rest = []
+        for fam, members in waiting.items():
+            shared = fam_info.get(fam)
+            for st, n in members:
+                if shared is not None:
+                    info[st] = shared
+                else:
+                    rest.append((st, n, None))
+        if rest:
+            self._fetch_infos(rest, jnames_for)
+
+    def _fetch_infos(self, batch: list[tuple[str, ObjectName, str | None]], jnames_for) -> None:
+        jn = jnames_for([st for st, _, _ in batch])
+        records, rt = self._call(lambda: self._engine.infos(self._jconns, jn, len(batch), None), "getMBeanInfo")
+        self._stats.round_trips += rt
+        self._stats.infos_read += rt
+        for (st, n, fam), (status, class_name, attrs) in zip(batch, records):
+            if status != "o":
+                self._note_failure(st, status, "getMBeanInfo")
+                continue
+            shared = self._shared_class(class_name)
+            inf = _Info(class_name, attrs, shared and fam is not None)
+            self._info[st] = inf
+            if fam is not None and shared:
+                self._family_info[fam] = inf
+
+    def _note_failure(self, st: str, status: str, doing: str) -> None:
+        if status == "g":
+            self._stats.mbeans_gone += 1
+            return
+        self._stats.mbeans_failed += 1
+        msg = status[1:]
+        if len(self.last_mbean_errors) < 20:
+            self.last_mbean_errors.append((st, f"{doing}: {msg}"))
+        log.debug("%s %s failed: %s", st, doing, msg)
+
+    # --- attribute selection --------------------------------------------------------------------
+
+    def _wanted(self, st: str, name: ObjectName, inf: _Info, only: frozenset | None) -> tuple[int, ...]:
+        """Positions in inf.attrs to read for this MBean (jmx_exporter's attribute filters)."""
+        key = None
+        if self._include_attrs or self._exclude_attrs or self._expensive:
+            key = (name.domain, frozenset(name.keys))
+        include = self._include_attrs.get(key) if self._include_attrs else None
+        if self._include_attrs and include is None:
+            return ()
+        exclude = self._exclude_attrs.get(key, ()) if self._exclude_attrs else ()
+        auto = self._auto_excluded.get(st, ())
+        if key in self._expensive:
+            skip = self._expensive[key]
+            if skip is None:
+                return ()
+            exclude = set(exclude) | skip
+        array_types = self.settings.auto_exclude_object_name_attributes
+        out = []
+        for i, (a, typ, _) in enumerate(inf.attrs):
+            if include is not None and a not in include:
+                continue
+            if a in exclude or a in auto:
+                continue
+            if only is not None and a not in only:
+                continue
+            if array_types and typ.startswith("["):
+                continue
+            out.append(i)
+        return tuple(out)
+
+    def _build_plan(self, targets: Sequence[tuple[str, ObjectName]], jnames_for,
+                    only: frozenset | None) -> tuple[Any, list]:
+        sets: dict[tuple[str, ...], int] = {}
+        attr_set: list[int] = []
+        entries = []
+        picked: list[str] = []
+        for st, n in targets:
+            inf = self._info.get(st)
+            if inf is None:
+                continue
+            pos = self._wanted(st, n, inf, only)
+            if not pos:
+                continue
+            names = tuple(inf.attrs[i][0] for i in pos)
+            k = sets.get(names)
+            if k is None:
+                k = sets[names] = len(sets)
+            attr_set.append(k)
+            entries.append((n, st, inf, pos))
+            picked.append(st)
+        plan = self._engine.plan(jnames_for(picked), list(sets), attr_set)
+        return plan, entries
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def read(self, names: Sequence[ObjectName | str] | None = None, *,
+             attributes: Sequence[str] | None = None, deadline: float | None = None) -> list[MBean]:
+        """Read MBeans: every listed one (names=None; lists first if needed), or the given ones.
+
+        One getAttributes per MBean, spread over the connections. `attributes` restricts the read
+        to those attribute names; `deadline` (a time.monotonic() value) bounds the whole read.
+        MBeans that vanished or failed are left out and counted in the stats.
+        """
+        with self._lock:
+            if names is None:
+                if self._names is None:
+                    self.list_names()
+                return self._read_listed(attributes, deadline)
+            return self._read_some(names, attributes, deadline)
+
+    def _jnames_for_listed(self, strings: list[str]) -> Any:
+        idx = self._name_index()
+        if len(strings) == len(self._strings):
+            return self._jnames
+        return self._engine.select(self._jnames, [idx[st] for st in strings])
+
+    def _read_listed(self, attributes: Sequence[str] | None, deadline: float | None) -> list[MBean]:
+        targets = list(zip(self._strings, self._names or ()))
+        only = frozenset(attributes) if attributes is not None else None
+        before = len(self._info)
+        self._ensure_infos(targets, self._jnames_for_listed)
+        if only is not None:
+            plan, entries = self._build_plan(targets, self._jnames_for_listed, only)
+        else:
+            if self._plan is None or len(self._info) != before:
+                self._plan, self._plan_entries = self._build_plan(targets, self._jnames_for_listed, None)
+            plan, entries = self._plan, self._plan_entries
+        mbeans, excluded = self._run_plan(plan, entries, deadline)
+        if excluded:
+            self._plan = None
+        return mbeans
+
+    def _read_some(self, names: Sequence[ObjectName | str], attributes: Sequence[str] | None,
+                   deadline: float | None) -> list[MBean]:
+        targets = []
+        for n in names:
+            if isinstance(n, str):
+                st = n
+                n = self._by_string.get(st) or ObjectName.parse(st)
+            else:
+                st = str(n)
+            targets.append((st, n))
+        idx = self._name_index() if self._names is not None else {}
+
+        def jnames_for(strings: list[str]) -> Any:
+            if all(st in idx for st in strings):
+                return self._engine.select(self._jnames, [idx[st] for st in strings])
+            return self._engine.parse_names(strings)
+
+        self._ensure_infos(targets, jnames_for)
+        only = frozenset(attributes) if attributes is not None else None
+        plan, entries = self._build_plan(targets, jnames_for, only)
+        mbeans, excluded = self._run_plan(plan, entries, deadline)
+        if excluded:
+            self._plan = None
+        return mbeans
+
+    def _run_plan(self, plan: Any, entries: list, deadline: float | None) -> tuple[list[MBean], bool]:
+        if not entries:
+            return [], False
+        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(entries), deadline),
+                                 "getAttributes")
+        self._stats.round_trips += rt
+        out: list[MBean] = []
+        append = out.append
+        auto = self.settings.auto_exclude_object_name_attributes
+        excluded = False
+        read = 0
+        for (n, st, inf, pos), (status, values) in zip(entries, records):
+            if status != "o":
+                self._note_failure(st, status, "getAttributes")
+                continue
+            read += 1
+            attrs = []
+            ia = inf.attrs
+            for p, v in zip(pos, values):
+                if type(v) is convert._Marker or type(v) is convert.Unsupported:
+                    if auto and v is not convert.MISSING:
+                        self._auto_excluded.setdefault(st, set()).add(ia[p][0])
+                        excluded = True
+                    continue
+                a, typ, desc = ia[p]
+                attrs.append(Attribute(a, v, desc, typ))
+            append(MBean(n, inf.class_name, tuple(attrs)))
+        self._stats.mbeans_read += read
+        return out, excluded
+
+    # --- server-side queries --------------------------------------------------------------------
+
+    def _value_exp(self, value: Any) -> Any:
+        jp = self._jp
+        Q = self._Query
+        if isinstance(value, bool):
+            return Q.value(jp.JBoolean(value))
+        if isinstance(value, int):
+            return Q.value(jp.JLong(value))
+        if isinstance(value, float):
+            return Q.value(jp.JDouble(value))
+        if isinstance(value, str):
+            return Q.value(jp.JString(value))
+        raise TypeError(f"a query value must be bool, int, float or str, not {type(value).__name__}")
+
+    def query_exp(self, attribute: str, op: str, value: Any) -> Any:
+        """A javax.management QueryExp `attribute op value` (op: == != > >= < <=)."""
+        Q = self._Query
+        if op == "!=":
+            return Q.not_(Q.eq(Q.attr(attribute), self._value_exp(value)))
+        if op not in _OPS:
+            raise ValueError(f"unknown query operator {op!r}: use one of == != > >= < <=")
+        return getattr(Q, _OPS[op])(Q.attr(attribute), self._value_exp(value))
+
+    def query_names(self, pattern: str, attribute: str | None = None, op: str = "==",
+                    value: Any = None) -> list[ObjectName]:
+        """Names matching `pattern` (and `attribute op value`, evaluated inside the broker's JVM),
+        in ONE round trip; an MBean whose attribute cannot be read or compared does not match.
+
+        Integer and Long gauges both compare as long against an int value; Byte/Short/Double
+        compare as double (equal for small integers)."""
+        q = None if attribute is None else self.query_exp(attribute, op, value)
+        return self._query(pattern, q)
+
+    def _query(self, pattern: str, q: Any) -> list[ObjectName]:
+        with self._lock:
+            nl = self._call(lambda: self._engine.query(self._mbscs[0], pattern, q), "queryNames")
+            self._stats.round_trips += nl.round_trips
+            self._stats.queries += nl.round_trips
+            return self._parse(nl.strings)
+
+    def small_int_values(self, pattern: str, attribute: str = "Value", max_value: int = 3, *,
+                         implicit: int | None = None) -> dict[ObjectName, Any]:
+        """The value of `attribute` for every MBean matching `pattern`, learned with queries
+        instead of reads: `attribute == v` for v in 0..max_value (one round trip each), then
+        `attribute > max_value` and the MBeans no query returned are read one by one.
+
+        With `implicit` (e.g. 0), the query for that value is skipped and every member of the
+        family (from the current name list) that no other query returned gets that value; a
+        `< 0` query still finds negatives. Faster when most gauges hold that value, but an MBean
+        whose attribute cannot be read is then reported as `implicit`.
+        """
+        with self._lock:
+            if self._names is not None:
+                members = [self._names[i] for i in self._engine.match(self._jnames, pattern)]
+            else:
+                members = self._query(pattern, None)
+            found: dict[ObjectName, Any] = {}
+            for v in range(0, max_value + 1):
+                if v == implicit:
+                    continue
+                for n in self.query_names(pattern, attribute, "==", v):
+                    found[n] = v
+            individually = set(self.query_names(pattern, attribute, ">", max_value))
+            if implicit is not None:
+                individually |= set(self.query_names(pattern, attribute, "<", 0))
+                for n in members:
+                    if n not in found and n not in individually:
+                        found[n] = implicit
+            else:
+                individually |= {n for n in members if n not in found}
+            if individually:
+                for mb in self._read_some(sorted(individually, key=str), (attribute,), None):
+                    for a in mb.attributes:
+                        if a.name == attribute:
+                            found[mb.name] = a.value
+            return found
+
+
+def _is_io(e: Any) -> bool:
+    """A Java exception that means the connection, not the MBean, failed."""
+    try:
+        import jpype
+
+        return isinstance(e, jpype.JClass("java.io.IOException"))
+    except Exception:
+        return False
+
+
+def _stub_endpoint(engine: Any, settings: JmxSettings) -> str:
+    from exporter.jmx.errors import stub_endpoint
+
+    return stub_endpoint(engine.stub_text(settings))

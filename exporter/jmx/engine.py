@@ -1,0 +1,316 @@
+"""The two ways of doing the JVM-side work; the client above them does not care which runs.
+
+`JavaEngine` calls the compiled SidecarJmx helper: one JPype call per batch, parallel reads on
+Java threads (one per connection), results as one string. `JPypeEngine` makes the same JMX calls
+one by one through JPype (parallel on Python threads: JPype releases the GIL during Java calls)
+and converts each value in Python; it needs no compiler and is the baseline the benchmark
+compares against.
+
+Both return, per MBean, (status, values) as described in convert.decode_read, and raise
+BatchFailure carrying the Java exception when a connection fails mid-batch.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from typing import Any, Sequence
+
+from exporter.jmx import convert
+from exporter.jmx.settings import JmxSettings
+
+
+class BatchFailure(Exception):
+    """A connection-level failure (IOException, deadline) during a batch; `.java` is the cause."""
+
+    def __init__(self, java: Any, connection: int = -1, round_trips: int = 0):
+        super().__init__("batch failed")
+        self.java = java
+        self.connection = connection
+        self.round_trips = round_trips
+
+
+class NameList:
+    __slots__ = ("strings", "jnames", "round_trips")
+
+    def __init__(self, strings: list[str], jnames: Any, round_trips: int):
+        self.strings = strings
+        self.jnames = jnames
+        self.round_trips = round_trips
+
+
+def _deadline_ms(deadline: float | None) -> int:
+    """A time.monotonic() deadline -> Java wall-clock millis (0 = none)."""
+    if deadline is None:
+        return 0
+    return int((time.time() + max(0.0, deadline - time.monotonic())) * 1000)
+
+
+class JavaEngine:
+    name = "java"
+
+    def __init__(self, helper: Any):
+        import jpype
+
+        self.h = helper
+        self.jpype = jpype
+        self.ObjectName = jpype.JClass("javax.management.ObjectName")
+        self.String = jpype.JClass("java.lang.String")
+        self.MBSC = jpype.JClass("javax.management.MBeanServerConnection")
+        self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
+
+    def connect(self, settings: JmxSettings) -> Any:
+        timeout_ms = int(settings.connect_timeout_seconds * 1000)
+        self.h.installSocketFactory(timeout_ms)
+        return self.h.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+
+    def close(self, connector: Any) -> None:
+        self.h.closeQuietly(connector)
+
+    def stub_text(self, settings: JmxSettings) -> str:
+        return stub_text(settings)
+
+    def conns(self, mbscs: Sequence[Any]) -> Any:
+        return self.jpype.JArray(self.MBSC)(list(mbscs))
+
+    def _names(self, r: Any) -> NameList:
+        text = str(r.text)
+        return NameList(text.split("\n") if text else [], r.names, int(r.roundTrips))
+
+    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str]) -> NameList:
+        S = self.jpype.JArray(self.String)
+        return self._names(self.h.listNames(mbsc, S(list(include)), S(list(exclude))))
+
+    def query(self, mbsc: Any, pattern: str, query: Any) -> NameList:
+        return self._names(self.h.query(mbsc, pattern, query))
+
+    def parse_names(self, strings: Sequence[str]) -> Any:
+        return self.h.parseNames("\n".join(strings))
+
+    def match(self, jnames: Any, pattern: str) -> list[int]:
+        return list(self.h.match(jnames, pattern))
+
+    def select(self, jnames: Any, indices: Sequence[int]) -> Any:
+        return self.h.select(jnames, self.jpype.JArray(self.jpype.JInt)(indices))
+
+    def _check(self, r: Any) -> None:
+        if r.failure is not None:
+            raise BatchFailure(r.failure, int(r.failedConnection), int(r.roundTrips))
+
+    def infos(self, conns: Any, jnames: Any, count: int, deadline: float | None) -> tuple[list, int]:
+        r = self.h.infos(conns, jnames, _deadline_ms(deadline))
+        self._check(r)
+        return convert.decode_infos(str(r.text), count), int(r.roundTrips)
+
+    def plan(self, jnames: Any, attr_sets: Sequence[Sequence[str]], attr_set: Sequence[int]) -> Any:
+        jp = self.jpype
+        sets = jp.JArray(jp.JArray(self.String))([jp.JArray(self.String)(list(s)) for s in attr_sets])
+        return self.Plan(jnames, sets, jp.JArray(jp.JInt)(attr_set))
+
+    def read(self, conns: Any, plan: Any, count: int, deadline: float | None) -> tuple[list, int]:
+        r = self.h.read(conns, plan, _deadline_ms(deadline))
+        self._check(r)
+        return convert.decode_read(str(r.text), r.complex, count), int(r.roundTrips)
+
+
+def _java_env(settings: JmxSettings) -> Any:
+    import jpype
+
+    env = jpype.JClass("java.util.HashMap")()
+    if settings.username:
+        String = jpype.JClass("java.lang.String")
+        env.put(jpype.JClass("javax.management.remote.JMXConnector").CREDENTIALS,
+                jpype.JArray(String)([settings.username, settings.password or ""]))
+    if settings.ssl:
+        env.put("com.sun.jndi.rmi.factory.socket", jpype.JClass("javax.rmi.ssl.SslRMIClientSocketFactory")())
+    return env
+
+
+def stub_text(settings: JmxSettings) -> str:
+    """The RMI stub the broker's registry hands out (toString names its host:port)."""
+    import jpype
+
+    host, _, port = settings.endpoint.rpartition(":")
+    if not port.isdigit():
+        return ""
+    LocateRegistry = jpype.JClass("java.rmi.registry.LocateRegistry")
+    csf = jpype.JClass("javax.rmi.ssl.SslRMIClientSocketFactory")() if settings.ssl else None
+    registry = LocateRegistry.getRegistry(host.strip("[]"), int(port), csf)
+    name = settings.url.rstrip("/").rpartition("/")[2] or "jmxrmi"
+    return str(registry.lookup(name).toString())
+
+
+class JPypeEngine:
+    """Plain JPype calls; no compiler needed. Same results as JavaEngine, more CPU per value."""
+
+    name = "jpype"
+
+    def __init__(self) -> None:
+        import jpype
+
+        self.jpype = jpype
+        self.ObjectName = jpype.JClass("javax.management.ObjectName")
+        self.String = jpype.JClass("java.lang.String")
+        self.IOException = jpype.JClass("java.io.IOException")
+        self.InstanceNotFound = jpype.JClass("javax.management.InstanceNotFoundException")
+        self.Factory = jpype.JClass("javax.management.remote.JMXConnectorFactory")
+        self.URL = jpype.JClass("javax.management.remote.JMXServiceURL")
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _executor(self, n: int) -> concurrent.futures.ThreadPoolExecutor:
+        if self._pool is None or self._pool._max_workers < n:  # noqa: SLF001
+            self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(n, 1), thread_name_prefix="jmx")
+        return self._pool
+
+    def connect(self, settings: JmxSettings) -> Any:
+        url, env = self.URL(settings.url), _java_env(settings)
+        fut = self._executor(1).submit(self.Factory.connect, url, env)
+        try:
+            return fut.result(timeout=settings.connect_timeout_seconds)
+        except concurrent.futures.TimeoutError:
+            raise BatchFailure(self.jpype.JClass("java.net.SocketTimeoutException")(
+                f"connect timed out after {int(settings.connect_timeout_seconds * 1000)} ms")) from None
+
+    def close(self, connector: Any) -> None:
+        def quietly() -> None:
+            try:
+                connector.close()
+            except Exception:
+                pass
+        self._executor(1).submit(quietly)
+
+    def stub_text(self, settings: JmxSettings) -> str:
+        return stub_text(settings)
+
+    def conns(self, mbscs: Sequence[Any]) -> list:
+        return list(mbscs)
+
+    def _sorted(self, names: Any, round_trips: int) -> NameList:
+        pairs = sorted((str(n.toString()), n) for n in names)
+        strings = [s for s, _ in pairs]
+        jnames = self.jpype.JArray(self.ObjectName)([n for _, n in pairs])
+        return NameList(strings, jnames, round_trips)
+
+    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str]) -> NameList:
+        found = self.jpype.JClass("java.util.HashSet")()
+        for p in include:
+            found.addAll(mbsc.queryNames(self.ObjectName(p), None))
+        ex = [self.ObjectName(p) for p in exclude]
+        kept = [n for n in found if not any(e.apply(n) for e in ex)]
+        return self._sorted(kept, len(include))
+
+    def query(self, mbsc: Any, pattern: str, query: Any) -> NameList:
+        return self._sorted(list(mbsc.queryNames(self.ObjectName(pattern), query)), 1)
+
+    def parse_names(self, strings: Sequence[str]) -> Any:
+        return self.jpype.JArray(self.ObjectName)([self.ObjectName(s) for s in strings])
+
+    def match(self, jnames: Any, pattern: str) -> list[int]:
+        p = self.ObjectName(pattern)
+        return [i for i, n in enumerate(jnames) if p.apply(n)]
+
+    def select(self, jnames: Any, indices: Sequence[int]) -> Any:
+        return self.jpype.JArray(self.ObjectName)([jnames[i] for i in indices])
+
+    def _run(self, conns: list, count: int, deadline: float | None, one) -> tuple[list, int]:
+        out: list = [None] * count
+        chunk = 64
+        chunks = list(range(0, count, chunk))
+        failure: list = []
+
+        def work(k: int, starts: list[int]) -> int:
+            done = 0
+            for start in starts:
+                if failure:
+                    return done
+                if deadline is not None and time.monotonic() > deadline:
+                    failure.append(BatchFailure(self.jpype.JClass("java.util.concurrent.TimeoutException")(
+                        "the batch did not finish before its deadline"), k, 0))
+                    return done
+                for i in range(start, min(count, start + chunk)):
+                    try:
+                        out[i] = one(conns[k], i)
+                    except self.IOException as e:
+                        failure.append(BatchFailure(e, k, 0))
+                        return done
+                    done += 1
+            return done
+
+        n = min(len(conns), max(1, len(chunks)))
+        if n == 1:
+            done = work(0, chunks)
+        else:
+            futures = [self._executor(n).submit(work, k, chunks[k::n]) for k in range(n)]
+            done = sum(f.result() for f in futures)
+        if failure:
+            failure[0].round_trips = done
+            raise failure[0]
+        return out, done
+
+    def infos(self, conns: list, jnames: Any, count: int, deadline: float | None) -> tuple[list, int]:
+        def one(mbsc: Any, i: int):
+            try:
+                info = mbsc.getMBeanInfo(jnames[i])
+            except self.IOException:
+                raise
+            except self.InstanceNotFound:
+                return ("g", "", ())
+            except Exception as e:  # JMException, RuntimeException from the server
+                return ("e" + str(e), "", ())
+            attrs = tuple((str(a.getName()), str(a.getType()), str(a.getDescription() or ""))
+                          for a in info.getAttributes() if a.isReadable())
+            return ("o", str(info.getClassName()), attrs)
+        return self._run(conns, count, deadline, one)
+
+    def plan(self, jnames: Any, attr_sets: Sequence[Sequence[str]], attr_set: Sequence[int]) -> Any:
+        sets = [self.jpype.JArray(self.String)(list(s)) for s in attr_sets]
+        return (jnames, [list(s) for s in attr_sets], sets, list(attr_set))
+
+    def read(self, conns: list, plan: Any, count: int, deadline: float | None) -> tuple[list, int]:
+        jnames, py_sets, sets, attr_set = plan
+        to_python = convert.to_python
+
+        def one(mbsc: Any, i: int):
+            want = py_sets[attr_set[i]]
+            try:
+                got = mbsc.getAttributes(jnames[i], sets[attr_set[i]])
+            except self.IOException as e:
+                if not untransferable(e):
+                    raise
+                return self._one_by_one(mbsc, jnames[i], want)
+            except self.InstanceNotFound:
+                return ("g", [])
+            except Exception as e:
+                return ("e" + str(e), [])
+            values = dict((str(a.getName()), a.getValue()) for a in got)
+            return ("o", [to_python(values[w]) if w in values else convert.MISSING for w in want])
+        return self._run(conns, count, deadline, one)
+
+    def _one_by_one(self, mbsc: Any, name: Any, want: Sequence[str]):
+        values = []
+        for w in want:
+            try:
+                values.append(convert.to_python(mbsc.getAttribute(name, w)))
+            except self.InstanceNotFound:
+                return ("g", [])
+            except self.IOException as e:
+                if not untransferable(e):
+                    raise
+                values.append(convert.Unsupported("not transferable"))
+            except Exception:
+                values.append(convert.MISSING)
+        return ("o", values)
+
+
+_UNTRANSFERABLE = ("java.io.NotSerializableException", "java.io.WriteAbortedException",
+                   "java.lang.ClassNotFoundException", "java.io.InvalidClassException")
+
+
+def untransferable(e: Any) -> bool:
+    """A value that cannot cross the wire (not Serializable, unknown class): not a broken connection."""
+    for _ in range(10):
+        if e is None:
+            return False
+        if str(e.getClass().getName()) in _UNTRANSFERABLE:
+            return True
+        e = e.getCause()
+    return False
