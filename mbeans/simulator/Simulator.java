@@ -109,9 +109,11 @@ public class Simulator {
         } catch (NoSuchFileException e) {
             throw new UserError("spec file " + specPath + " not found");
         }
+        long t0 = System.nanoTime();
         Map<String, Object> spec = Json.obj(Json.parse(text), "spec");
         System.setProperty("java.rmi.server.hostname", "127.0.0.1");
         Model model = new Model(spec);
+        debugTime("spec parsed and model built", t0);
         Control control = new Control(model);
         GatewayServer.turnLoggingOff();
         GatewayServer gateway = new GatewayServer(control, Json.i(spec.getOrDefault("gateway_port", 0L), "gateway_port"));
@@ -119,6 +121,7 @@ public class Simulator {
         synchronized (model) {
             model.startNodes();
         }
+        debugTime("MBeans registered and JMX started", t0);
         model.startClock();
         StringBuilder out = new StringBuilder();
         out.append("READY ").append(model.posed.endpoint.url()).append('\n');
@@ -136,6 +139,11 @@ public class Simulator {
             System.exit(0);
         }
         Thread.currentThread().join();
+    }
+
+    static void debugTime(String what, long t0) {
+        if (DEBUG) System.err.printf("debug: %s after %.2f s (JVM up %.2f s)%n", what, (System.nanoTime() - t0) / 1e9,
+                ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
     }
 
     /** The py4j entry point: JSON in, JSON out, one lock with the JMX side. */
@@ -476,15 +484,41 @@ final class YMeter {
         for (int k = 0; k < 3; k++) uncounted[k] += n;
     }
 
-    private void tickIfNecessary() {
-        long now = clock.nanos;
+    /**
+     * n events spread evenly over (from, clock.nanos], as a broker under steady load marks them:
+     * the meter ticks at each 5 s boundary inside the interval with the events before it, exactly
+     * as Yammer's tickIfNecessary() would under continuous marking.
+     */
+    void markOver(long n, long from) {
+        long to = clock.nanos;
+        if (n <= 0) return;
+        if (lastTick < from - TICK) tickTo(from); // idle before the interval: catch up first
+        long cur = Math.max(from, lastTick);
+        while (to > cur && lastTick + TICK + 1 <= to) {
+            long boundary = lastTick + TICK + 1;
+            long part = boundary <= cur ? 0 : (long) (n * ((double) (boundary - cur) / (to - cur)));
+            count += part;
+            for (int k = 0; k < 3; k++) uncounted[k] += part;
+            n -= part;
+            cur = Math.max(cur, boundary);
+            lastTick = boundary;
+            tick();
+        }
+        count += n;
+        for (int k = 0; k < 3; k++) uncounted[k] += n;
+    }
+
+    private void tickTo(long now) {
         long age = now - lastTick;
         if (age > TICK) {
             lastTick = now;
-            long ticks = age / TICK;
-            if (ticks > 100_000) ticks = 100_000; // the rates are 0.0 long before that
+            long ticks = Math.min(age / TICK, 100_000);
             for (long t = 0; t < ticks; t++) tick();
         }
+    }
+
+    private void tickIfNecessary() {
+        tickTo(clock.nanos); // (ticks beyond 100,000 change nothing: the rates are 0.0 long before)
     }
 
     private void tick() {
@@ -1209,12 +1243,19 @@ final class Node {
     }
 
     void mark(String name, long n) {
+        markOver(name, n, -1);
+    }
+
+    /** Mark n events on a broker-wide meter: at once (from < 0) or spread over (from, now]. */
+    void markOver(String name, long n, long from) {
         YMeter m = meters.get(name);
-        if (m != null && n > 0) m.mark(n);
+        if (m == null || n <= 0) return;
+        if (from < 0) m.mark(n);
+        else m.markOver(n, from);
     }
 
     /** A per-topic BrokerTopicMetrics meter: created (and registered) on its first use, as Kafka does. */
-    void markTopic(String topic, String name, long n) throws Exception {
+    void markTopic(String topic, String name, long n, long from) throws Exception {
         if (n <= 0) return;
         String eventType;
         MBeanInfo info;
@@ -1239,7 +1280,8 @@ final class Node {
                 register(new MeterBean(model, m, eventType, new ObjectName(on), info));
             }
         }
-        m.mark(n);
+        if (from < 0) m.mark(n);
+        else m.markOver(n, from);
     }
 
     void dropTopic(String topic) {
@@ -1892,7 +1934,7 @@ final class Model {
         long msgs = e.get("messages") == null ? 0 : Json.l(e.get("messages"), "messages");
         long out = e.get("bytes_out") == null ? 0 : Json.l(e.get("bytes_out"), "bytes_out");
         if (bytes < 0 || msgs < 0 || out < 0) throw new UserError("produce: amounts must not be negative");
-        distribute(topic, bytes, msgs, out);
+        distribute(topic, bytes, msgs, out, -1);
     }
 
     // ----- time ------------------------------------------------------------------------------------
@@ -1920,7 +1962,7 @@ final class Model {
             tr.carryIn = in % 1_000_000_000L;
             tr.carryMsgs = msgs % 1_000_000_000L;
             tr.carryOut = out % 1_000_000_000L;
-            distribute(tr.topic, in / 1_000_000_000L, msgs / 1_000_000_000L, out / 1_000_000_000L);
+            distribute(tr.topic, in / 1_000_000_000L, msgs / 1_000_000_000L, out / 1_000_000_000L, clock.nanos - ns);
         }
         for (Topic t : topics.values()) {
             for (Part p : t.parts) {
@@ -1936,10 +1978,11 @@ final class Model {
                     if (bytes > 0) {
                         p.copied[k] += bytes;
                         // ReplicaFetcherThread / ReplicaManager: reassignment bytes are also replication bytes.
-                        n.mark("ReassignmentBytesInPerSec", bytes);
-                        n.mark("ReplicationBytesInPerSec", bytes);
-                        leader.mark("ReassignmentBytesOutPerSec", bytes);
-                        leader.mark("ReplicationBytesOutPerSec", bytes);
+                        long from = clock.nanos - ns;
+                        n.markOver("ReassignmentBytesInPerSec", bytes, from);
+                        n.markOver("ReplicationBytesInPerSec", bytes, from);
+                        leader.markOver("ReassignmentBytesOutPerSec", bytes, from);
+                        leader.markOver("ReplicationBytesOutPerSec", bytes, from);
                     }
                     if (p.copied[k] >= p.size && p.autoComplete) {
                         p.isr = Part.with(p.isr, a); // caught up: the leader expands the ISR
@@ -1954,7 +1997,7 @@ final class Model {
     }
 
     /** Produce (and consume) on a topic's partitions, evenly over those with a leader. */
-    void distribute(String topic, long bytes, long msgs, long out) throws Exception {
+    void distribute(String topic, long bytes, long msgs, long out, long from) throws Exception {
         if (bytes == 0 && msgs == 0 && out == 0) return;
         List<Part> targets = new ArrayList<>();
         for (Topic t : topics.values()) {
@@ -1972,25 +2015,25 @@ final class Model {
             Node leader = nodes.get(p.leader);
             String tn = p.topic.name;
             if (b > 0 || m > 0) {
-                leader.markTopic(tn, "BytesInPerSec", b);
-                leader.mark("BytesInPerSec", b);
-                leader.markTopic(tn, "MessagesInPerSec", m);
-                leader.mark("MessagesInPerSec", m);
-                leader.markTopic(tn, "TotalProduceRequestsPerSec", 1);
-                leader.mark("TotalProduceRequestsPerSec", 1);
+                leader.markTopic(tn, "BytesInPerSec", b, from);
+                leader.markOver("BytesInPerSec", b, from);
+                leader.markTopic(tn, "MessagesInPerSec", m, from);
+                leader.markOver("MessagesInPerSec", m, from);
+                leader.markTopic(tn, "TotalProduceRequestsPerSec", 1, from);
+                leader.markOver("TotalProduceRequestsPerSec", 1, from);
                 p.size += b;
                 p.leo += m;
                 for (int f : p.isr) {
                     if (f == p.leader) continue;
                     Node fn = nodes.get(f);
                     if (fn == null || !fn.alive) continue;
-                    fn.mark("ReplicationBytesInPerSec", b);
-                    leader.mark("ReplicationBytesOutPerSec", b);
+                    fn.markOver("ReplicationBytesInPerSec", b, from);
+                    leader.markOver("ReplicationBytesOutPerSec", b, from);
                 }
             }
             if (o > 0) {
-                leader.markTopic(tn, "BytesOutPerSec", o);
-                leader.mark("BytesOutPerSec", o);
+                leader.markTopic(tn, "BytesOutPerSec", o, from);
+                leader.markOver("BytesOutPerSec", o, from);
             }
         }
     }

@@ -247,7 +247,7 @@ class Simulator(Controls):
                           reassignment_bytes_per_sec=reassignment_bytes_per_sec)
         spec_path = Path(workdir) / "spec.json"
         spec_path.write_text(json.dumps(spec))
-        cmd = [java, f"-Xmx{heap}", "-XX:+UseParallelGC", "-Djava.rmi.server.hostname=127.0.0.1",
+        cmd = [java, f"-Xmx{heap}", "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1", "-Djava.rmi.server.hostname=127.0.0.1",
                "-Dsun.rmi.dgc.server.gcInterval=3600000"]
         if security.ssl:
             cmd += [f"-Djavax.net.ssl.keyStore={security.keystore}",

@@ -1,0 +1,63 @@
+"""Benchmark: simulator start-up at the scale where exporters fall over (40,000 partitions).
+
+Prints the time from launching the simulator to its READY line, the JVM heap used once it serves
+(after a full GC) and the MBean count of the posed broker, each with its ratio against the target
+(30 s, 2 GB), and, as the baseline measured in the same run, the same numbers for the captured
+5-partition node, so the ratio of big to small shows what the partitions cost.
+
+    python bench/simulator_startup.py [--partitions N] [--heap 2g]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mbeans.simulator import Simulator, cluster  # noqa: E402
+
+TARGET_SECONDS = 30.0
+TARGET_HEAP = 2 * 1024 ** 3
+
+
+def measure(label: str, **start_args) -> dict:
+    t0 = time.monotonic()
+    sim = Simulator.start(**start_args)
+    ready = time.monotonic() - t0
+    try:
+        heap = sim.heap_used_bytes(gc=True)
+        count = sim.mbean_count(sim.posed)
+        info = sim.cluster()
+        # One query the sidecar will make: the non-zero partition gauges, filtered inside the JVM.
+        from jpype import JInt  # noqa: F401  (only to check JPype is installed before timing)
+    finally:
+        sim.stop()
+    print(f"{label:>28}: {info['partitions']:>6} partitions, {count:>7} MBeans, ready in {ready:6.2f} s, "
+          f"heap used {heap / 1024 ** 2:7.1f} MiB")
+    return {"ready": ready, "heap": heap, "mbeans": count, "partitions": info["partitions"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--partitions", type=int, default=40_000)
+    ap.add_argument("--heap", default="2g", help="the JVM's -Xmx (the target is to stay under 2 GB used)")
+    args = ap.parse_args()
+    base = measure("baseline (captured node)", cluster=cluster.reference_4_1(), heap=args.heap)
+    big = measure(f"{args.partitions} partitions", partitions=args.partitions, heap=args.heap)
+    print()
+    print(f"start to READY: {big['ready']:.2f} s = {big['ready'] / TARGET_SECONDS:.2f} x the {TARGET_SECONDS:.0f} s "
+          f"target ({big['ready'] / base['ready']:.1f} x the baseline's {base['ready']:.2f} s)")
+    print(f"heap used:      {big['heap'] / 1024 ** 3:.2f} GiB = {big['heap'] / TARGET_HEAP:.2f} x the 2 GiB target "
+          f"({big['heap'] / max(base['heap'], 1):.1f} x the baseline's {base['heap'] / 1024 ** 2:.0f} MiB)")
+    per = (big['heap'] - base['heap']) / max(big['mbeans'] - base['mbeans'], 1)
+    print(f"MBeans:         {big['mbeans']} ({big['mbeans'] - base['mbeans']} more than the baseline, "
+          f"{per:.0f} bytes of heap each)")
+    ok = big["ready"] < TARGET_SECONDS and big["heap"] < TARGET_HEAP
+    print("within targets" if ok else "OUTSIDE the targets")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
