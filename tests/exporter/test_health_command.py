@@ -27,21 +27,32 @@ def flags(letters: str) -> dict[str, bool]:
     return {name: letter in letters for letter, name in LETTER.items()}
 
 
-def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+def proc(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`python3 -m exporter.cli health ARGS` in a subprocess."""
     return subprocess.run([sys.executable, "-m", "exporter.cli", "health", *args], cwd=REPO,
                           input=stdin, capture_output=True, text=True, timeout=120)
 
 
-def run_main(*args: str, stdin: str = "", monkeypatch=None) -> tuple[int, str, str]:
+def run_main(*args: str, stdin: str = "") -> tuple[int, str, str]:
+    """`exporter.cli.main(["health", *args])` in this process, stdin/stdout/stderr captured."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     sys.stdin = io.StringIO(stdin)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["health", *args])
+            try:
+                code = main(["health", *args])
+            except SystemExit as e:  # argparse
+                code = e.code
     finally:
         sys.stdin = old_stdin
     return code, out.getvalue(), err.getvalue()
+
+
+def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """The command in-process (fast); the same result object as `proc`."""
+    code, out, err = run_main(*args, stdin=stdin)
+    return subprocess.CompletedProcess(["health", *args], code, out, err)
 
 
 def pairs(line: str) -> list[tuple[str, object]]:
@@ -102,9 +113,10 @@ JSONL_FLAGS = {
 }
 
 
+@pytest.mark.parametrize("runner", ["in-process", "subprocess"])
 @pytest.mark.parametrize("profile", PROFILES)
-def test_jsonl_verdicts_per_profile(profile, tmp_path):
-    p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", profile)
+def test_jsonl_verdicts_per_profile(profile, runner, tmp_path):
+    p = (proc if runner == "subprocess" else cli)(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", profile)
     assert (p.returncode, p.stderr) == (0, "")
     got = by_partition(p.stdout)
     assert set(got) == set(JSONL_FLAGS[profile])
@@ -131,8 +143,8 @@ def test_jsonl_output_is_the_input_object_plus_five_booleans_in_order(tmp_path):
 def test_jsonl_output_fed_back_as_input_has_each_boolean_once(tmp_path):
     # `health --output jsonl` output is JSON Lines again; judging it anew must replace the
     # booleans, not add a second copy of each key.
-    first = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", "legacy")
-    again = cli("--output", "jsonl", "-", stdin=first.stdout)
+    first = proc(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--semantics", "legacy")
+    again = proc("--output", "jsonl", "-", stdin=first.stdout)
     assert again.returncode == 0, again.stderr
     got = by_partition(again.stdout)  # records() fails on a duplicate key
     for key, letters in JSONL_FLAGS["kafka-3.7"].items():
@@ -153,7 +165,7 @@ def test_jsonl_crlf_and_blank_lines(tmp_path):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_describe_output(release, profile, tmp_path):
     text, expected_states, expected_flags = SAMPLES[release]
-    p = cli(write(tmp_path, "describe.txt", text), "--output", "jsonl", "--semantics", profile)
+    p = (proc if profile == "kafka-3.7" else cli)(write(tmp_path, "describe.txt", text), "--output", "jsonl", "--semantics", profile)
     assert (p.returncode, p.stderr) == (0, "")
     got = by_partition(p.stdout)
     assert set(got) == set(expected_states)
@@ -199,9 +211,9 @@ def test_real_41_elr_line_is_listed_like_kafka_topics_did():
     # "kafka-topics.sh listed it as under-replicated, under min ISR and unavailable"
     line = "\tTopic: refbin-test\tPartition: 0\tLeader: none\tReplicas: 2\tIsr: \tElr: 2\tLastKnownElr: 2\n"
     for kind in ("under-replicated", "under-min-isr", "unavailable"):
-        p = cli("--semantics", "topic-command", "--only", kind, "--output", "jsonl", stdin=line)
+        p = proc("--semantics", "topic-command", "--only", kind, "--output", "jsonl", stdin=line)
         assert len(records(p.stdout)) == 1, kind
-    p = cli("--semantics", "topic-command", "--only", "at-min-isr", "--output", "jsonl", stdin=line)
+    p = proc("--semantics", "topic-command", "--only", "at-min-isr", "--output", "jsonl", stdin=line)
     assert (p.returncode, p.stdout) == (0, "")
 
 
@@ -239,7 +251,7 @@ def test_only_rejects_an_unknown_kind(tmp_path):
 
 
 def test_semantics_rejects_an_unknown_profile(tmp_path):
-    p = cli(write(tmp_path, "in.jsonl", JSONL), "--semantics", "kafka-9")
+    p = proc(write(tmp_path, "in.jsonl", JSONL), "--semantics", "kafka-9")
     assert p.returncode == 2
     assert "kafka-9" in p.stderr
 
@@ -406,7 +418,7 @@ def test_several_files_line_numbers_are_per_file(tmp_path):
 
 def test_no_file_and_dash_read_stdin():
     for args in ((), ("-",)):
-        p = cli("--output", "jsonl", *args, stdin=JSONL)
+        p = proc("--output", "jsonl", *args, stdin=JSONL)
         assert (p.returncode, p.stderr) == (0, "")
         assert len(records(p.stdout)) == 7
 
@@ -448,7 +460,7 @@ def test_big_describe_keeps_header_min_isr_and_line_numbers_across_batches(tmp_p
         lines.append(f"\tTopic: big\tPartition: {i}\tLeader: 1\tReplicas: 1,2\tIsr: 1")
     lines[30_001] = "\tTopic: big\tPartition: broken\tLeader: 1\tReplicas: 1,2\tIsr: 1"  # line 30002
     path = write(tmp_path, "big.txt", "\n".join(lines) + "\n")
-    p = cli(path, "--output", "jsonl")
+    p = proc(path, "--output", "jsonl")
     assert p.returncode == 2
     assert [l for l in p.stderr.splitlines() if l.startswith(path)] == \
         [l for l in p.stderr.splitlines() if l.startswith(f"{path}:30002: ")]
@@ -468,7 +480,7 @@ def test_big_jsonl_line_numbers_across_batches(tmp_path):
     lines[20_000] = "not json"  # line 20001
     lines[40_500] = '{"topic": "big", "partition": -1, "leader": 1, "replicas": [1], "isr": [1]}'  # 40501
     path = write(tmp_path, "big.jsonl", "\n".join(lines) + "\n")
-    p = cli(path, "--output", "jsonl", "--only", "at-min-isr")
+    p = proc(path, "--output", "jsonl", "--only", "at-min-isr")
     assert p.returncode == 2
     err = [l for l in p.stderr.splitlines() if l.startswith(path)]
     assert len(err) == 2
@@ -481,10 +493,97 @@ def test_input_after_a_batch_of_blank_lines_is_still_judged():
     # the first non-blank line wherever it is, and line numbers still count every line.
     blank = "\n" * 25_000
     good = '{"topic": "late", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 2}\n'
-    p = cli("--output", "jsonl", stdin=blank + good + "{broken\n")
+    p = proc("--output", "jsonl", stdin=blank + good + "{broken\n")
     assert p.returncode == 2
     assert [(r["topic"], r["partition"]) for r in records(p.stdout)] == [("late", 0)]
     assert "<stdin>:25002: " in p.stderr
-    p = cli("--output", "jsonl", stdin=blank + SAMPLES["2.8"][0])
+    p = proc("--output", "jsonl", stdin=blank + SAMPLES["2.8"][0])
     assert (p.returncode, p.stderr) == (0, "")
     assert by_partition(p.stdout)[("events", 0)]["min_isr"] == 2
+
+
+# --- the readers, round trip: what a line says is what is judged ------------------------------------
+
+from hypothesis import given, settings, strategies as hs  # noqa: E402
+
+from mbeans.health import PartitionState  # noqa: E402
+from mbeans.partition_states import Parsed, read_states  # noqa: E402
+
+TOPIC = hs.text("abcxyz09._-", min_size=1, max_size=12)
+
+
+@hs.composite
+def partition_states(draw, placeholders=False):
+    ids = hs.integers(min_value=-3 if placeholders else 0, max_value=20)
+    replicas = draw(hs.lists(ids, min_size=1, max_size=5, unique=True))
+    real = [r for r in replicas if r >= 0]
+    isr = draw(hs.lists(hs.sampled_from(real), unique=True)) if real else []
+    adding = draw(hs.lists(hs.sampled_from(replicas), unique=True, max_size=2))
+    removing = draw(hs.lists(hs.sampled_from(replicas), unique=True, max_size=2))
+    leader = draw(hs.one_of(hs.none(), hs.sampled_from(real))) if real else None
+    return PartitionState(draw(TOPIC), draw(hs.integers(0, 5000)), leader, tuple(replicas), tuple(isr),
+                          tuple(adding), tuple(removing), draw(hs.integers(1, 4)), None)
+
+
+def _ids_text(ids):
+    return ",".join(map(str, ids))
+
+
+def describe_text(states, release: str) -> str:
+    """Render states as `kafka-topics.sh --describe` of a release, one topic header each."""
+    out = []
+    for s in states:
+        configs = f"min.insync.replicas={s.min_isr}" if s.min_isr != 1 else ""
+        if release == "zk":
+            out.append(f"Topic:{s.topic}\tPartitionCount:1\tReplicationFactor:{len(s.replicas)}\tConfigs:{configs}")
+        elif release == "2.8":
+            out.append(f"Topic: {s.topic}\tPartitionCount: 1\tReplicationFactor: {len(s.replicas)}\t"
+                       f"Configs: {configs}")
+        else:
+            out.append(f"Topic: {s.topic}\tTopicId: AAAAAAAAAAAAAAAAAAAAAA\tPartitionCount: 1\t"
+                       f"ReplicationFactor: {len(s.replicas)}\tConfigs: {configs}")
+        leader = ("-1" if release == "zk" else "none") if s.leader is None else str(s.leader)
+        line = (f"\tTopic: {s.topic}\tPartition: {s.partition}\tLeader: {leader}\t"
+                f"Replicas: {_ids_text(s.replicas)}\tIsr: {_ids_text(s.isr)}")
+        if s.adding_replicas or s.removing_replicas:
+            line += (f"\tAdding Replicas: {_ids_text(s.adding_replicas)}"
+                     f"\tRemoving Replicas: {_ids_text(s.removing_replicas)}")
+        if release == "4.1":
+            line += "\tElr: N/A\tLastKnownElr: N/A"
+        elif release == "zk" and set(s.replicas) - set(s.isr):
+            line += f"\tOffline: {_ids_text(sorted(set(s.replicas) - set(s.isr)))}"
+        out.append(line)
+    return "".join(line + "\n" for line in out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(hs.lists(partition_states(placeholders=True), min_size=1, max_size=6),
+       hs.sampled_from(["4.1", "2.8", "zk"]))
+def test_describe_lines_read_back_as_written(states, release):
+    items = list(read_states(describe_text(states, release).splitlines(keepends=True)))
+    assert all(type(i) is Parsed for i in items), items
+    assert [tuple(i.state) for i in items] == [tuple(s) for s in states]
+    assert [i.line_no for i in items] == list(range(2, 2 * len(states) + 1, 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(partition_states(placeholders=True), hs.randoms(use_true_random=False),
+       hs.one_of(hs.none(), hs.frozensets(hs.integers(0, 20))), hs.booleans())
+def test_json_lines_read_back_as_written(s, rnd, live, minus_one):
+    obj = {"topic": s.topic, "partition": s.partition,
+           "leader": (-1 if minus_one else None) if s.leader is None else s.leader,
+           "replicas": list(s.replicas), "isr": list(s.isr)}
+    if s.adding_replicas or rnd.random() < 0.5:
+        obj["adding_replicas"] = list(s.adding_replicas)
+    if s.removing_replicas or rnd.random() < 0.5:
+        obj["removing_replicas"] = list(s.removing_replicas)
+    if s.min_isr != 1 or rnd.random() < 0.5:
+        obj["min_isr"] = s.min_isr
+    if live is not None:
+        obj["live_brokers"] = sorted(live)
+    keys = list(obj)
+    rnd.shuffle(keys)
+    line = json.dumps({k: obj[k] for k in keys})
+    (item,) = read_states([line + "\n"])
+    assert type(item) is Parsed, item
+    assert tuple(item.state) == tuple(s._replace(live_brokers=live))

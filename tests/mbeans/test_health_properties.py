@@ -18,7 +18,7 @@ from mbeans.health import (
 from mbeans.recompute import cluster_values
 
 BROKER_PROFILES = (KAFKA_3_7, KAFKA_2_5, LEGACY)
-settings.register_profile("health", max_examples=150, deadline=None)
+settings.register_profile("health", max_examples=100, deadline=None)
 settings.load_profile("health")
 
 REAL = hs.integers(min_value=0, max_value=6)
