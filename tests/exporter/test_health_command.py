@@ -375,6 +375,8 @@ BAD_DESCRIBE = [
     ("\tTopic: x\tPartition: 5\tLeader: 1\tReplicas: \tIsr: ", "Replicas"),
     ("\tTopic: x\tPartition: 6\tLeader: 1\tReplicas: 1,2\tIsr: 1,x", "Isr"),
     ("\tTopic: x\tPartition: 7\tLeader: 1\tReplicas: 1,2\tIsr: 1\tAdding Replicas: 3,?\tRemoving Replicas: ", "Adding"),
+    # a placeholder is never in sync (semantics.md), as the JSON Lines reader also insists
+    ("\tTopic: x\tPartition: 9\tLeader: 1\tReplicas: 1,-1\tIsr: 1,-1", "Isr"),
     ("Topic: y\tTopicId: BBBBBBBBBBBBBBBBBBBBBB\tPartitionCount: 1\tReplicationFactor: 1\t"
      "Configs: min.insync.replicas=two", "min.insync.replicas"),
     ("\tTopic: x\tPartition: 8\tLeader: 2\tReplicas: 1,2\tIsr: 2\tElr: N/A\tLastKnownElr: N/A", None),
