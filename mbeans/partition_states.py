@@ -249,8 +249,11 @@ def _describe_partition(f: dict[str, str], min_isr_of: dict[str, int], default_m
     replicas = _id_list(f["Replicas"], "Replicas")
     if not replicas:
         raise InputError("Replicas: is empty")
+    isr = _id_list(f["Isr"], "Isr")
+    if any(r < 0 for r in isr):
+        raise InputError(f"Isr: holds a placeholder id ({min(isr)}): placeholders are never in sync")
     return PartitionState(
-        topic, partition, leader, replicas, _id_list(f["Isr"], "Isr"),
+        topic, partition, leader, replicas, isr,
         _id_list(f.get("Adding Replicas", ""), "Adding Replicas"),
         _id_list(f.get("Removing Replicas", ""), "Removing Replicas"),
         min_isr_of.get(topic, default_min_isr),
