@@ -12,8 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as hs
 
 from exporter.cli import main
+from mbeans.health import PartitionState
+from mbeans.partition_states import Parsed, read_states
 from tests.exporter.describe_samples import FILTERED_4_1, SAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -505,11 +508,6 @@ def test_input_after_a_batch_of_blank_lines_is_still_judged():
 
 
 # --- the readers, round trip: what a line says is what is judged ------------------------------------
-
-from hypothesis import given, settings, strategies as hs  # noqa: E402
-
-from mbeans.health import PartitionState  # noqa: E402
-from mbeans.partition_states import Parsed, read_states  # noqa: E402
 
 TOPIC = hs.text("abcxyz09._-", min_size=1, max_size=12)
 
