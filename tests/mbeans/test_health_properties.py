@@ -18,8 +18,8 @@ from mbeans.health import (
 from mbeans.recompute import cluster_values
 
 BROKER_PROFILES = (KAFKA_3_7, KAFKA_2_5, LEGACY)
-settings.register_profile("health", max_examples=100, deadline=None)
-settings.load_profile("health")
+# Per test, not a global profile: other test modules keep their own Hypothesis settings.
+CHECK = settings(max_examples=100, deadline=None)
 
 REAL = hs.integers(min_value=0, max_value=6)
 PLACEHOLDER = hs.integers(min_value=-4, max_value=-1)
@@ -99,6 +99,7 @@ def spec_flags(s: PartitionState, profile: str) -> dict[str, bool]:
                 reassigning=reassigning)
 
 
+@CHECK
 @given(any_state)
 @example(PartitionState("t", 0, 1, (1, 2, 3, 4), (1, 3, 4), (4,), (), 2))
 @example(PartitionState("t", 0, None, (2,), (), (), (), 1))
@@ -110,6 +111,7 @@ def test_every_profile_follows_the_spec_table(s):
 
 # --- invariants named by the spec ---------------------------------------------------------------
 
+@CHECK
 @given(any_state, hs.sampled_from([None, -1]))
 def test_leaderless_partition_raises_no_broker_gauge_flag(s, no_leader):
     s = PartitionState(s.topic, s.partition, no_leader, s.replicas, s.isr, s.adding_replicas,
@@ -123,6 +125,7 @@ def test_leaderless_partition_raises_no_broker_gauge_flag(s, no_leader):
     assert f.under_min_isr and f.unavailable
 
 
+@CHECK
 @given(any_state)
 def test_at_min_and_under_min_never_together_on_broker_gauges(s):
     for profile in BROKER_PROFILES:
@@ -130,6 +133,7 @@ def test_at_min_and_under_min_never_together_on_broker_gauges(s):
         assert not (f.at_min_isr and f.under_min_isr)
 
 
+@CHECK
 @given(any_state)
 def test_reassigning_is_the_same_under_every_profile(s):
     expected = bool(s.adding_replicas or s.removing_replicas)
@@ -142,6 +146,7 @@ def _has_leader(s):
     return s.leader is not None and s.leader != -1
 
 
+@CHECK
 @given(any_state)
 def test_kafka_3_7_vs_2_5_differ_only_in_min_isr_flags_above_the_replica_count(s):
     new, old = judge(s, KAFKA_3_7), judge(s, KAFKA_2_5)
@@ -156,6 +161,7 @@ def test_kafka_3_7_vs_2_5_differ_only_in_min_isr_flags_above_the_replica_count(s
     assert (new.at_min_isr != old.at_min_isr) == (isr in (n, m))
 
 
+@CHECK
 @given(any_state)
 def test_kafka_2_5_vs_legacy_differ_only_in_urp_while_adding_replicas_are_listed(s):
     new, old = judge(s, KAFKA_2_5), judge(s, LEGACY)
@@ -168,6 +174,7 @@ def test_kafka_2_5_vs_legacy_differ_only_in_urp_while_adding_replicas_are_listed
         assert old.under_replicated and not new.under_replicated
 
 
+@CHECK
 @given(any_state)
 def test_topic_command_vs_kafka_2_5_differ_only_for_leaderless_or_dead_leaders(s):
     tc, broker = judge(s, TOPIC_COMMAND), judge(s, KAFKA_2_5)
@@ -186,6 +193,7 @@ def test_topic_command_vs_kafka_2_5_differ_only_for_leaderless_or_dead_leaders(s
         assert tc.at_min_isr == (len(s.isr) == s.min_isr)
 
 
+@CHECK
 @given(any_state)
 def test_topic_command_can_be_at_and_under_min_together_only_without_a_leader(s):
     f = judge(s, TOPIC_COMMAND)
@@ -195,6 +203,7 @@ def test_topic_command_can_be_at_and_under_min_together_only_without_a_leader(s)
 
 # --- adding replicas are a multiset difference --------------------------------------------------
 
+@CHECK
 @given(any_state, hs.lists(hs.integers(min_value=100, max_value=110), min_size=1, max_size=3))
 def test_adding_ids_outside_the_replica_list_change_nothing(s, strangers):
     assume(s.adding_replicas or s.removing_replicas)
@@ -205,6 +214,7 @@ def test_adding_ids_outside_the_replica_list_change_nothing(s, strangers):
         assert judge(more, profile) == judge(s, profile)
 
 
+@CHECK
 @given(any_state, hs.randoms(use_true_random=False))
 def test_order_of_lists_does_not_matter(s, rnd):
     def shuffled(t):
@@ -218,6 +228,7 @@ def test_order_of_lists_does_not_matter(s, rnd):
         assert judge(other, profile) == judge(s, profile)
 
 
+@CHECK
 @given(states(realistic=True))
 def test_urp_rf_is_replicas_minus_adding(s):
     # In Kafka's own shapes adding replicas are a subset of replicas: rf = len - len(adding).
@@ -229,6 +240,7 @@ def test_urp_rf_is_replicas_minus_adding(s):
 
 # --- effective min ISR uses the full replica list -----------------------------------------------
 
+@CHECK
 @given(states(realistic=True, with_leader=True))
 def test_effective_min_isr_counts_adding_replicas(s):
     eff = min(s.min_isr, len(s.replicas))  # the FULL list, adding included
@@ -239,6 +251,7 @@ def test_effective_min_isr_counts_adding_replicas(s):
 
 # --- placeholders ---------------------------------------------------------------------------------
 
+@CHECK
 @given(states(placeholders=True))
 def test_placeholders_never_crash_and_are_counted(s):
     assert placeholder_count(s) == sum(1 for r in s.replicas if r < 0)
@@ -248,6 +261,7 @@ def test_placeholders_never_crash_and_are_counted(s):
     assert all(b >= 0 for b in values.brokers)
 
 
+@CHECK
 @given(states(realistic=True, with_placeholder=True), hs.integers(min_value=200, max_value=210))
 def test_a_placeholder_counts_like_any_missing_replica(s, fresh):
     # Replacing a placeholder by a real broker that is not in the ISR changes no verdict.
@@ -260,6 +274,7 @@ def test_a_placeholder_counts_like_any_missing_replica(s, fresh):
         assert judge(real, profile) == judge(s, profile)
 
 
+@CHECK
 @given(states(realistic=True, with_placeholder=True, with_leader=True))
 def test_a_partition_with_placeholders_is_urp_while_it_has_a_leader(s):
     # Placeholders are never in the ISR, so the ISR is shorter than the list: URP (KIP in seeds/004).
