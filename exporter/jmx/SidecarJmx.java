@@ -65,8 +65,9 @@ import javax.rmi.ssl.SslRMIClientSocketFactory;
 public final class SidecarJmx {
     static final char RS = '\u001e';
     static final char US = '\u001f';
-    /** Names handed to one worker at a time; small enough to balance, large enough to be cheap. */
-    static final int CHUNK = 64;
+    /** Most names handed to one worker at a time; fewer when the batch is small, so that every
+     *  connection gets work (at least 8 chunks per connection). */
+    static final int MAX_CHUNK = 64;
 
     private SidecarJmx() {}
 
@@ -139,6 +140,9 @@ public final class SidecarJmx {
                                        int connectTimeoutMs) throws Exception {
         final JMXServiceURL serviceUrl = new JMXServiceURL(url);
         final Map<String, Object> env = new HashMap<>();
+        // no heartbeat thread: the client notices a broken connection at its next call and
+        // reconnects itself, so no RMI call happens that the round-trip counters do not see
+        env.put("jmx.remote.x.client.connection.check.period", 0L);
         if (user != null && !user.isEmpty()) {
             env.put(JMXConnector.CREDENTIALS, new String[] {user, password == null ? "" : password});
         }
@@ -177,13 +181,33 @@ public final class SidecarJmx {
         public int roundTrips;
     }
 
+    /** c.call() on a pool thread, given up after timeoutMs (0: no limit). RMI's connector
+     *  retries a failed call after checking and re-opening its connection, which multiplies the
+     *  socket read timeout; this bounds the whole. */
+    static <T> T bounded(java.util.concurrent.Callable<T> c, long timeoutMs) throws Exception {
+        if (timeoutMs <= 0) return c.call();
+        Future<T> f = POOL.submit(c);
+        try {
+            return f.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            throw new SocketTimeoutException("no answer within " + timeoutMs + " ms");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception) throw (Exception) cause;
+            throw e;
+        }
+    }
+
     /** Union of queryNames(include[i], null), minus names matching any exclude pattern (matched
      *  here with ObjectName.apply: JMX's own pattern rules, no round trip), sorted by name. */
-    public static Names listNames(MBeanServerConnection conn, String[] include, String[] exclude) throws Exception {
+    public static Names listNames(MBeanServerConnection conn, String[] include, String[] exclude,
+                                  long timeoutMs) throws Exception {
         Names out = new Names();
         Set<ObjectName> all = new HashSet<>();
         for (String p : include) {
-            all.addAll(conn.queryNames(new ObjectName(p), null));
+            final ObjectName pattern = new ObjectName(p);
+            all.addAll(bounded(() -> conn.queryNames(pattern, null), timeoutMs));
             out.roundTrips++;
         }
         ObjectName[] ex = new ObjectName[exclude.length];
@@ -200,9 +224,11 @@ public final class SidecarJmx {
     }
 
     /** queryNames(pattern, query): one round trip; the query is evaluated inside the broker. */
-    public static Names query(MBeanServerConnection conn, String pattern, QueryExp query) throws Exception {
+    public static Names query(MBeanServerConnection conn, String pattern, QueryExp query, long timeoutMs)
+            throws Exception {
         Names out = new Names();
-        Set<ObjectName> found = conn.queryNames(new ObjectName(pattern), query);
+        final ObjectName p = new ObjectName(pattern);
+        Set<ObjectName> found = bounded(() -> conn.queryNames(p, query), timeoutMs);
         out.roundTrips = 1;
         return sorted(new ArrayList<>(found), out);
     }
@@ -265,13 +291,16 @@ public final class SidecarJmx {
     }
 
     /** Runs task for i in [0, n) on conns.length threads (one per connection), chunk by chunk;
-     *  records are concatenated in index order. One IOException stops the whole batch. */
-    static Result run(MBeanServerConnection[] conns, int n, long deadlineMs, Task task) {
+     *  records are concatenated in index order. One IOException stops the whole batch, and so
+     *  do stallMs without any item finishing (a stopped broker) and the deadline (0: none). */
+    static Result run(MBeanServerConnection[] conns, int n, long deadlineMs, long stallMs, Task task) {
         final Result result = new Result();
+        final int CHUNK = Math.max(1, Math.min(MAX_CHUNK, n / (8 * Math.max(1, conns.length))));
         final String[] chunks = new String[(n + CHUNK - 1) / CHUNK];
         final AtomicInteger next = new AtomicInteger();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong roundTrips = new AtomicLong();
+        final AtomicLong progress = new AtomicLong();
         final List<Object> complex = new ArrayList<>();
         final Throwable[] failure = new Throwable[1];
         final int[] failedConn = {-1};
@@ -300,6 +329,7 @@ public final class SidecarJmx {
                             if (i > c * CHUNK) sb.append(RS);
                             int before = local.size();
                             roundTrips.addAndGet(task.run(conn, i, sb, local));
+                            progress.incrementAndGet();
                             if (local.size() > before) {
                                 // complex values: move them to the shared list, fix up indices
                                 synchronized (complex) {
@@ -322,12 +352,36 @@ public final class SidecarJmx {
                     }
                 }
             };
-            if (workers == 1) worker.run(); else futures.add(POOL.submit(worker));
+            futures.add(POOL.submit(worker));
         }
+        long seen = -1, since = System.currentTimeMillis();
+        boolean abandoned = false;
         for (Future<?> f : futures) {
-            try { f.get(); } catch (Exception e) {
-                synchronized (failure) { if (failure[0] == null) failure[0] = e; }
+            while (true) {
+                try {
+                    f.get(50, TimeUnit.MILLISECONDS);
+                    break;
+                } catch (TimeoutException e) {
+                    long now = System.currentTimeMillis(), p = progress.get();
+                    if (p != seen) { seen = p; since = now; }
+                    String why = null;
+                    if (stallMs > 0 && now - since > stallMs) why = "no answer within " + stallMs + " ms";
+                    else if (deadlineMs > 0 && now > deadlineMs + 1000) why = "the batch did not finish before its deadline";
+                    if (why != null) {
+                        synchronized (failure) {
+                            if (failure[0] == null) failure[0] = why.startsWith("no answer")
+                                    ? new SocketTimeoutException(why) : new TimeoutException(why);
+                        }
+                        stop.set(true);
+                        abandoned = true;  // stuck workers end with their socket timeouts
+                        break;
+                    }
+                } catch (Exception e) {
+                    synchronized (failure) { if (failure[0] == null) failure[0] = e; }
+                    break;
+                }
             }
+            if (abandoned) break;
         }
         result.roundTrips = roundTrips.get();
         if (failure[0] != null) {
@@ -376,8 +430,8 @@ public final class SidecarJmx {
     // --- MBeanInfo ---------------------------------------------------------------------------
 
     /** getMBeanInfo for each name (one round trip each): class name and readable attributes. */
-    public static Result infos(MBeanServerConnection[] conns, ObjectName[] names, long deadlineMs) {
-        return run(conns, names.length, deadlineMs, (conn, i, sb, complex) -> {
+    public static Result infos(MBeanServerConnection[] conns, ObjectName[] names, long deadlineMs, long stallMs) {
+        return run(conns, names.length, deadlineMs, stallMs, (conn, i, sb, complex) -> {
             MBeanInfo info;
             try {
                 info = conn.getMBeanInfo(names[i]);
@@ -438,8 +492,8 @@ public final class SidecarJmx {
     /** One getAttributes per MBean; values encoded as documented at the top of this file. When
      *  one value cannot cross the wire, the MBean's attributes are read one by one instead (as
      *  jmx_exporter does) and that one is marked 'u'. */
-    public static Result read(MBeanServerConnection[] conns, Plan plan, long deadlineMs) {
-        return run(conns, plan.names.length, deadlineMs, (conn, i, sb, complex) -> {
+    public static Result read(MBeanServerConnection[] conns, Plan plan, long deadlineMs, long stallMs) {
+        return run(conns, plan.names.length, deadlineMs, stallMs, (conn, i, sb, complex) -> {
             String[] want = plan.attrSets[plan.attrSet[i]];
             AttributeList got;
             try {

@@ -31,7 +31,7 @@ from exporter.jmx import convert
 from exporter.jmx.engine import BatchFailure, JavaEngine, JPypeEngine, NameList
 from exporter.jmx.errors import (JmxConfigError, JmxConnectionError, JmxError, JmxTimeoutError,
                                  translate)
-from exporter.jmx.jvm import helper, start_jvm
+from exporter.jmx.jvm import helper, mark_used, start_jvm
 from exporter.jmx.settings import EXPENSIVE_ATTRIBUTES, JmxSettings
 from exporter.model import Attribute, MBean, ObjectName
 
@@ -64,7 +64,7 @@ class _Info:
     def __init__(self, class_name: str, attrs: tuple[tuple[str, str, str], ...], shared: bool):
         self.class_name = class_name
         self.attrs = attrs          # readable attributes: (name, declared type, description)
-        self.shared = shared        # same for every MBean of the family
+        self.shared = shared        # one shape for the class: shared by a family, kept across listings
 
 
 def _canonical(name: ObjectName | str) -> tuple[str, frozenset]:
@@ -166,6 +166,7 @@ class JmxClient:
                              endpoint=last.endpoint, java_chain=last.java_chain)
         connectors: list[Any] = []
         mbscs: list[Any] = []
+        mark_used(self.settings.ssl)
         try:
             for _ in range(self.settings.connections):
                 try:
@@ -256,7 +257,8 @@ class JmxClient:
         s = self.settings
         with self._lock:
             nl: NameList = self._call(
-                lambda: self._engine.list_names(self._mbscs[0], s.include_object_names, s.exclude_object_names),
+                lambda: self._engine.list_names(self._mbscs[0], s.include_object_names, s.exclude_object_names,
+                                                 s.read_timeout_seconds),
                 "queryNames")
             self._stats.round_trips += nl.round_trips
             self._stats.queries += nl.round_trips
@@ -344,7 +346,8 @@ class JmxClient:
 
     def _fetch_infos(self, batch: list[tuple[str, ObjectName, str | None]], jnames_for) -> None:
         jn = jnames_for([st for st, _, _ in batch])
-        records, rt = self._call(lambda: self._engine.infos(self._jconns, jn, len(batch), None), "getMBeanInfo")
+        records, rt = self._call(lambda: self._engine.infos(self._jconns, jn, len(batch), None,
+                                                                     self.settings.read_timeout_seconds), "getMBeanInfo")
         self._stats.round_trips += rt
         self._stats.infos_read += rt
         for (st, n, fam), (status, class_name, attrs) in zip(batch, records):
@@ -352,7 +355,7 @@ class JmxClient:
                 self._note_failure(st, status, "getMBeanInfo")
                 continue
             shared = self._shared_class(class_name)
-            inf = _Info(class_name, attrs, shared and fam is not None)
+            inf = _Info(class_name, attrs, shared)
             self._info[st] = inf
             if fam is not None and shared:
                 self._family_info[fam] = inf
@@ -488,7 +491,8 @@ class JmxClient:
     def _run_plan(self, plan: Any, entries: list, deadline: float | None) -> tuple[list[MBean], bool]:
         if not entries:
             return [], False
-        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(entries), deadline),
+        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(entries), deadline,
+                                                                   self.settings.read_timeout_seconds),
                                  "getAttributes")
         self._stats.round_trips += rt
         out: list[MBean] = []
@@ -551,7 +555,7 @@ class JmxClient:
 
     def _query(self, pattern: str, q: Any) -> list[ObjectName]:
         with self._lock:
-            nl = self._call(lambda: self._engine.query(self._mbscs[0], pattern, q), "queryNames")
+            nl = self._call(lambda: self._engine.query(self._mbscs[0], pattern, q, self.settings.read_timeout_seconds), "queryNames")
             self._stats.round_trips += nl.round_trips
             self._stats.queries += nl.round_trips
             return self._parse(nl.strings)
@@ -587,11 +591,29 @@ class JmxClient:
             else:
                 individually |= {n for n in members if n not in found}
             if individually:
-                for mb in self._read_some(sorted(individually, key=str), (attribute,), None):
-                    for a in mb.attributes:
-                        if a.name == attribute:
-                            found[mb.name] = a.value
+                found.update(self._read_values(sorted(individually, key=str), attribute))
             return found
+
+    def _read_values(self, names: Sequence[ObjectName], attribute: str) -> dict[ObjectName, Any]:
+        """One attribute of each name, one getAttributes each, without MBeanInfo."""
+        strings = [str(n) for n in names]
+        idx = self._name_index() if self._names is not None else {}
+        if all(st in idx for st in strings):
+            jn = self._engine.select(self._jnames, [idx[st] for st in strings])
+        else:
+            jn = self._engine.parse_names(strings)
+        plan = self._engine.plan(jn, [(attribute,)], [0] * len(strings))
+        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(strings), None,
+                                                           self.settings.read_timeout_seconds), "getAttributes")
+        self._stats.round_trips += rt
+        out = {}
+        for n, st, (status, vals) in zip(names, strings, records):
+            if status != "o":
+                self._note_failure(st, status, "getAttributes")
+            elif vals and not convert.is_marker(vals[0]):
+                out[n] = vals[0]
+                self._stats.mbeans_read += 1
+        return out
 
 
 def _is_io(e: Any) -> bool:

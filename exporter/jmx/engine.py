@@ -12,6 +12,7 @@ BatchFailure carrying the Java exception when a connection fails mid-batch.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 from typing import Any, Sequence
 
@@ -76,12 +77,12 @@ class JavaEngine:
         text = str(r.text)
         return NameList(text.split("\n") if text else [], r.names, int(r.roundTrips))
 
-    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str]) -> NameList:
+    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], stall: float) -> NameList:
         S = self.jpype.JArray(self.String)
-        return self._names(self.h.listNames(mbsc, S(list(include)), S(list(exclude))))
+        return self._names(self.h.listNames(mbsc, S(list(include)), S(list(exclude)), int(stall * 1000)))
 
-    def query(self, mbsc: Any, pattern: str, query: Any) -> NameList:
-        return self._names(self.h.query(mbsc, pattern, query))
+    def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
+        return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
 
     def parse_names(self, strings: Sequence[str]) -> Any:
         return self.h.parseNames("\n".join(strings))
@@ -96,8 +97,8 @@ class JavaEngine:
         if r.failure is not None:
             raise BatchFailure(r.failure, int(r.failedConnection), int(r.roundTrips))
 
-    def infos(self, conns: Any, jnames: Any, count: int, deadline: float | None) -> tuple[list, int]:
-        r = self.h.infos(conns, jnames, _deadline_ms(deadline))
+    def infos(self, conns: Any, jnames: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
+        r = self.h.infos(conns, jnames, _deadline_ms(deadline), int(stall * 1000))
         self._check(r)
         return convert.decode_infos(str(r.text), count), int(r.roundTrips)
 
@@ -106,8 +107,8 @@ class JavaEngine:
         sets = jp.JArray(jp.JArray(self.String))([jp.JArray(self.String)(list(s)) for s in attr_sets])
         return self.Plan(jnames, sets, jp.JArray(jp.JInt)(attr_set))
 
-    def read(self, conns: Any, plan: Any, count: int, deadline: float | None) -> tuple[list, int]:
-        r = self.h.read(conns, plan, _deadline_ms(deadline))
+    def read(self, conns: Any, plan: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
+        r = self.h.read(conns, plan, _deadline_ms(deadline), int(stall * 1000))
         self._check(r)
         return convert.decode_read(str(r.text), r.complex, count), int(r.roundTrips)
 
@@ -163,12 +164,29 @@ class JPypeEngine:
 
     def connect(self, settings: JmxSettings) -> Any:
         url, env = self.URL(settings.url), _java_env(settings)
-        fut = self._executor(1).submit(self.Factory.connect, url, env)
-        try:
-            return fut.result(timeout=settings.connect_timeout_seconds)
-        except concurrent.futures.TimeoutError:
+        box: list = []
+
+        def attempt() -> None:
+            try:
+                box.append((True, self.Factory.connect(url, env)))
+            except Exception as e:  # handed to the caller below
+                box.append((False, e))
+                return
+            if abandoned.is_set():  # too late: nobody will use it
+                self.close(box[0][1])
+
+        abandoned = threading.Event()
+        t = threading.Thread(target=attempt, name="jmx-connect", daemon=True)
+        t.start()
+        t.join(settings.connect_timeout_seconds)
+        if not box:
+            abandoned.set()
             raise BatchFailure(self.jpype.JClass("java.net.SocketTimeoutException")(
-                f"connect timed out after {int(settings.connect_timeout_seconds * 1000)} ms")) from None
+                f"connect timed out after {int(settings.connect_timeout_seconds * 1000)} ms"))
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
 
     def close(self, connector: Any) -> None:
         def quietly() -> None:
@@ -176,7 +194,7 @@ class JPypeEngine:
                 connector.close()
             except Exception:
                 pass
-        self._executor(1).submit(quietly)
+        threading.Thread(target=quietly, name="jmx-close", daemon=True).start()
 
     def stub_text(self, settings: JmxSettings) -> str:
         return stub_text(settings)
@@ -190,7 +208,7 @@ class JPypeEngine:
         jnames = self.jpype.JArray(self.ObjectName)([n for _, n in pairs])
         return NameList(strings, jnames, round_trips)
 
-    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str]) -> NameList:
+    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], stall: float) -> NameList:
         found = self.jpype.JClass("java.util.HashSet")()
         for p in include:
             found.addAll(mbsc.queryNames(self.ObjectName(p), None))
@@ -198,7 +216,7 @@ class JPypeEngine:
         kept = [n for n in found if not any(e.apply(n) for e in ex)]
         return self._sorted(kept, len(include))
 
-    def query(self, mbsc: Any, pattern: str, query: Any) -> NameList:
+    def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
         return self._sorted(list(mbsc.queryNames(self.ObjectName(pattern), query)), 1)
 
     def parse_names(self, strings: Sequence[str]) -> Any:
@@ -211,42 +229,46 @@ class JPypeEngine:
     def select(self, jnames: Any, indices: Sequence[int]) -> Any:
         return self.jpype.JArray(self.ObjectName)([jnames[i] for i in indices])
 
-    def _run(self, conns: list, count: int, deadline: float | None, one) -> tuple[list, int]:
+    def _run(self, conns: list, count: int, deadline: float | None, stall: float, one) -> tuple[list, int]:
         out: list = [None] * count
-        chunk = 64
+        chunk = max(1, min(64, count // (8 * max(1, len(conns)))))  # every connection gets work
         chunks = list(range(0, count, chunk))
         failure: list = []
+        done = [0]
 
-        def work(k: int, starts: list[int]) -> int:
-            done = 0
+        def work(k: int, starts: list[int]) -> None:
             for start in starts:
                 if failure:
-                    return done
+                    return
                 if deadline is not None and time.monotonic() > deadline:
                     failure.append(BatchFailure(self.jpype.JClass("java.util.concurrent.TimeoutException")(
                         "the batch did not finish before its deadline"), k, 0))
-                    return done
+                    return
                 for i in range(start, min(count, start + chunk)):
                     try:
                         out[i] = one(conns[k], i)
                     except self.IOException as e:
                         failure.append(BatchFailure(e, k, 0))
-                        return done
-                    done += 1
-            return done
+                        return
+                    done[0] += 1
 
         n = min(len(conns), max(1, len(chunks)))
-        if n == 1:
-            done = work(0, chunks)
-        else:
-            futures = [self._executor(n).submit(work, k, chunks[k::n]) for k in range(n)]
-            done = sum(f.result() for f in futures)
+        futures = [self._executor(n).submit(work, k, chunks[k::n]) for k in range(n)]
+        seen, since = -1, time.monotonic()
+        while not all(f.done() for f in futures):
+            concurrent.futures.wait(futures, timeout=0.05)
+            if done[0] != seen:
+                seen, since = done[0], time.monotonic()
+            elif time.monotonic() - since > stall:
+                failure.append(BatchFailure(self.jpype.JClass("java.net.SocketTimeoutException")(
+                    f"no answer within {int(stall * 1000)} ms"), -1, 0))
+                break
         if failure:
-            failure[0].round_trips = done
+            failure[0].round_trips = done[0]
             raise failure[0]
-        return out, done
+        return out, done[0]
 
-    def infos(self, conns: list, jnames: Any, count: int, deadline: float | None) -> tuple[list, int]:
+    def infos(self, conns: list, jnames: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
         def one(mbsc: Any, i: int):
             try:
                 info = mbsc.getMBeanInfo(jnames[i])
@@ -259,13 +281,13 @@ class JPypeEngine:
             attrs = tuple((str(a.getName()), str(a.getType()), str(a.getDescription() or ""))
                           for a in info.getAttributes() if a.isReadable())
             return ("o", str(info.getClassName()), attrs)
-        return self._run(conns, count, deadline, one)
+        return self._run(conns, count, deadline, stall, one)
 
     def plan(self, jnames: Any, attr_sets: Sequence[Sequence[str]], attr_set: Sequence[int]) -> Any:
         sets = [self.jpype.JArray(self.String)(list(s)) for s in attr_sets]
         return (jnames, [list(s) for s in attr_sets], sets, list(attr_set))
 
-    def read(self, conns: list, plan: Any, count: int, deadline: float | None) -> tuple[list, int]:
+    def read(self, conns: list, plan: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
         jnames, py_sets, sets, attr_set = plan
         to_python = convert.to_python
 
@@ -283,7 +305,7 @@ class JPypeEngine:
                 return ("e" + str(e), [])
             values = dict((str(a.getName()), a.getValue()) for a in got)
             return ("o", [to_python(values[w]) if w in values else convert.MISSING for w in want])
-        return self._run(conns, count, deadline, one)
+        return self._run(conns, count, deadline, stall, one)
 
     def _one_by_one(self, mbsc: Any, name: Any, want: Sequence[str]):
         values = []

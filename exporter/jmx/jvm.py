@@ -1,9 +1,10 @@
 """The in-process JVM (JPype) and the Java helper compiled into it.
 
-JPype starts ONE JVM per process and its system properties (trust store, RMI timeouts) are read
-once, so `start_jvm(settings)` starts it with everything the settings need, does nothing when
-called again with compatible settings, and raises JmxConfigError naming the property when the
-running JVM cannot serve them (tests with other JVM options run in a subprocess).
+JPype starts ONE JVM per process and the system properties the client needs (trust store, RMI
+timeouts) are read once, at first use, so `start_jvm(settings)` starts it with everything the
+settings need, does nothing when called again with compatible settings, and raises
+JmxConfigError naming the property when the running JVM cannot serve them (tests with another
+trust store run in a subprocess).
 
 `helper()` compiles SidecarJmx.java (shipped next to this file) with javax.tools.JavaCompiler
 into a cache directory keyed by the source's hash and the Java version, and loads it through a
@@ -51,7 +52,13 @@ def jvm_path() -> str:
 
 
 def start_jvm(settings: JmxSettings | None = None) -> None:
-    """Start the JVM with the options `settings` need; idempotent; conflicting options raise."""
+    """Start the JVM with the options `settings` need; idempotent.
+
+    When the JVM already runs, a property it lacks is set now if nothing has used it yet (the
+    RMI timeouts are read at the first RMI connection, the trust store at the first SSL
+    handshake). An SSL property that differs after SSL was used raises JmxConfigError; a timeout
+    that differs after RMI was used is kept as it is, with a warning.
+    """
     import jpype
 
     settings = settings or JmxSettings()
@@ -71,18 +78,39 @@ def start_jvm(settings: JmxSettings | None = None) -> None:
         for key, want in props.items():
             have = System.getProperty(key)
             have = None if have is None else str(have)
-            if have != want:
-                shown_have = "unset" if have is None else ("***" if _secret(key) else have)
-                shown_want = "***" if _secret(key) else want
-                raise JmxConfigError(
-                    f"the JVM in this process already runs with {key}={shown_have}, but this configuration "
-                    f"needs {shown_want}: JVM options are fixed once the JVM starts - restart the sidecar "
-                    "(or run the other configuration in its own process)")
+            if have == want:
+                continue
+            ssl_key = not key.startswith("sun.rmi.")
+            if not (_ssl_used if ssl_key else _rmi_used):
+                System.setProperty(key, want)
+                continue
+            shown_have = "unset" if have is None else ("***" if _secret(key) else have)
+            shown_want = "***" if _secret(key) else want
+            if not ssl_key:
+                log.warning("the JVM's RMI connections already use %s=%s (this configuration asks for %s): "
+                            "RMI timeouts are per process", key, shown_have, shown_want)
+                continue
+            raise JmxConfigError(
+                f"the JVM in this process already used SSL with {key}={shown_have}, but this configuration "
+                f"needs {shown_want}: SSL settings are fixed once used - restart the sidecar "
+                "(or run the other configuration in its own process)")
         if _started_options is not None:
             extra = set(settings.jvm_options) - set(_started_options)
             if extra:
                 raise JmxConfigError(f"the JVM in this process already runs without {sorted(extra)}: "
                                      "JVM options are fixed once the JVM starts - restart the sidecar")
+
+
+_rmi_used = False
+_ssl_used = False
+
+
+def mark_used(ssl: bool) -> None:
+    """Called before a connection attempt: from now on RMI (and SSL) properties are fixed."""
+    global _rmi_used, _ssl_used
+    with _lock:
+        _rmi_used = True
+        _ssl_used = _ssl_used or ssl
 
 
 def _cache_root(settings: JmxSettings | None) -> Path:
