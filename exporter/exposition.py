@@ -117,18 +117,23 @@ def _labels_om(labels: tuple) -> str:
     return text
 
 
-def _families(samples: Iterable[Sample], render_labels, render_timestamp) -> dict[str, list]:
-    """Group sample lines by name, in first-seen order: name -> [type, help, lines]."""
+def _families(samples: Iterable[Sample], labels_memo: dict, render_labels, render_timestamp) -> dict[str, list]:
+    """Group sample lines by name, in first-seen order: name -> [type, help, lines, lines.append].
+
+    The hot loop of a scrape: per sample two dict lookups (family, label set), one for the value
+    text, and one f-string.
+    """
     families: dict[str, list] = {}
     get_family = families.get
+    get_labels = labels_memo.get
+    get_value = _value_memo.get
     copysign = math.copysign
-    values = _value_memo
-    get_value = values.get
     for s in samples:
         name = s.name
         family = get_family(name)
         if family is None:
-            family = families[name] = [s.type, s.help, []]
+            lines: list[str] = []
+            family = families[name] = [s.type, s.help, lines, lines.append]
         elif s.type != family[0]:
             family[0] = "untyped"
         number = s.value
@@ -137,17 +142,20 @@ def _families(samples: Iterable[Sample], render_labels, render_timestamp) -> dic
             value = go_double(number)
         elif value is _ZERO and copysign(1.0, number) < 0:
             value = "-0.0"
+        labels = get_labels(s.labels)
+        if labels is None:
+            labels = render_labels(s.labels)
         if s.timestamp_ms is None:
-            family[2].append(f"{name}{render_labels(s.labels)} {value}\n")
+            family[3](f"{name}{labels} {value}\n")
         else:
-            family[2].append(f"{name}{render_labels(s.labels)} {value} {render_timestamp(s.timestamp_ms)}\n")
+            family[3](f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
     return families
 
 
 def render_text(samples: Iterable[Sample]) -> bytes:
     """Prometheus text format 0.0.4, byte for byte as jmx_exporter 0.x serves it."""
     out = []
-    for name, (sample_type, help_text, lines) in _families(samples, _labels_004, str).items():
+    for name, (sample_type, help_text, lines, _) in _families(samples, _labels_004_memo, _labels_004, str).items():
         if sample_type == "counter":
             # simpleclient strips `_total` from a counter family's name and writes it back on the
             # HELP/TYPE lines only: a counter sample `x_count` gets `# TYPE x_count_total counter`.
@@ -175,9 +183,9 @@ def render_openmetrics(samples: Iterable[Sample]) -> bytes:
     written as `unknown` under its own name; so is a counter whose family name another family
     already uses.
     """
-    families = _families(samples, _labels_om, _om_timestamp)
+    families = _families(samples, _labels_om_memo, _labels_om, _om_timestamp)
     out = []
-    for name, (sample_type, help_text, lines) in families.items():
+    for name, (sample_type, help_text, lines, _) in families.items():
         family = name
         if sample_type == "counter":
             family = name[:-6]

@@ -230,7 +230,8 @@ class Template:
                 i = end + 1
             else:
                 if not ("0" <= text[i] <= "9"):
-                    raise ValueError(f"{text!r}: '$' must be followed by a group number or {{name}}; write '\\$' for a dollar sign")
+                    raise ValueError(f"{text!r}: '$' must be followed by a group number or {{name}}; "
+                                     "write '\\$' for a dollar sign")
                 ref = ord(text[i]) - 48
                 i += 1
                 while i < n and "0" <= text[i] <= "9" and ref * 10 + ord(text[i]) - 48 <= group_count:
@@ -520,7 +521,8 @@ class _Parser:
         if "hostPort" in d:
             host_port = self._string(d, "hostPort")
             if ":" not in host_port:
-                raise self.error(("hostPort",), f"{host_port!r} is not host:port", "write it as host:port, e.g. localhost:9999")
+                raise self.error(("hostPort",), f"{host_port!r} is not host:port",
+                                 "write it as host:port, e.g. localhost:9999")
             kw["jmx_url"] = f"service:jmx:rmi:///jndi/rmi://{host_port}/jmxrmi"
         elif "jmxUrl" in d:
             kw["jmx_url"] = self._string(d, "jmxUrl")
@@ -627,7 +629,8 @@ class _Parser:
             try:
                 object_name = ObjectName.parse(str(name))
             except ValueError as e:
-                raise self.error((key, name), f"invalid ObjectName: {e}", "write an exact ObjectName, without wildcards") from e
+                raise self.error((key, name), f"invalid ObjectName: {e}",
+                                 "write an exact ObjectName, without wildcards") from e
             if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
                 raise self.error((key, name), "must be a list of attribute names", "write [Attr1, Attr2]")
             k = object_name_key(object_name)
@@ -672,7 +675,8 @@ class _Parser:
             try:
                 return Template(text, regex)
             except ValueError as e:
-                raise self.error(where, str(e), "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
+                raise self.error(where, str(e),
+                                 "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
 
         kw: dict[str, Any] = {"index": i, "line": self.line(path), "pattern": pattern, "regex": regex}
         if "name" in r:
@@ -686,7 +690,8 @@ class _Parser:
         if "valueFactor" in r:
             factor = parse_java_double(java_str(r["valueFactor"]))
             if factor is None:
-                self.warn(path + ("valueFactor",), f"{r['valueFactor']!r} is not a number; using 1.0 as jmx_exporter does")
+                self.warn(path + ("valueFactor",),
+                          f"{r['valueFactor']!r} is not a number; using 1.0 as jmx_exporter does")
             else:
                 kw["value_factor"] = factor
         if "type" in r:
@@ -710,7 +715,8 @@ class _Parser:
                 value = labels[key]
                 where = path + ("labels", key)
                 if value is None or isinstance(value, (dict, list)):
-                    raise self.error(where, f"label value must be text, not {_kind(value)}", 'write a value such as "$1"')
+                    raise self.error(where, f"label value must be text, not {_kind(value)}",
+                                     'write a value such as "$1"')
                 pairs.append((template(java_str(key), where), template(java_str(value), where)))
             kw["labels"] = tuple(pairs)
         return Rule(**kw)

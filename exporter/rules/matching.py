@@ -7,34 +7,34 @@ way jmx_exporter's JmxScraper flattens them). Each leaf is matched against
 
 by the rules in order; the first match names the sample (or drops it).
 
-Regexes run once per leaf, not once per poll. A leaf's outcome is cached by its ObjectName and
-attribute path; the catch is that the match string ends with the value, so a rule could match
-`Value: 0` and not `Value: 1`. `value_blind` proves, from the pattern's syntax, that a rule
-cannot tell two numbers apart: every match of the pattern ends with a character that never
-occurs in Java's text of a number (the `e` of `Value`, the `>` of `<>`), so no match reaches into
-the value. Strimzi's and Confluent's rules are all value-blind, so in steady state a numeric leaf
-costs a dict lookup. Rules that are not blind are re-run every poll for the leaves they could
-apply to; string and boolean leaves are cached per distinct value.
+Regexes run once per leaf, not once per poll: a leaf's outcome is cached by ObjectName and
+attribute. The catch is that the match string ends with the value, so a rule could match
+`Value: 0` and not `Value: 1`. `value_blind` proves from a pattern's syntax that it cannot tell
+two numbers apart (no match of it can end inside the number, and it does not look ahead), which
+holds for every rule of Strimzi's and Confluent's files: in steady state a numeric leaf costs a
+dict lookup and usually hands back the previous poll's Sample object. A rule that is not blind is
+re-run every poll, but only for leaves whose name could ever satisfy it (`required_literals`);
+string and boolean leaves are cached per distinct value. The same required texts pre-filter the
+rules on a leaf's first sight, so most rules never reach their regex.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-try:  # the regex parser behind `re`; its shape is stable across 3.10-3.13
-    from re import _constants as _sre, _parser as _sre_parse  # type: ignore[attr-defined]
+try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to 3.13
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
 except ImportError:  # Python 3.10
-    import sre_constants as _sre  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from exporter.exposition import java_double
 from exporter.model import MBean, Sample, Tabular
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, parse_java_double
-from exporter.rules.naming import NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name, series_key, snake_case
+from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name,
+                                   series_key, snake_case)
 
 # --- Leaves ---------------------------------------------------------------------------------
 
@@ -90,7 +90,7 @@ class _MatchStrings:
     """A leaf's match strings, built once for all the rules tried on it (at most four variants:
     snake-cased attribute or not, the value or `<cache>`)."""
 
-    __slots__ = ("leaf", "bean", "value", "_memo", "_heads")
+    __slots__ = ("leaf", "bean", "value", "_memo", "_heads", "_found")
 
     def __init__(self, leaf: Leaf):
         self.leaf = leaf
@@ -98,6 +98,14 @@ class _MatchStrings:
         self.value: str | None = None
         self._memo: dict[tuple[bool, bool], str] = {}
         self._heads: dict[bool, str] = {}
+        self._found: dict[tuple[bool, bool], int] = {}
+
+    def found(self, snake: bool, cache: bool, prefilter: "_Prefilter") -> int:
+        """Which of the rules' required texts this match string contains, as bits."""
+        mask = self._found.get((snake, cache))
+        if mask is None:
+            mask = self._found[(snake, cache)] = prefilter.found(self.get(snake, cache))
+        return mask
 
     def head(self, snake: bool) -> str:
         """The match string up to the value: the part that is the same for every number."""
@@ -390,12 +398,37 @@ def could_match(head: str, checks: tuple) -> bool:
     return True
 
 
-def _contains(text: str, requirements: tuple[tuple[str, ...], ...]) -> bool:
-    for alternatives in requirements:
-        for alternative in alternatives:
-            if alternative in text:
-                break
-        else:
+class _Prefilter:
+    """The texts all the rules' patterns require, as bits: one pass of substring tests per match
+    string tells which rules could match it at all."""
+
+    def __init__(self, requirements: tuple[tuple[tuple[str, ...], ...], ...]):
+        texts = list(dict.fromkeys(t for rule in requirements for alternatives in rule for t in alternatives))
+        bit = {t: 1 << i for i, t in enumerate(texts)}
+        self.texts = tuple((t, bit[t]) for t in texts)
+        # per rule: the bits it needs all of, and groups of bits it needs one of
+        def bits(texts) -> int:
+            mask = 0
+            for t in texts:
+                mask |= bit[t]  # a text required twice is one bit
+            return mask
+        self.masks = tuple(
+            (bits(a[0] for a in rule if len(a) == 1), tuple(bits(a) for a in rule if len(a) > 1))
+            for rule in requirements)
+
+    def found(self, text: str) -> int:
+        mask = 0
+        for t, b in self.texts:
+            if t in text:
+                mask |= b
+        return mask
+
+
+def _possible(found: int, need: int, any_of: tuple[int, ...]) -> bool:
+    if found & need != need:
+        return False
+    for group in any_of:
+        if not found & group:
             return False
     return True
 
@@ -470,13 +503,13 @@ class EngineStats:
     rejected_values: int = 0  # a `value:` that did not parse as a number
     empty_names: int = 0  # a `name:` that expanded to nothing
     duplicates: int = 0  # samples dropped because an earlier one had the same name and labels
-    cached_leaves: int = 0  # leaves in the cache after the last call
 
 
 class _BeanPlan:
-    __slots__ = ("numeric", "nested", "constants")
+    __slots__ = ("numeric", "nested", "constants", "poll")
 
     def __init__(self):
+        self.poll = 0  # the last poll that saw this MBean
         self.numeric: dict[str, Any] = {}  # attribute name -> Outcome | Drop | _Volatile
         self.nested: dict[tuple, Any] = {}  # numbers inside composites and tables, by identity
         self.constants: dict[tuple, Any] = {}  # (identity, value type, value) -> Outcome | Drop
@@ -502,12 +535,19 @@ class RuleEngine:
         # Texts each pattern's matches must contain: a substring test rules most leaves out before
         # the regex (with its backtracking over several `(.+)`) has to run.
         literals = tuple(required_literals(r) for r in self.rules)
-        self._table = tuple(zip(self.rules, self.blind, literals, (head_checks(lits) for lits in literals)))
+        self._prefilter = _Prefilter(literals)
+        # (rule, blind, needed bits, one-of bit groups, head checks, which match string variant)
+        self._table = tuple(
+            (rule, blind, need, any_of, head_checks(lits), rule.attr_name_snake_case * 2 + rule.cache)
+            for rule, blind, lits, (need, any_of) in zip(self.rules, self.blind, literals, self._prefilter.masks))
         self._lower_names = config.lowercase_output_name
         self._lower_labels = config.lowercase_output_label_names
         self._infer_counters = config.infer_counter_type_from_name
         self._one_x = naming == "1.x"
-        self._plans: dict = {}
+        # MBean plans by (domain, keys): ObjectName's dataclass hash and equality run in Python,
+        # a tuple's in C (and compare by identity when the JMX edge hands back the same objects).
+        self._plans: dict[tuple, _BeanPlan] = {}
+        self._poll = 0
         self.stats = EngineStats()
 
     def cached_leaves(self) -> int:
@@ -524,13 +564,17 @@ class RuleEngine:
         one_x = self._one_x
         seen: set[str] = set()
         seen_add = seen.add
-        old_plans, plans = self._plans, {}
+        self._poll = poll = self._poll + 1
+        plans = self._plans
+        touched = 0
         for mbean in mbeans:
             object_name = mbean.name
-            plan = old_plans.get(object_name)
+            plan = plans.get((object_name.domain, object_name.keys))
             if plan is None:
-                plan = plans.get(object_name) or _BeanPlan()
-            plans[object_name] = plan
+                plan = plans[(object_name.domain, object_name.keys)] = _BeanPlan()
+            if plan.poll != poll:
+                plan.poll = poll
+                touched += 1
             numeric = plan.numeric
             for attr in mbean.attributes:
                 value = attr.value
@@ -567,7 +611,8 @@ class RuleEngine:
                     continue
                 seen_add(key)
                 append(sample)
-        self._plans = plans
+        if len(plans) > touched:  # some MBeans went away: forget them
+            self._plans = {k: p for k, p in plans.items() if p.poll == poll}
         stats = self.stats
         stats.cache_hits += hits
         stats.cache_misses += misses
@@ -650,13 +695,20 @@ class RuleEngine:
         could match this leaf for some number."""
         volatile = []
         strings = _MatchStrings(leaf)
-        for rule, blind, literals, checks in self._table:
+        found = [-1, -1, -1, -1]  # required-text bits per match string variant, computed once
+        for entry in self._table:
+            rule, blind, need, any_of, checks, variant = entry
             if not blind:
                 if could_match(strings.head(rule.attr_name_snake_case), checks):
-                    volatile.append((rule, literals))
+                    volatile.append(entry)
                 continue
-            if literals and not _contains(strings.get(rule.attr_name_snake_case, rule.cache), literals):
-                continue
+            if need or any_of:
+                bits = found[variant]
+                if bits < 0:
+                    bits = found[variant] = self._prefilter.found(
+                        strings.get(rule.attr_name_snake_case, rule.cache))
+                if bits & need != need or (any_of and not _possible(bits, need, any_of)):
+                    continue
             result = self._apply(rule, strings)
             if result is not None:
                 return _Volatile(leaf, tuple(volatile), result) if volatile else result
@@ -667,8 +719,8 @@ class RuleEngine:
         if leaf.value.__class__ is not value.__class__ or leaf.value != value:
             leaf = volatile.leaf = Leaf(leaf.domain, leaf.keys, leaf.path, leaf.attr, leaf.description, value)
         strings = _MatchStrings(leaf)
-        for rule, literals in volatile.rules:
-            result = self._try(rule, literals, strings)
+        for entry in volatile.rules:
+            result = self._try(entry, strings)
             if result is not None:
                 return result
         return volatile.fallback
@@ -676,8 +728,8 @@ class RuleEngine:
     def _plan_constant(self, leaf: Leaf) -> Any:
         """Strings and booleans: the whole rule search, final for this value."""
         strings = _MatchStrings(leaf)
-        for rule, _blind, literals, _checks in self._table:
-            result = self._try(rule, literals, strings)
+        for entry in self._table:
+            result = self._try(entry, strings)
             if result is None:
                 continue
             if result.__class__ is Outcome and result.fixed is None and isinstance(leaf.value, str):
@@ -685,8 +737,10 @@ class RuleEngine:
             return result
         return UNMATCHED
 
-    def _try(self, rule: Rule, literals: tuple, strings: _MatchStrings) -> Outcome | Drop | None:
-        if literals and not _contains(strings.get(rule.attr_name_snake_case, rule.cache), literals):
+    def _try(self, entry: tuple, strings: _MatchStrings) -> Outcome | Drop | None:
+        rule, _blind, need, any_of, _checks, _variant = entry
+        if (need or any_of) and not _possible(
+                strings.found(rule.attr_name_snake_case, rule.cache, self._prefilter), need, any_of):
             return None
         return self._apply(rule, strings)
 
@@ -757,7 +811,8 @@ def default_help(leaf: Leaf) -> str:
     for key, value in leaf.keys:
         if key in ("name", "type"):
             found.setdefault(key, value)
-    text = f"{leaf.domain}:name={found.get('name', 'null')},type={found.get('type', 'null')},attribute={leaf.attr}"
+    text = (f"{leaf.domain}:name={found.get('name', 'null')},type={found.get('type', 'null')},"
+            f"attribute={leaf.attr}")
     if leaf.description is not None and leaf.description != leaf.attr:
         return leaf.description + " " + text
     return text
