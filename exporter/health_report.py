@@ -179,6 +179,8 @@ def _batches(lines: Iterable[str]) -> Iterator[tuple[list[str], int, bool, str |
     it = iter(lines)
     line_no, header = 1, None
     batch = list(islice(it, BATCH_LINES))
+    if batch and batch[0].startswith("\ufeff"):  # a byte-order mark (Windows editors) is no content
+        batch[0] = batch[0][1:]
     first = next((l for l in batch if l.strip()), None)
     while first is None and batch:  # only blank lines so far: skip them, keep counting
         line_no += len(batch)

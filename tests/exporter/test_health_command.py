@@ -587,3 +587,15 @@ def test_json_lines_read_back_as_written(s, rnd, live, minus_one):
     (item,) = read_states([line + "\n"])
     assert type(item) is Parsed, item
     assert tuple(item.state) == tuple(s._replace(live_brokers=live))
+
+
+def test_a_byte_order_mark_does_not_hide_json_lines(tmp_path):
+    # Editors on Windows save UTF-8 with a BOM; it must not turn JSON Lines into "describe text".
+    line = '{"topic": "a", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 1}\n'
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode())
+    code, out, err = run_main("health", str(path), "--output", "jsonl")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["under_replicated"] is True
+    code, out, err = run_main("health", "-", "--output", "jsonl", stdin="\ufeff" + line)
+    assert code == 0 and json.loads(out)["under_replicated"] is True
