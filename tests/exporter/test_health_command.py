@@ -594,8 +594,8 @@ def test_a_byte_order_mark_does_not_hide_json_lines(tmp_path):
     line = '{"topic": "a", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 1}\n'
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + line.encode())
-    code, out, err = run_main("health", str(path), "--output", "jsonl")
+    code, out, err = run_main(str(path), "--output", "jsonl")
     assert (code, err) == (0, "")
     assert json.loads(out)["under_replicated"] is True
-    code, out, err = run_main("health", "-", "--output", "jsonl", stdin="\ufeff" + line)
+    code, out, err = run_main("-", "--output", "jsonl", stdin="\ufeff" + line)
     assert code == 0 and json.loads(out)["under_replicated"] is True
