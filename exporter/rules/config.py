@@ -390,6 +390,13 @@ class Config:
     rules: tuple[Rule, ...] = (DEFAULT_RULE,)
     warnings: tuple[str, ...] = ()
     sidecar: Mapping[str, Any] = field(default_factory=dict)
+    # YAML line of each key path, e.g. ("sidecar", "listenAddress") -> 12, for the code that
+    # validates the `sidecar:` section to point at lines too.
+    lines: Mapping[tuple, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def line_of(self, path: tuple) -> int | None:
+        """The YAML line of a key path, or of its nearest parent that has one."""
+        return _line_of(self.lines, path)
 
     def wants_mbean(self, name: ObjectName) -> bool:
         """Included by some include pattern and by no exclude pattern (exclusion wins)."""
@@ -437,6 +444,14 @@ def java_str(value: Any) -> str:
     return str(value)
 
 
+def _line_of(lines: Mapping[tuple, int], path: tuple) -> int | None:
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return lines.get(())
+
+
 def _path_text(path: tuple) -> str:
     out = ""
     for p in path:
@@ -474,11 +489,7 @@ class _Parser:
             loader.dispose()
 
     def line(self, path: tuple) -> int | None:
-        while path:
-            if path in self.lines:
-                return self.lines[path]
-            path = path[:-1]
-        return self.lines.get(())
+        return _line_of(self.lines, path)
 
     def error(self, path: tuple, problem: str, fix: str) -> ConfigError:
         return ConfigError(self.source, self.line(path), _path_text(path), problem, fix)
@@ -573,6 +584,7 @@ class _Parser:
                                  "put the sidecar's settings as `key: value` lines under sidecar:")
             kw["sidecar"] = sidecar or {}
         kw["warnings"] = tuple(self.warnings)
+        kw["lines"] = self.lines
         return Config(**kw)
 
     # --- typed getters

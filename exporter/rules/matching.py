@@ -503,6 +503,7 @@ class EngineStats:
     rejected_values: int = 0  # a `value:` that did not parse as a number
     empty_names: int = 0  # a `name:` that expanded to nothing
     duplicates: int = 0  # samples dropped because an earlier one had the same name and labels
+    cached_leaves: int = 0  # leaves whose outcome is cached, after the last poll
 
 
 class _BeanPlan:
@@ -548,11 +549,12 @@ class RuleEngine:
         # a tuple's in C (and compare by identity when the JMX edge hands back the same objects).
         self._plans: dict[tuple, _BeanPlan] = {}
         self._poll = 0
+        self._cached = 0  # entries in all plans, kept up to date as they come and go
         self.stats = EngineStats()
 
     def cached_leaves(self) -> int:
         """Leaves whose outcome is cached (jmx_exporter's jmx_scrape_cached_beans)."""
-        return sum(len(p.numeric) + len(p.nested) + len(p.constants) for p in self._plans.values())
+        return self._cached
 
     def samples(self, mbeans: Iterable[MBean]) -> list[Sample]:
         """Apply the rules to one poll's MBeans: samples in MBean and attribute order, duplicates
@@ -613,7 +615,9 @@ class RuleEngine:
                 append(sample)
         if len(plans) > touched:  # some MBeans went away: forget them
             self._plans = {k: p for k, p in plans.items() if p.poll == poll}
+            self._cached = sum(len(p.numeric) + len(p.nested) + len(p.constants) for p in self._plans.values())
         stats = self.stats
+        stats.cached_leaves = self._cached
         stats.cache_hits += hits
         stats.cache_misses += misses
         stats.duplicates += duplicates
@@ -627,6 +631,7 @@ class RuleEngine:
         if found is None:
             leaf = Leaf(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value)
             found = numeric[attr.name] = self._plan_numeric(leaf)
+            self._cached += 1
         if found.__class__ is _Volatile:
             found = self._run_volatile(found, attr.value)
         if found.__class__ is not Outcome:
@@ -672,6 +677,7 @@ class RuleEngine:
             hit = found is not None and found.__class__ is not _Volatile
             if found is None:
                 found = plan.nested[identity] = self._plan_numeric(leaf)
+                self._cached += 1
             if found.__class__ is _Volatile:
                 found = self._run_volatile(found, value)
             return found, hit
@@ -680,8 +686,10 @@ class RuleEngine:
         if found is not None:
             return found, True
         if len(plan.constants) >= _CONSTANTS_LIMIT:
+            self._cached -= len(plan.constants)
             plan.constants.clear()
         found = plan.constants[key] = self._plan_constant(leaf)
+        self._cached += 1
         return found, False
 
     def _count_drop(self, drop: Drop) -> None:

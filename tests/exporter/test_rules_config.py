@@ -345,3 +345,11 @@ def test_object_name_patterns(pattern, name, matches):
 def test_invalid_object_name_patterns(pattern):
     with pytest.raises(ValueError):
         ObjectNamePattern.parse(pattern)
+
+
+def test_line_of_points_into_the_sidecar_section():
+    config = parse_config("rules:\n- pattern: a\nsidecar:\n  listenAddress: 0.0.0.0:9404\n  naming: 1.x\n")
+    assert config.line_of(("sidecar",)) == 3
+    assert config.line_of(("sidecar", "naming")) == 5
+    assert config.line_of(("sidecar", "unknown")) == 3  # the nearest parent
+    assert config.line_of(("rules", 0, "pattern")) == 2

@@ -385,9 +385,11 @@ def test_steady_state_runs_no_regex_and_follows_values():
     changed = engine.samples([bean("d:type=A,name=x", ("Value", 7))])
     assert changed[0].value == 7.0
     assert (engine.stats.cache_misses, engine.stats.cache_hits) == (1, 2)
-    assert engine.cached_leaves() == 1
+    assert engine.cached_leaves() == engine.stats.cached_leaves == 1
+    engine.samples([bean("d:type=A,name=y", ("Value", 1)), bean("d:type=A,name=z", ("Value", 1), ("Unit", "s"))])
+    assert engine.stats.cached_leaves == 3
     engine.samples([bean("d:type=A,name=y", ("Value", 1))])
-    assert engine.cached_leaves() == 1  # the MBean that went away left the cache
+    assert engine.cached_leaves() == engine.stats.cached_leaves == 1  # MBeans that went away left the cache
 
 
 @pytest.mark.parametrize("pattern, blind", [
