@@ -530,10 +530,7 @@ class _Parser:
         if "hostPort" in d and "jmxUrl" in d:
             raise self.error(("jmxUrl",), "both hostPort and jmxUrl are set", "keep only one of them")
         if "hostPort" in d:
-            host_port = self._string(d, "hostPort")
-            if ":" not in host_port:
-                raise self.error(("hostPort",), f"{host_port!r} is not host:port",
-                                 "write it as host:port, e.g. localhost:9999")
+            host_port = self._string(d, "hostPort")  # a bare host means RMI's port 1099, as in Java
             kw["jmx_url"] = f"service:jmx:rmi:///jndi/rmi://{host_port}/jmxrmi"
         elif "jmxUrl" in d:
             kw["jmx_url"] = self._string(d, "jmxUrl")
@@ -554,10 +551,10 @@ class _Parser:
                                  "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
         if "startDelaySeconds" in d:
             delay = d["startDelaySeconds"]
-            if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
-                raise self.error(("startDelaySeconds",), f"{delay!r} is not a whole number of seconds >= 0",
+            if isinstance(delay, bool) or not isinstance(delay, int):
+                raise self.error(("startDelaySeconds",), f"{delay!r} is not a whole number of seconds",
                                  "write a number such as 120")
-            kw["start_delay_seconds"] = delay
+            kw["start_delay_seconds"] = max(delay, 0)  # jmx_exporter takes a negative delay as none
         for key, attr in (("lowercaseOutputName", "lowercase_output_name"),
                           ("lowercaseOutputLabelNames", "lowercase_output_label_names"),
                           ("autoExcludeObjectNameAttributes", "auto_exclude_object_name_attributes"),

@@ -61,6 +61,7 @@ def test_empty_file_means_one_default_rule():
 
 def test_host_port_builds_the_url():
     assert parse_config("hostPort: broker-0:9999").jmx_url == "service:jmx:rmi:///jndi/rmi://broker-0:9999/jmxrmi"
+    assert parse_config("hostPort: broker-0").jmx_url == "service:jmx:rmi:///jndi/rmi://broker-0/jmxrmi"
     assert parse_config("jmxUrl: service:jmx:rmi:///jndi/rmi://h:1/jmxrmi").jmx_url == "service:jmx:rmi:///jndi/rmi://h:1/jmxrmi"
 
 
@@ -94,6 +95,7 @@ def test_flags_and_delay():
     assert config.start_delay_seconds == 5 and config.infer_counter_type_from_name
     assert config.auto_exclude_object_name_attributes is False
     assert error_of("startDelaySeconds: soon").key == "startDelaySeconds"
+    assert parse_config("startDelaySeconds: -5").start_delay_seconds == 0
     assert error_of("lowercaseOutputName: 1").key == "lowercaseOutputName"
 
 
