@@ -146,6 +146,8 @@ def _flatten(domain: str, keys: tuple, path: tuple, attr: str, description: str 
     elif isinstance(value, Tabular):
         yield from _flatten_table(domain, keys, path, attr, value)
     elif isinstance(value, Mapping):  # CompositeData: items in sorted key order, path + attr
+        # jmx_exporter describes every item with the CompositeType's description; the JMX edge
+        # may carry it as `Composite.description` (an attribute on the dict).
         item_description = getattr(value, "description", None)
         for key in sorted(value):
             yield from _flatten(domain, keys, path + (attr,), key, item_description, value[key])
@@ -159,9 +161,9 @@ def _flatten_table(domain: str, keys: tuple, path: tuple, attr: str, table: Tabu
     """Each row's index columns become extra key properties (renamed with '_' until they do not
     collide); every other column is a leaf below `attr`, except a column named `value`, which
     takes the table's own place."""
-    description = getattr(table, "description", None)
     index = tuple(table.index)
     for row in table.rows:
+        description = getattr(row, "description", None)  # the row CompositeType's, as in Java
         row_keys = list(keys)
         taken = {k for k, _ in keys}
         for column in index:

@@ -103,15 +103,17 @@ def test_tabular_index_columns_become_keys_and_value_column_takes_the_table_plac
 
 
 def test_tabular_other_columns_and_colliding_index_names():
-    table = Tabular(index=("name", "id"), rows=({"name": "x", "id": 7, "count": 3, "Avg": 1.5},))
+    row = Composite({"name": "x", "id": 7, "count": 3, "Avg": 1.5})
+    row.description = "row type"
+    table = Tabular(index=("name", "id"), rows=(row,))
     assert [leaf.match_string() for leaf in leaves(bean("d:type=T,name=N", ("Stats", table)))] == [
         "d<type=T, name=N, name_=x, id=7><Stats>Avg: 1.5",
         "d<type=T, name=N, name_=x, id=7><Stats>count: 3",
     ]
     s = run("", bean("d:type=T,name=N", ("Stats", table)))[0]
     assert s.labels == (("name", "N"), ("name_", "x"), ("id", "7"))
-    # HELP reads the ObjectName's own name key
-    assert s.help.endswith("d:name=N,type=T,attribute=Avg")
+    # HELP: the row type's description, and the ObjectName's own name key
+    assert s.help == "row type d:name=N,type=T,attribute=Avg"
 
 
 def test_nested_tables_repeat_the_underscore():
