@@ -1,4 +1,5 @@
 import math
+import re
 import struct
 
 import pytest
@@ -222,3 +223,32 @@ def test_integer_values_print_as_doubles():
 def test_float_bits_survive():
     x = struct.unpack(">d", bytes.fromhex("3fb999999999999a"))[0]  # 0.1
     assert render_text([Sample("a", (), x, "gauge", "h")]).decode().endswith("a 0.1\n")
+
+
+_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', re.DOTALL)
+_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b_c", "d:e"]),
+                          st.lists(st.tuples(st.sampled_from(["k", "topic", "x_1"]), st.text()), max_size=3,
+                                   unique_by=lambda kv: kv[0]),
+                          st.floats(allow_nan=False)), max_size=20))
+def test_label_values_and_values_round_trip(rows):
+    samples = [Sample(name, tuple(labels), value, "gauge", "h\\elp\nx") for name, labels, value in rows]
+    for render_, trailing in ((render_text, True), (render_openmetrics, False)):
+        parsed = []
+        for line in render_(samples).decode().split("\n"):  # only \n ends a line (\r is content)
+            if not line or line.startswith("#"):
+                continue
+            m = _LINE.match(line)
+            assert m, line
+            labels = tuple((k, _unescape(v)) for k, v in _PAIR.findall(m.group(2) or ""))
+            if m.group(2):
+                assert m.group(2).endswith(",") is trailing
+            parsed.append((m.group(1), labels, float(m.group(3))))
+        expected = sorted((n, tuple(l), v) for n, l, v in rows)
+        assert sorted(parsed) == expected
