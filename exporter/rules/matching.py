@@ -214,6 +214,9 @@ def value_blind(rule: Rule) -> bool:
     """True when the rule's outcome for a numeric leaf cannot depend on which number it holds."""
     if rule.regex is None or rule.cache:
         return True  # matches everything / is matched against the literal `<cache>`
+    templates = [rule.name, rule.value, rule.help] + [t for pair in rule.labels for t in pair]
+    if any(t is not None and 0 in t.parts for t in templates):
+        return False  # `$0` is the whole match string, value included
     try:
         parsed = _parse(rule)
         tails = _tails(parsed.data, bool(parsed.state.flags & re.IGNORECASE))
