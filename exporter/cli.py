@@ -86,11 +86,24 @@ def _add_simulate(sub) -> None:
 
 
 def _add_demo(sub) -> None:
-    p = sub.add_parser("demo", help="show every health metric move on the built-in examples")
+    p = sub.add_parser("demo", help="the simulator and the sidecar playing a scenario: see every health metric move",
+                       description="Starts the broker simulator and the sidecar next to broker 1, plays a "
+                                   "scripted scenario (a broker fails, an ISR shrinks below min ISR, a "
+                                   "reassignment moves bytes, the broker comes back) and prints, at each "
+                                   "step, the health values /metrics shows beside what the health formulas "
+                                   "say for the same partition states. Ctrl-C stops everything it started.")
+    p.add_argument("--keep-serving", action="store_true", help="keep the endpoint up after the scenario")
+    p.add_argument("--port", type=int, default=0, help="the sidecar's port (default: a free one)")
+    p.add_argument("--examples", action="store_true",
+                   help="only judge the seed KIP examples with `health` under each profile (no JVM)")
     p.set_defaults(func=_run_demo)
 
 
 def _run_demo(args) -> int:
+    if not args.examples:
+        from exporter import demo
+
+        return demo.run(args.keep_serving, args.port)
     from exporter import health_report
 
     examples = resources.files("mbeans").joinpath("kip_examples.jsonl")

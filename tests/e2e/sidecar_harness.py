@@ -1,0 +1,58 @@
+"""The sidecar running in this process (poll thread + HTTP server) against a simulator, the way
+`serve` runs it, so end-to-end tests can drive the broker and read what Prometheus sees."""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+from exporter.collector import Collector
+from exporter.http import MetricsServer
+from exporter.jmx_source import JmxSource
+from exporter.rules.config import load_config
+from exporter.settings import SidecarSettings
+from exporter.web_config import WebConfig
+
+REPO = Path(__file__).resolve().parents[2]
+HEALTH_RULES = REPO / "rules" / "kafka-health.yml"
+
+
+def host_port(jmx_url: str) -> str:
+    return re.search(r"rmi://([^/]+)/jmxrmi", jmx_url).group(1)
+
+
+class Sidecar:
+    def __init__(self, jmx_url: str, tmp_path: Path, rules: Path = HEALTH_RULES, web: WebConfig | None = None,
+                 poll_seconds: float = 0.5, extra: str = ""):
+        self.config_path = tmp_path / "sidecar.yml"
+        self.config_path.write_text(f"hostPort: {host_port(jmx_url)}\n{extra}{rules.read_text() if rules else ''}")
+        config = load_config(str(self.config_path))
+        self.settings = SidecarSettings(poll_interval_seconds=poll_seconds, listen_address="127.0.0.1:0")
+        self.collector = Collector(lambda c: JmxSource(c, self.settings), config, self.settings,
+                                   config_path=str(self.config_path))
+        self.server = MetricsServer("127.0.0.1", 0, self.collector, web or WebConfig())
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.collector.run, args=(self.stop_event,), daemon=True)
+
+    def __enter__(self) -> "Sidecar":
+        self.server.start()
+        self.thread.start()
+        return self
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.server.port}"
+
+    def wait_for_poll_after(self, t: float, timeout: float = 30) -> None:
+        """Until a snapshot taken after wall-clock time `t` is served."""
+        deadline = time.monotonic() + timeout
+        while self.collector.snapshot.taken_at <= t:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no poll after {t}: last error {self.collector.last_error}")
+            time.sleep(0.05)
+
+    def __exit__(self, *exc) -> None:
+        self.stop_event.set()
+        self.thread.join(15)
+        self.server.stop()
