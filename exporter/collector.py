@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from exporter.settings import SidecarSettings
 from exporter.snapshot import Snapshot
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
+_RETRY_HINT = re.compile(r" \(next attempt in [^)]*\)")
 
 
 class SourceError(Exception):
@@ -172,7 +174,8 @@ class Collector:
         m.scrape_error.set(1)
         m.scrape_duration.set(elapsed)
         m.polls.labels("failure").inc()
-        if message != self.last_error:  # log a new problem once, not every poll
+        # Log a new problem once, not every poll; the client's retry countdown is not a new problem.
+        if _RETRY_HINT.sub("", message) != _RETRY_HINT.sub("", self.last_error or ""):
             age = self.clock() - self._snapshot.taken_at if self._snapshot.taken_at else None
             served = f"serving the last good snapshot ({age:.0f} s old)" if age is not None else "nothing to serve yet"
             log.error("poll of %s failed: %s; %s", self.target, message, served)

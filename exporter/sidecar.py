@@ -62,6 +62,8 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
     except ConfigError as e:
         err.write(f"{e}\n")
         return 2
+    # The contract is one line on stderr: the reason below, not the loggers' copies of it.
+    logging.disable(logging.ERROR)
     collector = make_collector(loaded, None)
     try:
         if not collector.poll_once():

@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import yaml
 
-from exporter.rules.config import ConfigError
+from exporter.rules.config import ConfigError, yaml_error
 
 
 def load_yaml_file(path: str) -> tuple[Any, Callable[[tuple], int | None]]:
@@ -25,10 +25,7 @@ def parse_yaml(text: str, source: str) -> tuple[Any, Callable[[tuple], int | Non
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(source, mark.line + 1 if mark else None, "",
-                          f"invalid YAML: {getattr(e, 'problem', None) or e}",
-                          "fix the YAML syntax at that line") from e
+        raise yaml_error(e, source) from e
     lines: dict[tuple, int] = {}
 
     def index(n: yaml.Node, path: tuple) -> None:

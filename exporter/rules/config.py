@@ -46,6 +46,20 @@ _RULE_KEYS = {"pattern", "name", "value", "valueFactor", "help", "labels", "type
 _ENV_REF = re.compile(r"\$\{([^}]+)\}")
 
 
+def yaml_error(e: yaml.YAMLError, source: str) -> "ConfigError":
+    """PyYAML's error with its line; when the problem shows only at a later line (an unclosed
+    bracket or quote reported at the end of the file), also where the construct began."""
+    problem_mark = getattr(e, "problem_mark", None)
+    context_mark = getattr(e, "context_mark", None)
+    mark = problem_mark or context_mark
+    problem = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    if context and context_mark and problem_mark and context_mark.line != problem_mark.line:
+        problem += f" ({context} that starts at line {context_mark.line + 1})"
+    return ConfigError(source, mark.line + 1 if mark else None, "", f"invalid YAML: {problem}",
+                       "fix the YAML syntax there")
+
+
 class ConfigError(ValueError):
     """What is wrong, where (file, YAML line, key) and what to do."""
 
@@ -505,10 +519,7 @@ class _Parser:
             node = loader.get_single_node()
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-            problem = getattr(e, "problem", None) or str(e)
-            raise ConfigError(self.source, mark.line + 1 if mark else None, "",
-                              f"invalid YAML: {problem}", "fix the YAML syntax at that line") from e
+            raise yaml_error(e, self.source) from e
         finally:
             loader.dispose()
         if node is not None:
