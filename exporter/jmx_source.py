@@ -20,6 +20,7 @@ from exporter.collector import ReadResult, SourceError
 from exporter.jmx import JmxClient, JmxError, JmxSettings
 from exporter.model import MBean, ObjectName
 from exporter.rules.config import Config
+from exporter.rules.order import jmx_exporter_order
 from exporter.settings import SidecarSettings
 from mbeans import catalog
 
@@ -96,6 +97,7 @@ class JmxSource:
         self._listed_at: float | None = None
         self._plan: tuple[list[ObjectName], dict[tuple, list[ObjectName]]] | None = None
         self._templates: dict[tuple, MBean] = {}
+        self._ordered: list[ObjectName] = []
 
     @property
     def connected(self) -> bool:
@@ -122,7 +124,9 @@ class JmxSource:
                 rest.extend(families.pop(f))
             self._plan = (rest, families)
             self._templates.clear()
-        return self.client.names or []
+            # jmx_exporter's visiting order: it decides a family's HELP and which duplicate wins
+            self._ordered = jmx_exporter_order(names)
+        return self._ordered
 
     def _template(self, family: tuple, member: ObjectName) -> MBean | None:
         """One real read per family and names refresh: the class name and attribute metadata a
@@ -163,6 +167,5 @@ class JmxSource:
             for mb in self.client.read(rest):
                 by_name[mb.name] = mb
         stats = self.client.take_stats()
-        # The name list's order, the same every poll whichever way a value was learned.
         mbeans = [by_name[n] for n in names if n in by_name]
         return ReadResult(mbeans, stats.round_trips)

@@ -1,4 +1,4 @@
-"""Readers for the reference captures in /work/shared/reference/kafka-4.1 (test helpers).
+"""Readers for the reference captures in ../shared/reference/kafka-4.1 (test helpers).
 
 `read_dump` turns `all-kafka-mbeans-full.txt` into MBeans:
 
@@ -18,9 +18,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from exporter.rules import order
 from exporter.model import Attribute, MBean, ObjectName
 
-REFERENCE = Path("/work/shared/reference")
+# shared/ sits beside the repository (in CI too)
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
 KAFKA_41 = REFERENCE / "kafka-4.1"
 RULES = REFERENCE / "rules"
 YAMMER_DESCRIPTION = "Attribute exposed for management"
@@ -130,29 +132,9 @@ def descriptions_from_capture(text: str) -> dict[tuple, str]:
     return out
 
 
-def _java_string_hash(text: str) -> int:
-    h = 0
-    for unit in _utf16_units(text):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h
-
-
-def _utf16_units(text: str):
-    data = text.encode("utf-16-be")
-    return (int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-
-
-def canonical_name(name: ObjectName) -> str:
-    """ObjectName.getCanonicalName(): the key properties sorted by key."""
-    return name.domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(name.keys))
-
-
 def jmx_exporter_order(mbeans: list[MBean], capacity: int = 2048) -> list[MBean]:
-    """The order jmx_exporter 0.17 scraped MBeans in: a java.util.HashSet<ObjectName> iterated by
-    bucket (hash = canonical name's String.hashCode, spread as HashMap does). The broker served
-    ~1,100 MBeans, so the table had 2,048 buckets. A family's HELP comes from its first sample,
-    so this order decides which MBean's name appears in a shared HELP line."""
-    def bucket(mbean: MBean) -> int:
-        h = _java_string_hash(canonical_name(mbean.name))
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(mbeans, key=bucket)
+    """The captured broker's MBeans in the order jmx_exporter 0.17 scraped them (see
+    exporter.rules.order). It queried ~1,100 names, so the table had 2,048 buckets."""
+    ordered = order.jmx_exporter_order(mbeans, lambda m: m.name, total=capacity * 3 // 4)
+    assert order.hashset_table_size(capacity * 3 // 4) == capacity
+    return ordered

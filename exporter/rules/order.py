@@ -1,0 +1,56 @@
+"""The order jmx_exporter visits MBeans in, so that the first-come choices it makes come out the
+same here: a family's HELP text is the first sample's, and in 0.x naming the first of two
+duplicate samples wins.
+
+jmx_exporter iterates the `java.util.HashSet<ObjectName>` that `queryNames` returns: by hash
+bucket of the canonical name's `String.hashCode()`, spread as `HashMap` does, in a table sized
+by `HashSet.readObject` for the number of names.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, TypeVar
+
+from exporter.model import ObjectName
+
+T = TypeVar("T")
+
+
+def java_string_hash(text: str) -> int:
+    """`String.hashCode()`: over UTF-16 code units, 32-bit wrap-around (kept unsigned here)."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def canonical_name(name: ObjectName) -> str:
+    """`ObjectName.getCanonicalName()`: the key properties sorted by key."""
+    return name.domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(name.keys))
+
+
+def hashset_table_size(count: int) -> int:
+    """Buckets of a deserialised HashSet of `count` elements: capacity size * (1 / 0.75f), as a
+    float, rounded up to a power of two (at least 1)."""
+    capacity = int(count * 1.3333333730697632)  # 1 / 0.75f in float precision
+    size = 1
+    while size < capacity:
+        size <<= 1
+    return size
+
+
+def jmx_exporter_order(items: Iterable[T], name_of: Callable[[T], ObjectName] = lambda x: x,
+                       total: int | None = None) -> list[T]:
+    """`items` in jmx_exporter's visiting order. `total` is how many names the broker returned
+    (the table size depends on it); by default, the number of items. Names sharing a bucket
+    keep their canonical-name order (Java keeps the server's order there, which a client
+    cannot see; such collisions are rare)."""
+    items = list(items)
+    mask = hashset_table_size(len(items) if total is None else total) - 1
+
+    def key(item: T) -> tuple[int, str]:
+        canonical = canonical_name(name_of(item))
+        h = java_string_hash(canonical)
+        return (h ^ (h >> 16)) & mask, canonical
+
+    return sorted(items, key=key)
