@@ -67,6 +67,22 @@ class _Info:
         self.shared = shared        # one shape for the class: shared by a family, kept across listings
 
 
+class _Plan:
+    """What one read() sends (the engine's plan) and what it needs to build MBeans again."""
+
+    __slots__ = ("jplan", "entries", "generation", "prev_raw", "prev_mbeans", "source", "size", "complete")
+
+    def __init__(self, jplan: Any, entries: list, generation: int):
+        self.jplan = jplan
+        self.entries = entries          # (ObjectName, name text, _Info, attribute positions)
+        self.generation = generation    # the client's generation it was built for
+        self.prev_raw: list | None = None
+        self.prev_mbeans: list | None = None
+        self.source: Any = None
+        self.size = 0
+        self.complete = True
+
+
 def _canonical(name: ObjectName | str) -> tuple[str, frozenset]:
     """ObjectName equality as JMX defines it (key order does not matter)."""
     if isinstance(name, str):
@@ -105,6 +121,7 @@ class JmxClient:
         # MBeanInfo
         self._info: dict[str, _Info] = {}
         self._family_info: dict[str, _Info] = {}
+        self._info_failed: set[str] = set()  # getMBeanInfo failed: skipped until the next listing
         # filters
         self._include_attrs = {_canonical(k): frozenset(v) for k, v in settings.include_object_name_attributes.items()}
         self._exclude_attrs = {_canonical(k): frozenset(v) for k, v in settings.exclude_object_name_attributes.items()}
@@ -112,8 +129,10 @@ class JmxClient:
                            if settings.skip_expensive_attributes else {})
         self._auto_excluded: dict[str, set[str]] = {}
         # the plan for reading every listed MBean
-        self._plan: Any = None
-        self._plan_entries: list[tuple[ObjectName, str, _Info, tuple[int, ...]]] = []
+        self._plan: _Plan | None = None
+        self._subset_plans: dict[tuple, _Plan] = {}
+        # bumped whenever a plan may be stale: new names, new MBeanInfo, auto-excluded attributes
+        self._generation = 0
         # stats
         self._stats = JmxStats()
         self._total = JmxStats()
@@ -291,7 +310,10 @@ class JmxClient:
         self._info = {k: v for k, v in self._info.items() if k in alive and v.shared}
         self._family_info = {k: v for k, v in self._family_info.items() if v.shared}
         self._auto_excluded = {k: v for k, v in self._auto_excluded.items() if k in alive}
+        self._info_failed = set()
         self._plan = None
+        self._subset_plans.clear()
+        self._generation += 1
 
     def _name_index(self) -> dict[str, int]:
         if self._index is None:
@@ -313,11 +335,20 @@ class JmxClient:
     def _ensure_infos(self, targets: Sequence[tuple[str, ObjectName]], jnames_for) -> None:
         """MBeanInfo for every target without one: one family member first, then the rest of a
         family only when its class does not share one MBeanInfo."""
+        before = len(self._info)
+        try:
+            self._ensure_infos_of(targets, jnames_for)
+        finally:
+            if len(self._info) != before:
+                self._generation += 1
+
+    def _ensure_infos_of(self, targets: Sequence[tuple[str, ObjectName]], jnames_for) -> None:
         info, fam_info = self._info, self._family_info
         first: list[tuple[str, ObjectName, str | None]] = []
         waiting: dict[str, list[tuple[str, ObjectName]]] = {}
+        failed = self._info_failed
         for st, n in targets:
-            if st in info:
+            if st in info or st in failed:
                 continue
             fam = self._family(n)
             if fam is not None:
@@ -353,6 +384,7 @@ class JmxClient:
         for (st, n, fam), (status, class_name, attrs) in zip(batch, records):
             if status != "o":
                 self._note_failure(st, status, "getMBeanInfo")
+                self._info_failed.add(st)  # not asked again before the next list_names()
                 continue
             shared = self._shared_class(class_name)
             inf = _Info(class_name, attrs, shared)
@@ -402,14 +434,17 @@ class JmxClient:
         return tuple(out)
 
     def _build_plan(self, targets: Sequence[tuple[str, ObjectName]], jnames_for,
-                    only: frozenset | None) -> tuple[Any, list]:
+                    only: frozenset | None) -> "_Plan":
         sets: dict[tuple[str, ...], int] = {}
         attr_set: list[int] = []
         entries = []
         picked: list[str] = []
+        complete = True
         for st, n in targets:
             inf = self._info.get(st)
             if inf is None:
+                if st not in self._info_failed:
+                    complete = False  # not looked up yet
                 continue
             pos = self._wanted(st, n, inf, only)
             if not pos:
@@ -421,8 +456,10 @@ class JmxClient:
             attr_set.append(k)
             entries.append((n, st, inf, pos))
             picked.append(st)
-        plan = self._engine.plan(jnames_for(picked), list(sets), attr_set)
-        return plan, entries
+        jplan = self._engine.plan(jnames_for(picked), list(sets), attr_set) if entries else None
+        plan = _Plan(jplan, entries, self._generation)
+        plan.complete = complete
+        return plan
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -432,7 +469,10 @@ class JmxClient:
 
         One getAttributes per MBean, spread over the connections. `attributes` restricts the read
         to those attribute names; `deadline` (a time.monotonic() value) bounds the whole read.
-        MBeans that vanished or failed are left out and counted in the stats.
+        MBeans that vanished or failed are left out and counted in the stats. An MBean whose
+        values did not change since the previous read of the same plan is returned as the same
+        (immutable) object. The plan for a `names` list is kept while that list object is passed
+        again unchanged (pass a new list when the set changes).
         """
         with self._lock:
             if names is None:
@@ -442,29 +482,32 @@ class JmxClient:
             return self._read_some(names, attributes, deadline)
 
     def _jnames_for_listed(self, strings: list[str]) -> Any:
-        idx = self._name_index()
         if len(strings) == len(self._strings):
             return self._jnames
+        idx = self._name_index()
         return self._engine.select(self._jnames, [idx[st] for st in strings])
 
     def _read_listed(self, attributes: Sequence[str] | None, deadline: float | None) -> list[MBean]:
+        plan = self._plan
+        if attributes is None and plan is not None and plan.generation == self._generation and plan.complete:
+            return self._run_plan(plan, deadline)  # every listed name has its MBeanInfo: nothing to look up
         targets = list(zip(self._strings, self._names or ()))
-        only = frozenset(attributes) if attributes is not None else None
-        before = len(self._info)
         self._ensure_infos(targets, self._jnames_for_listed)
-        if only is not None:
-            plan, entries = self._build_plan(targets, self._jnames_for_listed, only)
+        if attributes is not None:
+            plan = self._build_plan(targets, self._jnames_for_listed, frozenset(attributes))
         else:
-            if self._plan is None or len(self._info) != before:
-                self._plan, self._plan_entries = self._build_plan(targets, self._jnames_for_listed, None)
-            plan, entries = self._plan, self._plan_entries
-        mbeans, excluded = self._run_plan(plan, entries, deadline)
-        if excluded:
-            self._plan = None
-        return mbeans
+            if self._plan is None or self._plan.generation != self._generation:
+                self._plan = self._build_plan(targets, self._jnames_for_listed, None)
+            plan = self._plan
+        return self._run_plan(plan, deadline)
 
     def _read_some(self, names: Sequence[ObjectName | str], attributes: Sequence[str] | None,
                    deadline: float | None) -> list[MBean]:
+        key = (id(names), None if attributes is None else tuple(attributes))
+        plan = self._subset_plans.get(key)
+        if (plan is not None and plan.source is names and plan.size == len(names)
+                and plan.generation == self._generation and plan.complete):
+            return self._run_plan(plan, deadline)
         targets = []
         for n in names:
             if isinstance(n, str):
@@ -481,43 +524,64 @@ class JmxClient:
             return self._engine.parse_names(strings)
 
         self._ensure_infos(targets, jnames_for)
-        only = frozenset(attributes) if attributes is not None else None
-        plan, entries = self._build_plan(targets, jnames_for, only)
-        mbeans, excluded = self._run_plan(plan, entries, deadline)
-        if excluded:
-            self._plan = None
-        return mbeans
+        plan = self._build_plan(targets, jnames_for, None if attributes is None else frozenset(attributes))
+        plan.source, plan.size = names, len(names)
+        if len(self._subset_plans) >= 8:
+            self._subset_plans.pop(next(iter(self._subset_plans)))
+        self._subset_plans[key] = plan
+        return self._run_plan(plan, deadline)
 
-    def _run_plan(self, plan: Any, entries: list, deadline: float | None) -> tuple[list[MBean], bool]:
+    def _run_plan(self, plan: "_Plan", deadline: float | None) -> list[MBean]:
+        entries = plan.entries
         if not entries:
-            return [], False
-        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(entries), deadline,
-                                                                   self.settings.read_timeout_seconds),
-                                 "getAttributes")
+            return []
+        records, complex_values, rt = self._call(
+            lambda: self._engine.read(self._jconns, plan.jplan, len(entries), deadline,
+                                      self.settings.read_timeout_seconds), "getAttributes")
         self._stats.round_trips += rt
         out: list[MBean] = []
         append = out.append
         auto = self.settings.auto_exclude_object_name_attributes
+        prev_raw, prev_mbeans = plan.prev_raw, plan.prev_mbeans
+        if prev_raw is None or len(prev_raw) != len(records):
+            prev_raw, prev_mbeans = None, None
+        new_mbeans: list[MBean | None] = [None] * len(records)
+        decode = convert.decode_record
         excluded = False
         read = 0
-        for (n, st, inf, pos), (status, values) in zip(entries, records):
+        for i, ((n, st, inf, pos), rec) in enumerate(zip(entries, records)):
+            if prev_raw is not None and rec == prev_raw[i] and prev_mbeans[i] is not None:
+                mb = prev_mbeans[i]  # same text, same values (records with complex values never match)
+                new_mbeans[i] = mb
+                append(mb)
+                read += 1
+                continue
+            status, values = decode(rec, complex_values) if type(rec) is str else rec
             if status != "o":
                 self._note_failure(st, status, "getAttributes")
                 continue
             read += 1
             attrs = []
             ia = inf.attrs
+            clean = True
             for p, v in zip(pos, values):
                 if type(v) is convert._Marker or type(v) is convert.Unsupported:
                     if auto and v is not convert.MISSING:
                         self._auto_excluded.setdefault(st, set()).add(ia[p][0])
                         excluded = True
+                    clean = False
                     continue
                 a, typ, desc = ia[p]
                 attrs.append(Attribute(a, v, desc, typ))
-            append(MBean(n, inf.class_name, tuple(attrs)))
+            mb = MBean(n, inf.class_name, tuple(attrs))
+            if clean and type(rec) is str and "\x1fx" not in rec:
+                new_mbeans[i] = mb
+            append(mb)
+        plan.prev_raw, plan.prev_mbeans = records if records and type(records[0]) is str else None, new_mbeans
         self._stats.mbeans_read += read
-        return out, excluded
+        if excluded:
+            self._generation += 1
+        return out
 
     # --- server-side queries --------------------------------------------------------------------
 
@@ -603,11 +667,13 @@ class JmxClient:
         else:
             jn = self._engine.parse_names(strings)
         plan = self._engine.plan(jn, [(attribute,)], [0] * len(strings))
-        records, rt = self._call(lambda: self._engine.read(self._jconns, plan, len(strings), None,
-                                                           self.settings.read_timeout_seconds), "getAttributes")
+        records, complex_values, rt = self._call(
+            lambda: self._engine.read(self._jconns, plan, len(strings), None, self.settings.read_timeout_seconds),
+            "getAttributes")
         self._stats.round_trips += rt
         out = {}
-        for n, st, (status, vals) in zip(names, strings, records):
+        for n, st, rec in zip(names, strings, records):
+            status, vals = convert.decode_record(rec, complex_values) if type(rec) is str else rec
             if status != "o":
                 self._note_failure(st, status, "getAttributes")
             elif vals and not convert.is_marker(vals[0]):

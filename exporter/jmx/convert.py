@@ -1,8 +1,8 @@
 """Java values -> the plain Python values of exporter.model.
 
 Two routes to the same values:
-- `decode_read()` splits the text SidecarJmx.read() produced (one string per batch; the format is
-  documented at the top of SidecarJmx.java); `value_from_tag()` is its per-value step.
+- `split_records()` and `decode_record()` split the text SidecarJmx.read() produced (one string
+  per batch; the format is documented at the top of SidecarJmx.java).
 - `to_python()` converts one JPype object (CompositeData, TabularData, and every value on the
   JPype-only route used when the JVM has no compiler).
 
@@ -60,52 +60,52 @@ def date_from_millis(ms: int) -> datetime:
     return EPOCH + timedelta(milliseconds=ms)
 
 
-def decode_read(text: str | None, complex_values: Sequence[Any], count: int) -> list[tuple[str, list]]:
-    """SidecarJmx.read() text -> [(status, values)] with `count` entries, values in request order.
+def decode_record(rec: str, complex_values: Sequence[Any]) -> tuple[str, list]:
+    """One record of SidecarJmx.read()'s text -> (status, values in request order).
 
     status: "o" read, "g" gone, "e<message>" failed.
     """
+    fields = rec.split(US)
+    status = fields[0]
+    if status != "o":
+        return status, []
+    values: list = []
+    add = values.append
+    for f in fields[1:]:
+        tag = f[0]
+        if tag == "i":
+            add(int(f[1:]))
+        elif tag == "d":
+            add(float(f[1:]))
+        elif tag == "s" or tag == "e":
+            add(f[1:])
+        elif tag == "n":
+            add(None)
+        elif tag == "T":
+            add(True)
+        elif tag == "F":
+            add(False)
+        elif tag == "-":
+            add(MISSING)
+        elif tag == "x":
+            add(to_python(complex_values[int(f[1:])]))
+        elif tag == "t":
+            add(date_from_millis(int(f[1:])))
+        elif tag == "a":
+            add(ARRAY)
+        else:  # "u"
+            add(Unsupported(f[1:]))
+    return status, values
+
+
+def split_records(text: str | None, count: int) -> list[str]:
+    """SidecarJmx text -> one string per MBean (count of them)."""
     if not count:
         return []
-    out: list[tuple[str, list]] = []
-    append = out.append
-    conv = to_python
-    for rec in text.split(RS):
-        fields = rec.split(US)
-        status = fields[0]
-        if status != "o":
-            append((status, []))
-            continue
-        values = []
-        add = values.append
-        for f in fields[1:]:
-            tag = f[0]
-            if tag == "i":
-                add(int(f[1:]))
-            elif tag == "d":
-                add(float(f[1:]))
-            elif tag == "s" or tag == "e":
-                add(f[1:])
-            elif tag == "n":
-                add(None)
-            elif tag == "T":
-                add(True)
-            elif tag == "F":
-                add(False)
-            elif tag == "-":
-                add(MISSING)
-            elif tag == "x":
-                add(conv(complex_values[int(f[1:])]))
-            elif tag == "t":
-                add(date_from_millis(int(f[1:])))
-            elif tag == "a":
-                add(ARRAY)
-            else:  # "u"
-                add(Unsupported(f[1:]))
-        append((status, values))
-    if len(out) != count:
-        raise ValueError(f"helper returned {len(out)} records for {count} MBeans")
-    return out
+    records = text.split(RS) if text is not None else []
+    if len(records) != count:
+        raise ValueError(f"helper returned {len(records)} records for {count} MBeans")
+    return records
 
 
 def decode_infos(text: str | None, count: int) -> list[tuple[str, str, tuple[tuple[str, str, str], ...]]]:

@@ -6,8 +6,9 @@ one by one through JPype (parallel on Python threads: JPype releases the GIL dur
 and converts each value in Python; it needs no compiler and is the baseline the benchmark
 compares against.
 
-Both return, per MBean, (status, values) as described in convert.decode_read, and raise
-BatchFailure carrying the Java exception when a connection fails mid-batch.
+read() returns one record per MBean: the helper's text (JavaEngine; convert.decode_record makes
+it (status, values)) or (status, values) itself (JPypeEngine). Both raise BatchFailure carrying
+the Java exception when a connection fails mid-batch.
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ class JavaEngine:
     def read(self, conns: Any, plan: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
         r = self.h.read(conns, plan, _deadline_ms(deadline), int(stall * 1000))
         self._check(r)
-        return convert.decode_read(str(r.text), r.complex, count), int(r.roundTrips)
+        return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
 
 
 def _java_env(settings: JmxSettings) -> Any:
@@ -305,7 +306,8 @@ class JPypeEngine:
                 return ("e" + str(e), [])
             values = dict((str(a.getName()), a.getValue()) for a in got)
             return ("o", [to_python(values[w]) if w in values else convert.MISSING for w in want])
-        return self._run(conns, count, deadline, stall, one)
+        records, rt = self._run(conns, count, deadline, stall, one)
+        return records, None, rt
 
     def _one_by_one(self, mbsc: Any, name: Any, want: Sequence[str]):
         values = []

@@ -215,6 +215,29 @@ def test_mbeaninfo_of_growing_kafka_metrics_is_reread_after_a_refresh(target):
         assert values(c.read()[0]) == {"queue-size": 0.0, "byte-rate": 1.5}
 
 
+def test_unchanged_mbeans_come_back_as_the_same_objects(target):
+    name = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t0,partition=4"
+    with make(target) as c:
+        subset = [n for n in c.list_names() if n.domain == "kafka.cluster"]
+        for read in (lambda: c.read(), lambda: c.read(subset)):
+            read()  # builds the plan (a new plan, after a listing or an auto-exclusion, decodes all)
+            first = by_name(read())
+            target.command(f"set {name} long 77")
+            try:
+                second = by_name(read())
+            finally:
+                target.command(f"set {name} long {partition_value('LastStableOffsetLag', 4)}")
+            assert values(second[name]) == {"Value": 77} and values(first[name]) == {"Value": 1}
+            other = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t0,partition=5"
+            assert second[other] is first[other]  # same text from the helper: nothing decoded
+            types = "test:type=Types"
+            if types in first:  # composite values are always converted afresh
+                assert second[types] is not first[types] and repr(second[types]) == repr(first[types])
+        target.reset()
+        c.read(subset)  # the plan for this list object is kept: no MBeanInfo, one call per MBean
+        assert target.counts()["getMBeanInfo"] == 0 and target.counts()["getAttributes"] == len(subset)
+
+
 # --- filters ---------------------------------------------------------------------------------------
 
 
