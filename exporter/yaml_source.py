@@ -5,17 +5,11 @@ from typing import Any, Callable
 
 import yaml
 
-from exporter.rules.config import ConfigError, yaml_error
+from exporter.rules.config import read_config_text, yaml_error
 
 
 def load_yaml_file(path: str) -> tuple[Any, Callable[[tuple], int | None]]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError(path, None, "", f"cannot read the file ({e.strerror})",
-                          "check the path and its permissions") from e
-    return parse_yaml(text, path)
+    return parse_yaml(read_config_text(path), path)
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, Callable[[tuple], int | None]]:

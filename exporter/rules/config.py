@@ -428,17 +428,21 @@ class Config:
         return attribute in self.include_object_name_attributes.get(key, ())
 
 
-def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -> Config:
+def read_config_text(path: str | os.PathLike) -> str:
+    """A configuration file's text, or a ConfigError saying why it cannot be read."""
     source = os.fspath(path)
     try:
         with open(source, encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except OSError as e:
         raise ConfigError(source, None, "", f"cannot read the file ({e.strerror})",
                           "check the path and its permissions") from e
     except UnicodeDecodeError as e:
         raise ConfigError(source, None, "", f"not UTF-8 text (byte {e.start})", "save the file as UTF-8") from e
-    return parse_config(text, source=source, env=env)
+
+
+def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -> Config:
+    return parse_config(read_config_text(path), source=os.fspath(path), env=env)
 
 
 def parse_config(text: str, source: str = "<string>", env: Mapping[str, str] | None = None) -> Config:

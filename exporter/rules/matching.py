@@ -30,9 +30,8 @@ try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.exposition import java_double
 from exporter.model import MBean, Sample, Tabular
-from exporter.rules.config import DEFAULT_RULE, Config, Rule, parse_java_double
+from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name,
                                    series_key, snake_case)
 
@@ -42,15 +41,8 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MILLI = _dt.timedelta(milliseconds=1)
 
 
-def java_text(value: Any) -> str:
-    """`String.valueOf` of a leaf value as JMX delivers it: `0`, `1.5`, `1.0E9`, `true`."""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is float:
-        return java_double(value)
-    return str(value)
+# `String.valueOf` of a leaf value as JMX delivers it: `0`, `1.5`, `1.0E9`, `true`.
+java_text = java_str
 
 
 def epoch_seconds(value: _dt.datetime | _dt.date) -> float:
