@@ -123,8 +123,23 @@ class JmxClient:
         self._family_info: dict[str, _Info] = {}
         self._info_failed: set[str] = set()  # getMBeanInfo failed: skipped until the next listing
         # filters
-        self._include_attrs = {_canonical(k): frozenset(v) for k, v in settings.include_object_name_attributes.items()}
-        self._exclude_attrs = {_canonical(k): frozenset(v) for k, v in settings.exclude_object_name_attributes.items()}
+        ON = jpype.JClass("javax.management.ObjectName")
+        for key, patterns in (("includeObjectNames", settings.include_object_names),
+                              ("excludeObjectNames", settings.exclude_object_names)):
+            for p in patterns:
+                try:
+                    ON(p)
+                except jpype.JException as e:
+                    raise JmxConfigError(f"{key}: {p!r} is not an ObjectName pattern ({e.getMessage()}); "
+                                         'write domain:key=value,... with * and ? wildcards, e.g. "kafka.server:*"'
+                                         ) from None
+        try:
+            self._include_attrs = {_canonical(k): frozenset(v)
+                                   for k, v in settings.include_object_name_attributes.items()}
+            self._exclude_attrs = {_canonical(k): frozenset(v)
+                                   for k, v in settings.exclude_object_name_attributes.items()}
+        except ValueError as e:
+            raise JmxConfigError(f"include/excludeObjectNameAttributes: {e}") from None
         self._expensive = ({_canonical(k): v for k, v in EXPENSIVE_ATTRIBUTES.items()}
                            if settings.skip_expensive_attributes else {})
         self._auto_excluded: dict[str, set[str]] = {}

@@ -90,12 +90,13 @@ class Target:
 
     def __init__(self, *, topics: int = 0, partitions: int = 0, port: int | None = None,
                  auth: tuple[str, str] | None = None, ssl: bool = False,
-                 advertised_host: str = "127.0.0.1", extra: tuple[str, ...] = ()):
+                 advertised_host: str = "127.0.0.1", extra: tuple[str, ...] = (), fast_start: bool = True):
         self.topics, self.partitions = topics, partitions
         self.port = port or free_port()
         self.auth, self.ssl = auth, ssl
         self.advertised_host = advertised_host
         self.extra = extra
+        self.fast_start = fast_start  # C1 only and the serial GC: starts faster, runs slower
         self.proc: subprocess.Popen | None = None
         self._dir = Path(tempfile.mkdtemp(prefix="jmx-target-"))
 
@@ -113,8 +114,9 @@ class Target:
                  "-Dcom.sun.management.jmxremote.host=127.0.0.1",
                  f"-Djava.rmi.server.hostname={self.advertised_host}",
                  "-Dcom.sun.management.jmxremote.local.only=false",
-                 f"-Dtarget.topics={self.topics}", f"-Dtarget.partitions={self.partitions}",
-                 "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+                 f"-Dtarget.topics={self.topics}", f"-Dtarget.partitions={self.partitions}"]
+        if self.fast_start:
+            flags += ["-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         if self.auth:
             user, password = self.auth
             pw, acc = self._dir / "jmxremote.password", self._dir / "jmxremote.access"

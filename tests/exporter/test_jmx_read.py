@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from exporter.jmx import JmxClient, JmxConnectionError, JmxSettings, JmxUnreachableError
+from exporter.jmx import JmxClient, JmxConfigError, JmxConnectionError, JmxSettings, JmxUnreachableError
 from exporter.model import Composite, ObjectName, Tabular
 from tests.exporter.jmx_target import Target, free_port
 
@@ -248,6 +248,13 @@ def test_include_and_exclude_object_name_patterns(target):
         names = {str(n) for n in c.list_names()}
     assert names == set(expected_family("UnderReplicated")) | {
         "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "kafka.server:type=Fetch"}
+
+
+def test_bad_patterns_are_configuration_errors(target):
+    with pytest.raises(JmxConfigError, match=r"excludeObjectNames: 'kafka.server:type' is not an ObjectName pattern"):
+        make(target, exclude_object_names=("kafka.server:type",))
+    with pytest.raises(JmxConfigError, match="excludeObjectNameAttributes"):
+        make(target, exclude_object_name_attributes={"no colon": ["Value"]})
 
 
 def test_attribute_filters_use_jmx_name_equality(target):
