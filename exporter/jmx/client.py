@@ -21,6 +21,7 @@ or sets an attribute.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -151,7 +152,8 @@ class JmxClient:
         # stats
         self._stats = JmxStats()
         self._total = JmxStats()
-        self.last_mbean_errors: list[tuple[str, str]] = []
+        # the latest per-MBean failures (ObjectName, what failed), for logs and diagnostics
+        self.last_mbean_errors: collections.deque[tuple[str, str]] = collections.deque(maxlen=20)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -213,12 +215,8 @@ class JmxClient:
         except JmxError as e:
             for c in connectors:
                 self._engine.close(c)
-            self._failures += 1
             self._stats.connect_failures += 1
-            s = self.settings
-            delay = min(s.reconnect_max_seconds, s.reconnect_min_seconds * 2 ** (self._failures - 1))
-            self._next_attempt = self._clock() + delay
-            self._last_error = e
+            self._backoff(e)
             log.warning("%s", e.message)
             raise
         self._connectors, self._mbscs = connectors, mbscs
@@ -227,39 +225,46 @@ class JmxClient:
         self._stats.connects += len(connectors)
         return True
 
-    def _call(self, fn, doing: str):
-        """fn() with connections up; a connection that broke under an earlier connection is
-        re-established once at once, then errors go to the backoff."""
-        fresh = self._ensure_connected()
+    def _backoff(self, err: JmxError) -> None:
+        """Remember err; the next connection attempt waits reconnect_min * 2^(failures-1) s."""
+        self._failures += 1
+        s = self.settings
+        self._next_attempt = self._clock() + min(s.reconnect_max_seconds,
+                                                 s.reconnect_min_seconds * 2 ** (self._failures - 1))
+        self._last_error = err
+
+    def _attempt(self, fn, doing: str) -> tuple[bool, Any]:
+        """(True, fn()) or (False, the JmxError of a broken connection); other errors raise."""
         try:
-            return fn()
+            return True, fn()
         except BatchFailure as e:
             self._stats.round_trips += e.round_trips
-            err = self._translate(e.java, doing)
+            return False, self._translate(e.java, doing)
         except self._jp.JException as e:
             if not _is_io(e):
                 raise self._translate(e, doing) from None
-            err = self._translate(e, doing)
+            return False, self._translate(e, doing)
+
+    def _call(self, fn, doing: str):
+        """fn() with connections up. A connection that worked before and broke is re-established
+        at once and fn() tried again (a broker restart costs no poll); otherwise the error is
+        raised and later attempts back off."""
+        fresh = self._ensure_connected()
+        ok, result = self._attempt(fn, doing)
+        if ok:
+            return result
         self._drop_connections()
-        if fresh or isinstance(err, JmxTimeoutError):
-            self._failures += 1
-            s = self.settings
-            self._next_attempt = self._clock() + min(s.reconnect_max_seconds,
-                                                     s.reconnect_min_seconds * 2 ** (self._failures - 1))
-            self._last_error = err
-            raise err
-        log.info("JMX connection to %s broke (%s); reconnecting", self.settings.endpoint, err.message)
+        if fresh or isinstance(result, JmxTimeoutError):
+            self._backoff(result)
+            raise result
+        log.info("JMX connection to %s broke (%s); reconnecting", self.settings.endpoint, result.message)
         self._ensure_connected()
-        try:
-            return fn()
-        except BatchFailure as e:
-            self._stats.round_trips += e.round_trips
-            err = self._translate(e.java, doing)
-        except self._jp.JException as e:
-            err = self._translate(e, doing)
+        ok, result = self._attempt(fn, doing)
+        if ok:
+            return result
         self._drop_connections()
-        self._last_error = err
-        raise err
+        self._backoff(result)
+        raise result
 
     # --- stats ----------------------------------------------------------------------------------
 
@@ -413,8 +418,7 @@ class JmxClient:
             return
         self._stats.mbeans_failed += 1
         msg = status[1:]
-        if len(self.last_mbean_errors) < 20:
-            self.last_mbean_errors.append((st, f"{doing}: {msg}"))
+        self.last_mbean_errors.append((st, f"{doing}: {msg}"))
         log.debug("%s %s failed: %s", st, doing, msg)
 
     # --- attribute selection --------------------------------------------------------------------
@@ -643,7 +647,8 @@ class JmxClient:
                          implicit: int | None = None) -> dict[ObjectName, Any]:
         """The value of `attribute` for every MBean matching `pattern`, learned with queries
         instead of reads: `attribute == v` for v in 0..max_value (one round trip each), then
-        `attribute > max_value` and the MBeans no query returned are read one by one.
+        `attribute > max_value` and the MBeans no query returned are read one by one. The family
+        is the listed names matching `pattern` (after list_names(); a query otherwise).
 
         With `implicit` (e.g. 0), the query for that value is skipped and every member of the
         family (from the current name list) that no other query returned gets that value; a
@@ -651,19 +656,21 @@ class JmxClient:
         whose attribute cannot be read is then reported as `implicit`.
         """
         with self._lock:
-            if self._names is not None:
+            if self._names is not None:  # the listed names only (exclusions apply, the list's clock)
                 members = [self._names[i] for i in self._engine.match(self._jnames, pattern)]
             else:
                 members = self._query(pattern, None)
+            member_set = set(members)
             found: dict[ObjectName, Any] = {}
             for v in range(0, max_value + 1):
                 if v == implicit:
                     continue
                 for n in self.query_names(pattern, attribute, "==", v):
-                    found[n] = v
-            individually = set(self.query_names(pattern, attribute, ">", max_value))
+                    if n in member_set:
+                        found[n] = v
+            individually = set(self.query_names(pattern, attribute, ">", max_value)) & member_set
             if implicit is not None:
-                individually |= set(self.query_names(pattern, attribute, "<", 0))
+                individually |= set(self.query_names(pattern, attribute, "<", 0)) & member_set
                 for n in members:
                     if n not in found and n not in individually:
                         found[n] = implicit

@@ -326,6 +326,12 @@ def test_small_int_values_learns_a_family_in_a_few_queries(target):
         assert {str(k): v for k, v in lag.items()} == expected_family("LastStableOffsetLag")
         big = sum(1 for v in expected_family("LastStableOffsetLag").values() if v > 2)
         assert c.take_stats().round_trips == 4 + big
+    # the family is the listed names: excluded MBeans stay out even though the queries see them
+    with make(target, exclude_object_names=("kafka.cluster:topic=t1,*",)) as c:
+        c.list_names()
+        isr = c.small_int_values("kafka.cluster:type=Partition,name=InSyncReplicasCount,*", max_value=3)
+        assert {str(k): v for k, v in isr.items()} == {
+            k: v for k, v in expected_family("InSyncReplicasCount").items() if ",topic=t1," not in k}
 
 
 # --- connections -----------------------------------------------------------------------------------
