@@ -137,14 +137,13 @@ def test_wrong_password_is_named_and_the_right_one_scrapes(secured, tmp_path, mo
 
 
 def test_broker_killed_mid_poll_keeps_the_last_snapshot_then_reconnects(tmp_path):
-    big = cluster.synthetic(3000)
+    big = cluster.synthetic(1500)  # a poll of about a second: long enough to be killed inside
     sim = Simulator.start(big, kafka_version="4.1")
     port = int(host_port(sim.url).rpartition(":")[2])
     try:
         with Sidecar(sim.url, tmp_path, rules=STRIMZI, poll_seconds=0.2) as sidecar:
-            sidecar.wait_for_poll_after(time.time())
-            good = sidecar.collector.snapshot
-            assert b"kafka_server_replicamanager_partitioncount" in good.bodies["text"]
+            sidecar.wait_for_poll_after(time.time(), timeout=180)
+            assert b"kafka_server_replicamanager_partitioncount" in sidecar.collector.snapshot.bodies["text"]
             source = sidecar.collector.source
             in_poll = threading.Event()
             real_read = source.read
@@ -173,7 +172,7 @@ def test_broker_killed_mid_poll_keeps_the_last_snapshot_then_reconnects(tmp_path
             # the broker comes back on the same port: the sidecar reconnects by itself
             sim = Simulator.start(big, kafka_version="4.1", jmx_port=port)
             restarted = time.time()
-            sidecar.wait_for_poll_after(restarted, timeout=90)
+            sidecar.wait_for_poll_after(restarted, timeout=180)
             assert sidecar.collector.last_error is None
             assert not sidecar.collector.stale()
             with urllib.request.urlopen(f"http://{sidecar.target}/metrics", timeout=5) as r:
