@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import sys
 import threading
 import time
 from dataclasses import dataclass, fields
@@ -118,6 +119,7 @@ class JmxClient:
         self._strings: list[str] = []
         self._jnames: Any = None
         self._by_string: dict[str, ObjectName] = {}
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
         self._index: dict[str, int] | None = None
         # MBeanInfo
         self._info: dict[str, _Info] = {}
@@ -310,9 +312,23 @@ class JmxClient:
         for st in strings:
             n = cache.get(st)
             if n is None:
-                n = cache[st] = ObjectName.parse(st)
+                n = cache[st] = self._new_name(st)
             out.append(n)
         return out
+
+    def _new_name(self, text: str) -> ObjectName:
+        """ObjectName.parse, with the (key, value) pairs shared between names: 40,000 partitions
+        repeat `type=Partition`, each topic and partition number many times (~950 -> ~350 bytes
+        per name)."""
+        n = ObjectName.parse(text)
+        pairs = self._pairs
+        keys = []
+        for kv in n.keys:
+            shared = pairs.get(kv)
+            if shared is None:
+                shared = pairs[kv] = (sys.intern(kv[0]), sys.intern(kv[1]))
+            keys.append(shared)
+        return ObjectName(sys.intern(n.domain), tuple(keys))
 
     def _set_names(self, nl: NameList) -> None:
         old = self._by_string
@@ -321,7 +337,7 @@ class JmxClient:
         for st in nl.strings:
             n = old.get(st)
             if n is None:
-                n = ObjectName.parse(st)
+                n = self._new_name(st)
             self._by_string[st] = n
             names.append(n)
         alive = self._by_string
