@@ -32,6 +32,7 @@ import java.lang.management.PlatformManagedObject;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -722,35 +723,164 @@ final class Security {
     }
 }
 
-/** Binds RMI server sockets to loopback only. equals() lets the registry and the connector share a port. */
-class LoopbackServerSocketFactory implements RMIServerSocketFactory {
+/**
+ * RMI server sockets on loopback (TLS ones from the default SSLContext, i.e. javax.net.ssl.keyStore,
+ * when ssl is set). One factory per endpoint incarnation: equal within it, so the registry and the
+ * connector share the port; it remembers every socket so that a failing broker can close them all,
+ * accepted connections included, as the death of a real broker's process does.
+ */
+final class LoopbackServerSocketFactory implements RMIServerSocketFactory {
+    private final boolean ssl;
+    private final List<ServerSocket> listening = Collections.synchronizedList(new ArrayList<>());
+    private final List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
+
+    LoopbackServerSocketFactory(boolean ssl) {
+        this.ssl = ssl;
+    }
+
     public ServerSocket createServerSocket(int port) throws IOException {
-        ServerSocket s = new ServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 128);
-        return s;
+        ServerSocket inner;
+        if (ssl) {
+            SSLServerSocket s = (SSLServerSocket) SSLServerSocketFactory.getDefault().createServerSocket();
+            s.setNeedClientAuth(false);
+            inner = s;
+        } else {
+            inner = new ServerSocket();
+        }
+        inner.setReuseAddress(true);
+        inner.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 128);
+        ServerSocket tracking = new TrackingServerSocket(inner, accepted);
+        listening.add(tracking);
+        return tracking;
     }
 
-    @Override
-    public boolean equals(Object o) {
-        return o != null && o.getClass() == getClass();
-    }
-
-    @Override
-    public int hashCode() {
-        return getClass().hashCode();
+    void closeAll() {
+        synchronized (listening) {
+            for (ServerSocket s : listening) ((TrackingServerSocket) s).closeAndWait();
+        }
+        synchronized (accepted) {
+            for (Socket s : accepted) {
+                // close() alone is deferred while RMI's handler thread is blocked reading the socket,
+                // long enough on a busy machine for one more call to be served; shutdown(2) is not.
+                try {
+                    s.setSoLinger(true, 0);
+                } catch (IOException ignored) {
+                }
+                try {
+                    s.shutdownInput();
+                } catch (IOException ignored) {
+                }
+                try {
+                    s.shutdownOutput();
+                } catch (IOException ignored) {
+                }
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                }
+            }
+            accepted.clear();
+        }
     }
 }
 
-/** TLS server sockets on loopback, from the default SSLContext (javax.net.ssl.keyStore...). */
-final class LoopbackSslServerSocketFactory extends LoopbackServerSocketFactory {
+/** A ServerSocket that hands out its delegate's connections and remembers them. */
+final class TrackingServerSocket extends ServerSocket {
+    private final ServerSocket inner;
+    private final List<Socket> accepted;
+    private int accepting; // threads inside inner.accept()
+
+    TrackingServerSocket(ServerSocket inner, List<Socket> accepted) throws IOException {
+        this.inner = inner;
+        this.accepted = accepted;
+    }
+
     @Override
-    public ServerSocket createServerSocket(int port) throws IOException {
-        SSLServerSocket s = (SSLServerSocket) SSLServerSocketFactory.getDefault().createServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 128);
-        s.setNeedClientAuth(false);
+    public Socket accept() throws IOException {
+        synchronized (this) {
+            accepting++;
+        }
+        Socket s;
+        try {
+            s = inner.accept();
+        } finally {
+            synchronized (this) {
+                accepting--;
+                notifyAll();
+            }
+        }
+        synchronized (accepted) {
+            if (accepted.size() >= 64) accepted.removeIf(Socket::isClosed);
+            accepted.add(s);
+        }
         return s;
+    }
+
+    /**
+     * Close, and return once the port no longer listens: while a thread is blocked in accept() the
+     * JDK only signals it, and the kernel keeps the socket listening until that thread has run.
+     */
+    void closeAndWait() {
+        try {
+            inner.close();
+        } catch (IOException ignored) {
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        synchronized (this) {
+            while (accepting > 0 && System.nanoTime() < deadline) {
+                try {
+                    wait(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        inner.close();
+    }
+
+    @Override
+    public boolean isClosed() {
+        return inner.isClosed();
+    }
+
+    @Override
+    public boolean isBound() {
+        return inner.isBound();
+    }
+
+    @Override
+    public int getLocalPort() {
+        return inner.getLocalPort();
+    }
+
+    @Override
+    public InetAddress getInetAddress() {
+        return inner.getInetAddress();
+    }
+
+    @Override
+    public java.net.SocketAddress getLocalSocketAddress() {
+        return inner.getLocalSocketAddress();
+    }
+
+    @Override
+    public synchronized void setSoTimeout(int timeout) throws java.net.SocketException {
+        inner.setSoTimeout(timeout);
+    }
+
+    @Override
+    public synchronized int getSoTimeout() throws IOException {
+        return inner.getSoTimeout();
+    }
+
+    @Override
+    public String toString() {
+        return inner.toString();
     }
 }
 
@@ -760,6 +890,7 @@ final class Endpoint {
     final Security security;
     private Registry registry;
     private RMIConnectorServer connector;
+    private LoopbackServerSocketFactory sockets, registrySockets;
 
     Endpoint(int port, Security security) {
         this.port = port;
@@ -771,7 +902,12 @@ final class Endpoint {
     }
 
     void start(MBeanServer server) throws Exception {
-        RMIServerSocketFactory ssf = security.ssl ? new LoopbackSslServerSocketFactory() : new LoopbackServerSocketFactory();
+        LoopbackServerSocketFactory ssf = new LoopbackServerSocketFactory(security.ssl);
+        sockets = ssf;
+        // TLS on the connector only (registry.ssl=false): the plain registry keeps the port and the
+        // connector takes an ephemeral one (RMI cannot share a port between different client factories).
+        boolean split = security.ssl && !security.registrySsl;
+        registrySockets = split ? new LoopbackServerSocketFactory(false) : ssf;
         RMIClientSocketFactory csf = security.ssl ? new SslRMIClientSocketFactory() : null;
         Map<String, Object> env = new HashMap<>();
         env.put(RMIConnectorServer.RMI_SERVER_SOCKET_FACTORY_ATTRIBUTE, ssf);
@@ -780,15 +916,15 @@ final class Endpoint {
         if (security.accessFile != null) env.put("jmx.remote.x.access.file", security.accessFile);
         try {
             if (security.registrySsl) {
-                registry = LocateRegistry.createRegistry(port, new SslRMIClientSocketFactory(), ssf);
+                registry = LocateRegistry.createRegistry(port, csf, ssf);
             } else {
-                registry = LocateRegistry.createRegistry(port, null, ssf);
+                registry = LocateRegistry.createRegistry(port, null, registrySockets);
             }
         } catch (ExportException e) {
             throw new UserError("cannot listen on 127.0.0.1:" + port + " for JMX (" + e.getCause()
                     + "); choose another --jmx-port or stop what uses it");
         }
-        RMIJRMPServerImpl impl = new RMIJRMPServerImpl(port, csf, ssf, env);
+        RMIJRMPServerImpl impl = new RMIJRMPServerImpl(split ? 0 : port, csf, ssf, env);
         connector = new RMIConnectorServer(new JMXServiceURL("rmi", "127.0.0.1", port), env, impl, server);
         connector.start();
         registry.rebind("jmxrmi", impl.toStub());
@@ -803,8 +939,11 @@ final class Endpoint {
             if (registry != null) UnicastRemoteObject.unexportObject(registry, true);
         } catch (IOException ignored) {
         }
+        if (sockets != null) sockets.closeAll(); // no connection outlives a dead broker
+        if (registrySockets != null) registrySockets.closeAll();
         connector = null;
         registry = null;
+        sockets = registrySockets = null;
     }
 
     static int freePort() throws IOException {

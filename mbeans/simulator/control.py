@@ -22,6 +22,7 @@ class Controls:
     """The event API. Mixed into `Simulator`; needs `_entry` (the py4j entry point)."""
 
     _entry: Any
+    _gateway: Any
 
     # --- generic ------------------------------------------------------------------------------
 
@@ -32,7 +33,12 @@ class Controls:
         try:
             return json.loads(self._entry.apply(json.dumps(event)))
         except Py4JJavaError as e:
-            raise SimulatorError(str(e.java_exception.getMessage())) from None
+            message = str(e.java_exception.getMessage())
+            # Release the Java exception now: left to the cyclic GC, py4j's finalizer would call the
+            # JVM at some arbitrary later moment (maybe after it stopped, maybe inside ast.parse).
+            self._gateway.detach(e.java_exception)
+            e.java_exception = None
+            raise SimulatorError(message) from None
         except Py4JError as e:
             raise SimulatorError(f"the simulator's control channel failed ({e}); is the simulator still running?") \
                 from None

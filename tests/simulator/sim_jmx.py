@@ -96,3 +96,44 @@ def to_py(v):
         if v.getClass().getName() == cls:
             return conv(v)
     return str(v.toString())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python sim_jmx.py URL --get NAME [ATTR] [--user U --password P] [--ssl-registry]
+    [--truststore F --truststore-password P]`: one read in a fresh JVM; prints JSON
+    {"value": ...} or {"error": "<Java class>", "message": "..."} (exit 0 either way)."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--get", nargs="+", required=True, metavar=("NAME", "ATTR"))
+    ap.add_argument("--user")
+    ap.add_argument("--password")
+    ap.add_argument("--ssl-registry", action="store_true")
+    ap.add_argument("--truststore")
+    ap.add_argument("--truststore-password")
+    a = ap.parse_args(argv)
+    options = []
+    if a.truststore:
+        options += [f"-Djavax.net.ssl.trustStore={a.truststore}",
+                    f"-Djavax.net.ssl.trustStorePassword={a.truststore_password}"]
+    start_jvm(*options)
+    try:
+        j = Jmx(a.url, user=a.user, password=a.password, ssl_registry=a.ssl_registry)
+        value = j.get(a.get[0], a.get[1] if len(a.get) > 1 else "Value")
+        j.close()
+        print(json.dumps({"value": value}))
+    except Exception as e:  # a Java exception through JPype
+        cause, messages = e, []
+        while cause is not None:
+            messages.append(str(cause))
+            cause = getattr(cause, "getCause", lambda: None)()
+        print(json.dumps({"error": type(e).__name__, "message": " | ".join(messages)}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
