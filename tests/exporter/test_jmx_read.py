@@ -352,7 +352,9 @@ def test_parallel_connections_overlap_their_waits(engine):
                 timings[n] = time.perf_counter() - started
                 assert len(got) == 40 and c.take_stats().connects == n
     assert timings[1] >= 40 * 0.020
-    assert timings[4] < timings[1] / 2, timings
+    # Serial reads cannot beat 40 x 20 ms; four overlapping connections ideally take a quarter.
+    # Asserting clear overlap, with room for a loaded 2-core machine, proves the GIL is released.
+    assert timings[4] < timings[1] * 0.7, timings
 
 
 def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():
