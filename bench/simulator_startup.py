@@ -30,13 +30,38 @@ def measure(label: str, **start_args) -> dict:
         heap = sim.heap_used_bytes(gc=True)
         count = sim.mbean_count(sim.posed)
         info = sim.cluster()
-        # One query the sidecar will make: the non-zero partition gauges, filtered inside the JVM.
-        from jpype import JInt  # noqa: F401  (only to check JPype is installed before timing)
+        query, listing = jmx_timings(sim.url)
     finally:
         sim.stop()
     print(f"{label:>28}: {info['partitions']:>6} partitions, {count:>7} MBeans, ready in {ready:6.2f} s, "
-          f"heap used {heap / 1024 ** 2:7.1f} MiB")
+          f"heap used {heap / 1024 ** 2:7.1f} MiB; over JMX: value-filtered query {query:.2f} s, "
+          f"listing every kafka.* name {listing:.2f} s")
     return {"ready": ready, "heap": heap, "mbeans": count, "partitions": info["partitions"]}
+
+
+def jmx_timings(url: str) -> tuple[float, float]:
+    """What a scrape does (informational, no target): the partition gauges equal to 1, filtered
+    inside the simulator's JVM (one round trip), and the list of every kafka.* ObjectName."""
+    import jpype
+    import jpype.imports  # noqa: F401
+
+    if not jpype.isJVMStarted():
+        jpype.startJVM()
+    from javax.management import ObjectName, Query
+    from javax.management.remote import JMXConnectorFactory, JMXServiceURL
+
+    connector = JMXConnectorFactory.connect(JMXServiceURL(url), None)
+    try:
+        mbs = connector.getMBeanServerConnection()
+        t0 = time.monotonic()
+        mbs.queryNames(ObjectName("kafka.cluster:type=Partition,name=UnderReplicated,*"),
+                       Query.eq(Query.attr("Value"), Query.value(jpype.JInt(1))))
+        t1 = time.monotonic()
+        mbs.queryNames(ObjectName("kafka.*:*"), None)
+        t2 = time.monotonic()
+    finally:
+        connector.close()
+    return t1 - t0, t2 - t1
 
 
 def main() -> int:

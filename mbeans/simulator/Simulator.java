@@ -1362,11 +1362,30 @@ final class Node {
         server.registerMBean(bean, n);
     }
 
-    void registerPartition(Part p) throws Exception {
-        hosted.add(p);
-        if (server == null) return;
-        for (HealthSpec s : model.partitionSpecs) {
-            server.registerMBean(new HealthGauge(this, p, s), new ObjectName(s.objectName(p.topic.name, p.index)));
+    /**
+     * Partition and Log MBeans for newly hosted partitions. Parsing ObjectNames is half the cost of
+     * registering and is thread-safe, so thousands of them are parsed in parallel; the MBeanServer's
+     * repository takes one registration at a time.
+     */
+    void registerPartitions(List<Part> parts) throws Exception {
+        hosted.addAll(parts);
+        if (server == null || parts.isEmpty()) return;
+        List<HealthSpec> specs = model.partitionSpecs;
+        int per = specs.size();
+        ObjectName[] names = new ObjectName[parts.size() * per];
+        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, parts.size());
+        (parts.size() >= 1000 ? range.parallel() : range).forEach(k -> {
+            Part p = parts.get(k);
+            for (int j = 0; j < per; j++) {
+                try {
+                    names[k * per + j] = new ObjectName(specs.get(j).objectName(p.topic.name, p.index));
+                } catch (MalformedObjectNameException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        });
+        for (int k = 0; k < parts.size(); k++) {
+            for (int j = 0; j < per; j++) server.registerMBean(new HealthGauge(this, parts.get(k), specs.get(j)), names[k * per + j]);
         }
     }
 
@@ -2184,14 +2203,16 @@ final class Model {
         for (Node n : nodes.values()) {
             if (!n.alive || !n.broker) continue;
             Set<Part> want = new HashSet<>();
+            List<Part> added = new ArrayList<>();
             for (Topic t : topics.values()) {
                 for (Part p : t.parts) {
                     if (Part.has(p.replicas, n.id)) {
                         want.add(p);
-                        if (!n.hosted.contains(p)) n.registerPartition(p);
+                        if (!n.hosted.contains(p)) added.add(p);
                     }
                 }
             }
+            n.registerPartitions(added);
             if (want.size() != n.hosted.size()) {
                 for (Iterator<Part> it = new ArrayList<>(n.hosted).iterator(); it.hasNext(); ) {
                     Part p = it.next();

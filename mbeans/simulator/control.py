@@ -28,10 +28,14 @@ class Controls:
 
     def apply(self, event: dict) -> dict:
         """Apply one event, e.g. {"op": "fail_broker", "broker": 2}. Returns the JVM's answer."""
+        return json.loads(self._java(lambda: self._entry.apply(json.dumps(event))))
+
+    def _java(self, call):
+        """One call into the JVM; its refusals and a lost channel become SimulatorError."""
         from py4j.protocol import Py4JError, Py4JJavaError
 
         try:
-            return json.loads(self._entry.apply(json.dumps(event)))
+            return call()
         except Py4JJavaError as e:
             message = str(e.java_exception.getMessage())
             # Release the Java exception now: left to the cyclic GC, py4j's finalizer would call the
@@ -132,7 +136,7 @@ class Controls:
 
     def cluster(self) -> dict:
         """Nodes, live nodes, controllers, active controller, JMX URLs, clock, counts."""
-        return json.loads(self._entry.cluster())
+        return json.loads(self._java(self._entry.cluster))
 
     def live_brokers(self) -> frozenset[int]:
         return frozenset(self.cluster()["live_brokers"])
@@ -144,12 +148,12 @@ class Controls:
             topic=p["topic"], partition=p["partition"], leader=p["leader"], replicas=tuple(p["replicas"]),
             isr=tuple(p["isr"]), adding_replicas=tuple(p["adding_replicas"]),
             removing_replicas=tuple(p["removing_replicas"]), min_isr=p["min_isr"], live_brokers=live,
-        ) for p in json.loads(self._entry.partitionStates())]
+        ) for p in json.loads(self._java(self._entry.partitionStates))]
 
     def heap_used_bytes(self, gc: bool = False) -> int:
         """The simulator JVM's used heap (after a System.gc() with `gc`)."""
-        return int(self._entry.gc() if gc else self._entry.heapUsedBytes())
+        return int(self._java(self._entry.gc if gc else self._entry.heapUsedBytes))
 
     def mbean_count(self, node: int) -> int:
         """MBeans registered in that node's MBeanServer (platform beans included); -1 if not served."""
-        return int(self._entry.mbeanCount(node))
+        return int(self._java(lambda: self._entry.mbeanCount(node)))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import queue
 import shutil
@@ -36,6 +37,9 @@ HERE = Path(__file__).resolve().parent
 SIMULATOR_JAVA = HERE / "Simulator.java"
 INVENTORY = HERE / "inventory-4.1.tsv"
 OLDEST_VERSION = (0, 8, 2)  # topic and partition became ObjectName keys
+
+# py4j logs a lost connection with a full traceback; control.Controls reports it as one SimulatorError.
+logging.getLogger("py4j").setLevel(logging.CRITICAL)
 
 
 @dataclass(frozen=True)
