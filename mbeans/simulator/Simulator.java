@@ -1981,9 +1981,15 @@ final class Model {
     void cancelReassignment(Part p) {
         if (!p.reassigning()) throw new UserError("cancel_reassignment: " + p.topic.name + "-" + p.index + " is not being reassigned");
         int[] original = p.original;
+        int[] isr = Part.intersect(p.isr, original);
+        if (isr.length == 0) {
+            // Kafka's PartitionReassignmentRevert: an empty ISR would need an unclean leader election.
+            throw new UserError("cancel_reassignment: no original replica of " + p.topic.name + "-" + p.index
+                    + " is in the ISR " + Arrays.toString(p.isr) + "; reverting would need an unclean leader election");
+        }
         p.replicas = original;
-        p.isr = Part.intersect(p.isr, original);
-        if (p.isr.length == 0 && p.leader >= 0) p.isr = new int[]{p.leader};
+        p.isr = isr;
+        hostingDirty = true;
         p.adding = new int[0];
         p.removing = new int[0];
         p.original = null;

@@ -4,8 +4,10 @@ For each Kafka version, a seeded random cluster is served with every broker on i
 a seeded random sequence of events (failures, restores, ISR changes, reassignments, min ISR
 changes, topic creation with placeholders, clock advances, leader elections) is applied, and
 after each event every health MBean of every live broker, read over JMX, must equal what
-`recompute.cluster_values` derives from the model's partition states. Also the SET of health
-MBeans each broker serves must be the one recompute (and the catalog) expects.
+`recompute.cluster_values` derives from the model's partition states (ReplicaManager, Partition
+and KafkaController gauges; recompute has no values for the Log gauges and meters). Also the SET
+of health MBeans each broker serves must be the one recompute and the catalog expect, Log MBeans
+included (one set per hosted replica).
 
 Two documented differences are compared differently, not skipped:
 - ActiveControllerCount: KRaft leadership is sticky (a controller that comes back does not take
@@ -107,7 +109,8 @@ def random_event(rng: random.Random, sim, states, live: set[int], step: int) -> 
 
 
 # Refusals that Kafka would also make in these random situations (the generator does not track them).
-EXPECTED_REFUSALS = ("are not in the ISR", "even with placeholders", "no live broker", "larger than the")
+EXPECTED_REFUSALS = ("are not in the ISR", "even with placeholders", "no live broker", "larger than the",
+                     "would need an unclean leader election")
 
 
 def read_health(j: Jmx) -> dict:
@@ -123,7 +126,13 @@ def read_health(j: Jmx) -> dict:
     ctrl = {n.split("name=")[1]: j.value(n) for n in j.names("kafka.controller:type=KafkaController,*")
             if "," not in n.split("name=")[1]}
     health_ctrl = {s.name for s in catalog.KAFKA_CONTROLLER if s.kind is catalog.Kind.GAUGE}
-    return {"rm": rm, "partitions": parts, "controller": {k: v for k, v in ctrl.items() if k in health_ctrl}}
+    logs: dict[tuple[str, int], set[str]] = {}
+    for n in j.names("kafka.log:type=Log,*"):
+        keys = dict(kv.split("=") for kv in n.split(":", 1)[1].split(","))
+        if keys["topic"] != "__cluster_metadata":
+            logs.setdefault((keys["topic"], int(keys["partition"])), set()).add(keys["name"])
+    return {"rm": rm, "partitions": parts, "logs": logs,
+            "controller": {k: v for k, v in ctrl.items() if k in health_ctrl}}
 
 
 def compare(version: str, sim, jmx: dict[int, Jmx], label: str) -> list[str]:
@@ -147,6 +156,9 @@ def compare(version: str, sim, jmx: dict[int, Jmx], label: str) -> list[str]:
         if set(got["partitions"]) != set(want.partitions):
             problems.append(f"{where} hosts Partition beans for {sorted(got['partitions'])}, "
                             f"expected {sorted(want.partitions)}")
+        log_names = {s.name for s in catalog.LOG}
+        if got["logs"] != {key: log_names for key in want.partitions}:
+            problems.append(f"{where}: Log MBeans {got['logs']} do not follow the hosted replicas")
         for key, values in want.partitions.items():
             g = got["partitions"].get(key, {})
             if set(g) != partition_names:
