@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         print(sim.ready_line)
         for node, url in sim.urls.items():
             print(f"NODE {node} {url}")
-        print(f"CONTROL 127.0.0.1 {sim._gateway.gateway_parameters.port}")
+        print(f"CONTROL 127.0.0.1 {sim.control_port}")
         sys.stdout.flush()
         if scenario:
             def note(step: scenarios.Step) -> None:

@@ -177,6 +177,7 @@ class Simulator(Controls):
                 self.urls[int(node)] = url
             elif kind == "CONTROL":
                 gateway_port = int(rest.split()[1])
+        self.control_port: int = gateway_port
         self._workdir = workdir
         self._stderr_tail = stderr_tail
         from py4j.java_gateway import GatewayParameters, JavaGateway

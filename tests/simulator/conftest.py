@@ -85,6 +85,12 @@ def connect(jvm):
 
 
 @pytest.fixture(scope="session")
+def process_alive():
+    """process_alive(pid) -> bool (a zombie counts as gone)."""
+    return pid_alive
+
+
+@pytest.fixture(scope="session")
 def reference_dir() -> Path:
     if not (REFERENCE / "all-kafka-mbeans-full.txt").is_file():
         pytest.fail(f"the captured Kafka 4.1 reference is missing: expected {REFERENCE} "

@@ -12,8 +12,6 @@ import time
 
 import pytest
 
-from conftest import pid_alive
-
 READY = re.compile(r"^READY service:jmx:rmi:///jndi/rmi://127\.0\.0\.1:(\d+)/jmxrmi$")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
@@ -34,9 +32,7 @@ def start(*args: str) -> tuple[subprocess.Popen, list[str]]:
 
 def stop(proc: subprocess.Popen) -> int:
     os.kill(proc.pid, signal.SIGTERM)
-    code = proc.wait(timeout=30)
-    assert not pid_alive(proc.pid)
-    return code
+    return proc.wait(timeout=30)
 
 
 def port_open(port: int) -> bool:
@@ -44,7 +40,7 @@ def port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_ready_line_then_one_line_per_served_node(tmp_path, connect):
+def test_ready_line_then_one_line_per_served_node(tmp_path, connect, process_alive):
     cluster = tmp_path / "cluster.yml"
     cluster.write_text("brokers: [1, 2]\ncontrollers: [1]\ntopics:\n  - name: orders\n"
                        "    config: {min.insync.replicas: 2}\n    partitions:\n"
@@ -61,6 +57,7 @@ def test_ready_line_then_one_line_per_served_node(tmp_path, connect):
         port = int(m.group(1))
     finally:
         assert stop(proc) == 0
+    assert not process_alive(proc.pid)
     assert not port_open(port)  # the JVM went with it
 
 
