@@ -158,6 +158,13 @@ def spec(domain: str, type_: str, name: str) -> MBeanSpec:
         raise KeyError(f"{domain}:type={type_},name={name} is not in the health catalog") from None
 
 
+def default_metadata_mode(version: str) -> str:
+    """How a cluster of this release keeps its metadata when nothing says otherwise: ZooKeeper
+    before Kafka 3.3 (KRaft was early access from 2.8 and production-ready in 3.3), KRaft from
+    3.3 on (ZooKeeper was removed in 4.0)."""
+    return "kraft" if parse_version(version) >= (3, 3) else "zookeeper"
+
+
 def health_mbeans(version: str) -> list[MBeanSpec]:
     """The catalog's MBeans that a broker of this Kafka version serves."""
     v = parse_version(version)

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from mbeans import catalog
 from mbeans.health import (
-    PYTHON_OPS, PartitionState, Profile, counts_of, judge_counts, parse_version, profile_for_version,
+    PYTHON_OPS, PartitionState, Profile, counts_of, judge_counts, profile_for_version,
 )
 
 # ReplicaManager gauge name -> the HealthFlags field it counts over led partitions.
@@ -56,10 +56,23 @@ def cluster_values(
     live_brokers: Iterable[int] | None = None,
     registered_brokers: Iterable[int] | None = None,
     controllers: Iterable[int] = (),
+    active_controller: int | None = None,
+    metadata: str | None = None,
 ) -> ClusterValues:
-    """Every live broker's view. `live_brokers` None: every broker named in a replica list or as
+    """Every live node's view. `live_brokers` None: every broker named in a replica list or as
     a leader is live. `registered_brokers` (for FencedBrokerCount) defaults to the live ones plus
-    every broker named anywhere. `controllers` are the nodes that serve KafkaController MBeans."""
+    every broker named anywhere.
+
+    `metadata` is "kraft" or "zookeeper" (default: what the version's clusters ran, see
+    catalog.default_metadata_mode). Under KRaft, `controllers` are the controller nodes; one not
+    otherwise known as a broker is a dedicated controller, taken to be up, with KafkaController
+    values and no broker ones. Under ZooKeeper every live broker serves the KafkaController
+    gauges. Either way only the active controller (`active_controller`, by default the lowest
+    live one; KRaft leadership is sticky, so pass it when known) reports them: under KRaft the
+    others report the same values with ActiveControllerCount 0, under ZooKeeper all zeros."""
+    metadata = metadata or catalog.default_metadata_mode(version)
+    if metadata not in ("kraft", "zookeeper"):
+        raise ValueError(f"metadata must be 'kraft' or 'zookeeper', not {metadata!r}")
     profile = profile or profile_for_version(version)
     if profile.replicas_count is None:
         raise ValueError(f"profile {profile.name} describes kafka-topics.sh, not broker gauges")
@@ -120,18 +133,25 @@ def cluster_values(
         "FencedBrokerCount": len(registered - live),
     }
     controller = {k: v for k, v in controller.items() if k in present}
-    # Under KRaft every controller reports the same values; only the active one says it is active.
-    # Before 2.8 there is no KRaft: under ZooKeeper every broker serves these gauges but only the
-    # active controller reports non-zero values (semantics.md, "Who reports what").
-    zookeeper = parse_version(version) < (2, 8)
-    for i, node in enumerate(sorted(set(controllers) & live)):
-        if zookeeper and i:
+    # semantics.md, "Who reports what"
+    if metadata == "kraft":
+        dedicated = set(controllers) - named - registered - live
+        for node in dedicated:
+            brokers[node] = BrokerValues(node, {}, {})
+        serving = sorted(set(controllers) & set(brokers))
+    else:
+        serving = sorted(live)
+    candidates = [n for n in sorted(set(controllers) & set(brokers))] or serving
+    active = active_controller if active_controller in brokers else (candidates[0] if candidates else None)
+    for node in serving:
+        if node == active:
+            brokers[node].controller = dict(controller)
+        elif metadata == "zookeeper":
             brokers[node].controller = dict.fromkeys(controller, 0)
-            continue
-        brokers[node].controller = dict(controller, ActiveControllerCount=int(i == 0)) \
-            if "ActiveControllerCount" in controller else dict(controller)
+        else:
+            brokers[node].controller = {k: (0 if k == "ActiveControllerCount" else v) for k, v in controller.items()}
 
-    totals = {name: sum(b.replica_manager[name] for b in brokers.values())
+    totals = {name: sum(b.replica_manager.get(name, 0) for b in brokers.values())
               for name in list(_LEADER_COUNTS) + ["LeaderCount"] if name in present}
     totals["OfflinePartitionsCount"] = offline
     return ClusterValues(brokers, totals)

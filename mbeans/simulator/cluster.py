@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mbeans.catalog import default_metadata_mode
 from mbeans.health import parse_version
 
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -56,11 +57,6 @@ def load(path: str | Path) -> dict:
     if not isinstance(data, dict):
         raise ClusterError(f"{p}: expected a mapping with 'brokers' and 'topics' at the top")
     return data
-
-
-def default_metadata_mode(version: str) -> str:
-    """ZooKeeper before Kafka 3.3 (KRaft was not production-ready), KRaft from 3.3 on."""
-    return "kraft" if parse_version(version) >= (3, 3) else "zookeeper"
 
 
 def _ints(value: Any, where: str) -> list[int]:

@@ -363,3 +363,31 @@ def test_placeholders_count_as_replicas_and_are_no_broker():
     assert values.brokers[1].partitions[("p", 0)] == {
         "UnderReplicated": 1, "UnderMinIsr": 0, "AtMinIsr": 1, "InSyncReplicasCount": 2, "ReplicasCount": 3}
     assert values.totals[URP] == 1 and values.totals[AMI] == 1
+
+
+def test_dedicated_kraft_controllers_report_the_controller_values_only():
+    # brokers 1 and 2; nodes 3 and 4 are controllers only; p1 has lost its only replica's leader
+    states = [PartitionState("t", 0, 1, (1, 2), (1, 2), min_isr=1),
+              PartitionState("t", 1, None, (2,), (2,), min_isr=1)]
+    cv = cluster_values(states, version="4.1", live_brokers={1}, registered_brokers={1, 2},
+                        controllers=[3, 4], active_controller=4, metadata="kraft")
+    assert set(cv.brokers) == {1, 3, 4}
+    for node in (3, 4):
+        assert cv.brokers[node].replica_manager == {} and cv.brokers[node].partitions == {}
+        assert cv.brokers[node].controller["OfflinePartitionsCount"] == 1
+        assert cv.brokers[node].controller["FencedBrokerCount"] == 1  # broker 2 registered, not live
+    # leadership is sticky: the active controller is the one named, not the lowest
+    assert cv.brokers[4].controller["ActiveControllerCount"] == 1
+    assert cv.brokers[3].controller["ActiveControllerCount"] == 0
+    assert cv.brokers[1].controller is None
+    assert cv.totals["OfflinePartitionsCount"] == 1
+
+
+def test_zookeeper_every_broker_serves_the_gauges_and_only_the_active_controller_reports():
+    states = [PartitionState("t", 0, None, (1, 2), (1,), min_isr=1),
+              PartitionState("t", 1, 2, (2, 3), (2, 3), min_isr=1)]
+    cv = cluster_values(states, version="3.1", live_brokers={2, 3}, active_controller=3)
+    assert cv.brokers[3].controller["OfflinePartitionsCount"] == 1
+    assert cv.brokers[3].controller["ActiveControllerCount"] == 1
+    assert set(cv.brokers[2].controller.values()) == {0}
+    assert set(cv.brokers[2].controller) == set(cv.brokers[3].controller)

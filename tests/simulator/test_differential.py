@@ -9,13 +9,9 @@ and KafkaController gauges; recompute has no values for the Log gauges and meter
 of health MBeans each broker serves must be the one recompute and the catalog expect, Log MBeans
 included (one set per hosted replica).
 
-Two documented differences are compared differently, not skipped:
-- ActiveControllerCount: KRaft leadership is sticky (a controller that comes back does not take
-  over); recompute names the lowest live controller. Checked: exactly one live controller says 1,
-  and it is the model's active controller.
-- ZooKeeper (before 3.3): every broker has the KafkaController gauges and only the active
-  controller reports; recompute models KRaft, so it is given controllers=[active] and the other
-  brokers' controller gauges must all read 0.
+The controller's values are compared as they are: recompute is told the metadata mode and the
+model's active controller (KRaft leadership is sticky, so it is not always the lowest live one);
+under ZooKeeper every broker serves the KafkaController gauges and only the active one reports.
 """
 from __future__ import annotations
 
@@ -140,11 +136,10 @@ def compare(version: str, sim, jmx: dict[int, Jmx], label: str) -> list[str]:
     states = sim.partition_states()
     live = set(info["live_brokers"])
     kraft = info["metadata_mode"] == "kraft"
-    active = info["active_controller"]
     expected = recompute.cluster_values(
-        states, version=version, live_brokers=live,
-        registered_brokers=set(BROKERS) if kraft else live,
-        controllers=info["controllers"] if kraft else ([active] if active in live else []))
+        states, version=version, live_brokers=live, registered_brokers=set(BROKERS) if kraft else live,
+        controllers=info["controllers"], active_controller=info["active_controller"],
+        metadata=info["metadata_mode"])
     partition_names = {s.name for s in catalog.health_mbeans(version) if s.domain == "kafka.cluster"}
     problems = []
     for b in sorted(live):
@@ -167,22 +162,15 @@ def compare(version: str, sim, jmx: dict[int, Jmx], label: str) -> list[str]:
                 if g.get(name) != v:
                     problems.append(f"{where} {key} {name}: {g.get(name)} != {v}")
         want_ctrl = want.controller
-        if kraft or b == active:
-            if want_ctrl is None:
-                if got["controller"]:
-                    problems.append(f"{where}: has KafkaController gauges {sorted(got['controller'])}, expected none")
-                continue
-            if set(got["controller"]) != set(want_ctrl):
-                problems.append(f"{where}: KafkaController gauges {sorted(got['controller'])} != {sorted(want_ctrl)}")
-            for name, v in want_ctrl.items():
-                if name == "ActiveControllerCount":
-                    v = int(b == active)
-                if got["controller"].get(name) != v:
-                    problems.append(f"{where} KafkaController {name}: {got['controller'].get(name)} != {v}")
-        else:  # ZooKeeper, not the active controller: the gauges exist and read 0
-            want_names = {s.name for s in catalog.health_mbeans(version) if s.type == "KafkaController"}
-            if set(got["controller"]) != want_names or any(got["controller"].values()):
-                problems.append(f"{where}: standby ZooKeeper controller gauges {got['controller']}, expected zeros")
+        if want_ctrl is None:
+            if got["controller"]:
+                problems.append(f"{where}: has KafkaController gauges {sorted(got['controller'])}, expected none")
+            continue
+        if set(got["controller"]) != set(want_ctrl):
+            problems.append(f"{where}: KafkaController gauges {sorted(got['controller'])} != {sorted(want_ctrl)}")
+        for name, v in want_ctrl.items():
+            if got["controller"].get(name) != v:
+                problems.append(f"{where} KafkaController {name}: {got['controller'].get(name)} != {v}")
     if expected.totals.get("LeaderCount", 0) != sum(1 for s in states if s.leader is not None and s.leader >= 0
                                                     and s.leader in live):
         problems.append(f"{label}: LeaderCount total {expected.totals.get('LeaderCount')} off")
