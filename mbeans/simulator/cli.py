@@ -13,6 +13,7 @@ stderr saying what to fix.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -58,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j.add_argument("--no-jmx-registry-ssl", dest="jmx_registry_ssl", action="store_false",
                    help="with --jmx-ssl, keep the RMI registry in plain text (registry.ssl=false)")
     j.add_argument("--jmx-keystore", metavar="FILE", help="key store (PKCS12 or JKS) for --jmx-ssl")
-    j.add_argument("--jmx-keystore-password", metavar="PASSWORD", help="its password")
+    j.add_argument("--jmx-keystore-password-env", metavar="NAME", default="SIMULATOR_KEYSTORE_PASSWORD",
+                   help="environment variable holding its password (default SIMULATOR_KEYSTORE_PASSWORD; "
+                        "secrets never go on the command line)")
     parser.add_argument("--heap", default="2g", metavar="SIZE", help="simulator JVM maximum heap (default 2g)")
 
 
@@ -96,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
             raise SimulatorError(f"--serve: expected posed, all or node ids such as 1,2 (got {args.serve!r})") from None
     security = JmxSecurity(password_file=args.jmx_password_file, access_file=args.jmx_access_file,
                            ssl=args.jmx_ssl, registry_ssl=args.jmx_registry_ssl, keystore=args.jmx_keystore,
-                           keystore_password=args.jmx_keystore_password)
+                           keystore_password=os.environ.get(args.jmx_keystore_password_env))
     sim = Simulator.start(cluster, kafka_version=version, broker=args.broker, serve=serve, jmx_port=args.jmx_port,
                           clock=args.clock, security=security, heap=args.heap, partitions=partitions,
                           echo_stderr=True, source=source)

@@ -74,7 +74,7 @@ class JmxSecurity:
                 raise SimulatorError("JMX over SSL needs a key store (--jmx-keystore FILE; make one with "
                                      "mbeans.simulator.tls.generate or keytool -genkeypair -ext san=ip:127.0.0.1)")
             if self.keystore_password is None:
-                raise SimulatorError("JMX over SSL needs the key store's password (--jmx-keystore-password)")
+                raise SimulatorError("JMX over SSL needs the key store's password (in the environment variable named by --jmx-keystore-password-env)")
 
 
 def find_java() -> str:
