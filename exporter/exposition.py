@@ -13,7 +13,7 @@ label tuples and the same few values, 0.0 and 1.0 above all, come back every pol
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from exporter.model import Sample
 
@@ -152,9 +152,9 @@ def _families(samples: Iterable[Sample], labels_memo: dict, render_labels, rende
     return families
 
 
-def render_text(samples: Iterable[Sample]) -> bytes:
-    """Prometheus text format 0.0.4, byte for byte as jmx_exporter 0.x serves it."""
-    out = []
+def iter_text(samples: Iterable[Sample]) -> Iterator[str]:
+    """The text format 0.0.4 one family at a time (HELP, TYPE and its sample lines), so a caller
+    can encode and compress it without holding the whole body more than once."""
     for name, (sample_type, help_text, lines, _) in _families(samples, _labels_004_memo, _labels_004, str).items():
         if sample_type == "counter":
             # simpleclient strips `_total` from a counter family's name and writes it back on the
@@ -162,9 +162,14 @@ def render_text(samples: Iterable[Sample]) -> bytes:
             meta = name if name.endswith("_total") else name + "_total"
         else:
             meta = name
-        out.append(f"# HELP {meta} {_escape_help_004(help_text)}\n# TYPE {meta} {sample_type}\n")
-        out.append("".join(lines))
-    return "".join(out).encode("utf-8")
+        lines.insert(0, f"# HELP {meta} {_escape_help_004(help_text)}\n# TYPE {meta} {sample_type}\n")
+        yield "".join(lines)
+        lines.clear()
+
+
+def render_text(samples: Iterable[Sample]) -> bytes:
+    """Prometheus text format 0.0.4, byte for byte as jmx_exporter 0.x serves it."""
+    return "".join(iter_text(samples)).encode("utf-8")
 
 
 def _om_timestamp(ms: int) -> str:
@@ -174,17 +179,16 @@ def _om_timestamp(ms: int) -> str:
     return f"{seconds}.{millis:03d}"
 
 
-def render_openmetrics(samples: Iterable[Sample]) -> bytes:
-    """OpenMetrics 1.0 text: counters as families without `_total` whose samples carry it,
-    untyped as `unknown`, timestamps in seconds, `# EOF` at the end.
+def iter_openmetrics(samples: Iterable[Sample], eof: bool = True) -> Iterator[str]:
+    """OpenMetrics 1.0 text, one family at a time; `# EOF` last unless `eof` is False.
 
-    A counter whose samples lack `_total` cannot be an OpenMetrics counter without renaming the
-    series (which would make OpenMetrics and 0.0.4 disagree on what Prometheus stores), so it is
-    written as `unknown` under its own name; so is a counter whose family name another family
-    already uses.
+    Counters as families without `_total` whose samples carry it, untyped as `unknown`,
+    timestamps in seconds. A counter whose samples lack `_total` cannot be an OpenMetrics counter
+    without renaming the series (which would make OpenMetrics and 0.0.4 disagree on what
+    Prometheus stores), so it is written as `unknown` under its own name; so is a counter whose
+    family name another family already uses.
     """
     families = _families(samples, _labels_om_memo, _labels_om, _om_timestamp)
-    out = []
     for name, (sample_type, help_text, lines, _) in families.items():
         family = name
         if sample_type == "counter":
@@ -193,10 +197,16 @@ def render_openmetrics(samples: Iterable[Sample]) -> bytes:
                 family, sample_type = name, "unknown"
         elif sample_type == "untyped":
             sample_type = "unknown"
-        out.append(f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(help_text)}\n")
-        out.append("".join(lines))
-    out.append("# EOF\n")
-    return "".join(out).encode("utf-8")
+        lines.insert(0, f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(help_text)}\n")
+        yield "".join(lines)
+        lines.clear()
+    if eof:
+        yield "# EOF\n"
+
+
+def render_openmetrics(samples: Iterable[Sample]) -> bytes:
+    """OpenMetrics 1.0 text (see iter_openmetrics), `# EOF` at the end."""
+    return "".join(iter_openmetrics(samples)).encode("utf-8")
 
 
 def choose_content_type(accept: str | None) -> str:

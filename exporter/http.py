@@ -8,7 +8,7 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from exporter import exposition
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
@@ -33,11 +33,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # access logs stay at debug level
         log.debug("%s %s", self.address_string(), fmt % args)
 
-    def _send(self, code: int, chunks: list[bytes], content_type: str, extra: dict | None = None,
-              head: bool = False) -> None:
+    def _send(self, code: int, chunks: Iterable[bytes], content_type: str, extra: dict | None = None,
+              head: bool = False, length: int | None = None) -> None:
+        if length is None:
+            chunks = list(chunks)
+            length = sum(map(len, chunks))
         self.send_response(code)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(sum(map(len, chunks))))
+        self.send_header("Content-Length", str(length))
         for k, v in {**self.web.headers, **(extra or {})}.items():
             self.send_header(k, v)
         self.end_headers()
@@ -82,7 +85,8 @@ class _Handler(BaseHTTPRequestHandler):
             gz = "gzip" in (self.headers.get("Accept-Encoding") or "")
             snapshot, tail = self.collector.exposition(fmt)
             extra = {"Content-Encoding": "gzip"} if gz else {}
-            return self._send(200, assemble(snapshot, fmt, tail, gz), content_type, extra, head)
+            length, chunks = assemble(snapshot, fmt, tail, gz)
+            return self._send(200, chunks, content_type, extra, head, length)
         if path == "/":
             return self._send(200, [_LANDING], "text/html; charset=utf-8", head=head)
         self._send(404, [b"Not found\n"], "text/plain; charset=utf-8", head=head)

@@ -170,6 +170,19 @@ class JmxSource:
     def close(self) -> None:
         self.client.close()
 
+    def jvm_memory(self) -> dict[tuple[str, str], int]:
+        """(area, kind) -> bytes of the JVM in this process: heap and nonheap, used/committed/max."""
+        import jpype
+
+        bean = jpype.JClass("java.lang.management.ManagementFactory").getMemoryMXBean()
+        out = {}
+        for area, usage in (("heap", bean.getHeapMemoryUsage()), ("nonheap", bean.getNonHeapMemoryUsage())):
+            out[(area, "used")] = int(usage.getUsed())
+            out[(area, "committed")] = int(usage.getCommitted())
+            if int(usage.getMax()) >= 0:
+                out[(area, "max")] = int(usage.getMax())
+        return out
+
     def _refresh_names(self) -> None:
         names = self.client.list_names()
         rest: list[ObjectName] = []
@@ -209,25 +222,29 @@ class JmxSource:
             raise SourceError(str(e)) from e
 
     def _read(self) -> ReadResult:
+        t0 = time.monotonic()
         now = self.clock()
         if self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds:
             self._refresh_names()
             self._listed_at = now
+        t1 = time.monotonic()
         by_id: dict[int, MBean | None] = {}
         for f in self._families:
             self._read_family(f)
             by_id.update(zip(f.ids, f.mbeans))
+        t2 = time.monotonic()
         if self._rest:
-            started = time.monotonic()
             read = self.client.read(self._rest)
             if len(self._rest) >= 100:
-                self._note_reads(time.monotonic() - started, len(self._rest))
+                self._note_reads(time.monotonic() - t2, len(self._rest))
             for mb in read:
                 by_id[id(mb.name)] = mb
+        t3 = time.monotonic()
         stats = self.client.take_stats()
         get = by_id.get
         mbeans = [mb for mb in map(get, self._ordered_ids) if mb is not None]
-        return ReadResult(mbeans, stats.round_trips)
+        phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
+        return ReadResult(mbeans, stats.round_trips, phases, stats.queries)
 
     # --- queried families -----------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector,
+                               disable_created_metrics)
 from prometheus_client.exposition import generate_latest as _text
 from prometheus_client.openmetrics.exposition import generate_latest as _openmetrics
 
@@ -23,6 +24,7 @@ _OM_EOF = b"# EOF\n"
 class SelfMetrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=r)  # process_resident_memory_bytes, ... as jmx_exporter's DefaultExports
         # jmx_exporter's names and meanings
         self.scrape_duration = Gauge("jmx_scrape_duration_seconds",
                                      "Time this JMX scrape took, in seconds.", registry=r)
@@ -54,6 +56,12 @@ class SelfMetrics:
         self.mbeans_read = Gauge(_PREFIX + "mbeans_read", "MBeans covered by the last poll.", registry=r)
         self.round_trips = Gauge(_PREFIX + "rmi_round_trips", "RMI round trips in the last poll.", registry=r)
         self.series = Gauge(_PREFIX + "series", "Series in the snapshot being served.", registry=r)
+        self.poll_phase = Gauge(_PREFIX + "poll_phase_seconds",
+                                "Where the last successful poll's time went: names (listing, on its slow clock), "
+                                "queries, reads, assemble, rules, render.", ["phase"], registry=r)
+        self.jvm_memory = Gauge(_PREFIX + "jvm_memory_bytes",
+                                "Memory of the JVM inside the sidecar process (JMX client), by area and kind.",
+                                ["area", "kind"], registry=r)
         self.rejected = Counter(_PREFIX + "rejected_values",
                                 "Attribute values a rule could not turn into a sample (counted, dropped).",
                                 registry=r)

@@ -36,7 +36,7 @@ def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
     from exporter.jmx_source import JmxSource
 
     return Collector(lambda cfg: JmxSource(cfg, loaded.settings), loaded.config, loaded.settings,
-                     config_path=config_path)
+                     config_path=config_path, freeze_gc=True)
 
 
 def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
@@ -70,7 +70,7 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
             err.write(f"scrape: {collector.last_error}\n")
             return 1
         fmt = OPENMETRICS if openmetrics else TEXT
-        for chunk in assemble(collector.snapshot, fmt, b"", gzip_wanted=False):
+        for chunk in assemble(collector.snapshot, fmt, b"", gzip_wanted=False)[1]:
             out.write(chunk)
         out.flush()
     finally:

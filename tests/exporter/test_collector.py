@@ -153,3 +153,41 @@ def test_run_polls_on_its_own_interval_until_stopped():
     assert src.closed
     _, tail = c.exposition(TEXT)
     assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="success"}') >= 3
+
+
+def test_a_poll_renders_only_the_formats_scraped_lately(monkeypatch):
+    import exporter.collector as collector_module
+
+    c, _ = make([[gauge(URP, 3)]])
+    assert c.poll_once()
+    assert c.snapshot.rendered(TEXT) and c.snapshot.rendered(OPENMETRICS)  # both until told otherwise
+    c.exposition(OPENMETRICS)
+    monkeypatch.setattr(collector_module, "FORMAT_IDLE_SECONDS", 0.0)
+    assert c.formats() == []
+    monkeypatch.setattr(collector_module, "FORMAT_IDLE_SECONDS", 3600.0)
+    c._requested[TEXT] -= 7200  # no text scrape for two hours
+    assert c.formats() == [OPENMETRICS]
+    assert c.poll_once()
+    assert c.snapshot.rendered(OPENMETRICS) and not c.snapshot.rendered(TEXT)
+    # a text scrape still gets the poll's values, rendered on demand, and the next poll renders text
+    snap, _ = c.exposition(TEXT)
+    assert b'UnderReplicatedPartitions",} 3.0' in snap.bodies[TEXT]
+    assert c.poll_once() and c.snapshot.rendered(TEXT)
+
+
+def test_poll_phases_and_gc_freeze():
+    import gc
+
+    src = ScriptedSource([[gauge(URP, 3)]])
+    src.read = lambda: ReadResult([gauge(URP, 3)], 1, {"names": 0.0, "queries": 0.25, "reads": 0.5})
+    c = Collector(lambda cfg: src, parse_config("{}"), SidecarSettings(), clock=Clock(), freeze_gc=True)
+    try:
+        assert c.poll_once()
+        assert gc.get_freeze_count() > 0
+        assert set(c.last_poll.phases) == {"names", "queries", "reads", "rules", "render"}
+        assert (c.last_poll.round_trips, c.last_poll.mbeans, c.last_poll.series) == (1, 1, 1)
+        _, tail = c.exposition(TEXT)
+        assert metric_value(tail, 'kafka_jmx_sidecar_poll_phase_seconds{phase="reads"}') == 0.5
+        assert metric_value(tail, "process_resident_memory_bytes") > 0
+    finally:
+        gc.unfreeze()
