@@ -643,13 +643,16 @@ class JmxClient:
         return getattr(Q, _OPS[op])(Q.attr(attribute), self._value_exp(value))
 
     def query_names(self, pattern: str, attribute: str | None = None, op: str = "==",
-                    value: Any = None) -> list[ObjectName]:
-        """Names matching `pattern` (and `attribute op value`, evaluated inside the broker's JVM),
-        in ONE round trip; an MBean whose attribute cannot be read or compared does not match.
+                    value: Any = None, *, also: Sequence[tuple[str, Any]] = ()) -> list[ObjectName]:
+        """Names matching `pattern` (and `attribute op value`, and every `attribute op value` of
+        `also`, evaluated inside the broker's JVM), in ONE round trip; an MBean whose attribute
+        cannot be read or compared does not match.
 
         Integer and Long gauges both compare as long against an int value; Byte/Short/Double
         compare as double (equal for small integers)."""
         q = None if attribute is None else self.query_exp(attribute, op, value)
+        for more_op, more_value in also:
+            q = self._Query.and_(q, self.query_exp(attribute, more_op, more_value))
         return self._query(pattern, q)
 
     def _query(self, pattern: str, q: Any) -> list[ObjectName]:

@@ -306,6 +306,10 @@ def test_query_names_compares_integer_long_and_byte_gauges(target):
             got = {str(n) for n in c.query_names(pattern, "Value", op, v)}
             assert got == {k for k, x in expected_family(family).items() if want(x)}, (family, op, v)
         assert c.take_stats().round_trips == 9  # one each
+        # conditions ANDed in the same round trip
+        got = {str(n) for n in c.query_names(isr, "Value", "!=", 0, also=(("!=", 3), ("<", 9)))}
+        assert got == {k for k, x in expected_family("InSyncReplicasCount").items() if x in (1, 2)}
+        assert c.take_stats().round_trips == 1
 
 
 def test_small_int_values_learns_a_family_in_a_few_queries(target):

@@ -66,6 +66,8 @@ def served(source: JmxSource) -> tuple[dict[str, object], int]:
 
 def test_queried_families_serve_what_a_full_read_would_while_values_move(target):
     truth = Truth(target)
+    for p in (0, 4, 8, 12, 16):  # 3 becomes the most common count (20 of 60)
+        truth.set(ISR.format(t=0, p=p), 3)
     source = make_source(target)
     try:
         first, _ = served(source)
@@ -77,7 +79,7 @@ def test_queried_families_serve_what_a_full_read_would_while_values_move(target)
         ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
         common, _ = source._common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
         isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != common)
-        assert ur_ones == 9 and isr_others == 45
+        assert ur_ones == 9 and isr_others == 40 and common == 3
         assert rt == (1 + ur_ones) + (1 + isr_others) + 1  # + ReplicaManager's one read
 
         # moves: common -> other, other -> common, a value never seen, a flag raised and lowered
@@ -96,29 +98,46 @@ def test_queried_families_serve_what_a_full_read_would_while_values_move(target)
         source.close()
 
 
-def test_with_many_members_off_the_common_value_a_second_query_replaces_the_reads(target, monkeypatch):
+def test_with_many_members_off_the_common_value_queries_replace_the_reads(target, monkeypatch):
     truth = Truth(target)
     source = make_source(target)
+    isr_key = ("kafka.cluster", "Partition", "InSyncReplicasCount")
     try:
+        for p in (2, 6, 10, 14, 18):  # 0 becomes the most common count (20), then 3 (15)
+            truth.set(ISR.format(t=0, p=p), 0)
         served(source)
         served(source)
-        monkeypatch.setattr(source, "_reads_per_query", lambda: 0)  # a query always beats reads
-        source.client.take_stats()
+        isr = [v for k, v in truth.values.items() if "InSync" in k]
+        assert source._common[isr_key] == (0, 3)
+        neither = sum(1 for v in isr if v not in (0, 3))
+        ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
+        assert (len(isr), neither, ur_ones) == (60, 25, 9)
+
+        # reads cost more than a query beyond 30 names. Both families have 0 as their common
+        # value: one query of kafka.cluster:type=Partition,* asks `!= 0` for both. UnderReplicated's
+        # 9 ones are then read; InSyncReplicasCount asks `!= 0 and != 3`, keeps the members that
+        # held 3 and reads the other 25
+        monkeypatch.setattr(source, "_reads_per_query", lambda: 30)
         got, rt = served(source)
         assert got == truth.values
-        isr = [v for k, v in truth.values.items() if "InSync" in k]
-        common, second = source._common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
-        assert (common, second) == (3, 0) or isr.count(common) >= isr.count(second) >= isr.count(1)
-        others = sum(1 for v in isr if v not in (common, second))
-        ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
-        # UnderReplicated: `!= 0` then `== 1` (nothing left to read);
-        # InSyncReplicasCount: `!= common`, `== second`, then one read per remaining member;
-        # ReplicaManager: one read
-        assert ur_ones > 0
-        assert rt == 2 + 2 + others + 1
-        # a member moving from the second value to a third one between polls is read, not guessed
-        name = next(k for k, v in truth.values.items() if "InSync" in k and v == second)
+        assert rt == 1 + ur_ones + (1 + neither) + 1  # + ReplicaManager's one read
+
+        # a query always beats reads: UnderReplicated `!= 0 and != 1`, nothing to read;
+        # InSyncReplicasCount: the 25 members not holding 3 are too many to read, so `== 3`
+        # tells, and those 25 are read
+        monkeypatch.setattr(source, "_reads_per_query", lambda: 0)
+        got, rt = served(source)
+        assert got == truth.values
+        assert rt == 1 + 1 + (2 + neither) + 1
+
+        # a member moving from the second value to a third one, and one moving to the second
+        # value, between polls: read, not guessed
+        monkeypatch.setattr(source, "_reads_per_query", lambda: 30)
+        name = next(k for k, v in truth.values.items() if "InSync" in k and v == 3)
         truth.set(name, 5)
+        name = next(k for k, v in truth.values.items() if "InSync" in k and v not in (0, 3, 5))
+        truth.set(name, 3)
+        assert served(source)[0] == truth.values
         assert served(source)[0] == truth.values
     finally:
         source.close()

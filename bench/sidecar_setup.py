@@ -1,0 +1,135 @@
+"""What the sidecar benchmarks share: the machine's load, a simulated broker, a generated sidecar
+configuration, one timed poll split into its phases, and plain JPype access to the broker for the
+baselines. Not a benchmark itself.
+"""
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+HEALTH_RULES = REPO / "rules" / "kafka-health.yml"
+# the shared reference data sits beside the repository (../shared/reference)
+STRIMZI_RULES = REPO.parents[1] / "shared" / "reference" / "rules" / "strimzi-kafka-metrics.yml"
+
+
+def machine() -> str:
+    load = os.getloadavg()
+    return (f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+            f"(other processes share these CPUs: times scale with the load)")
+
+
+def host_port(jmx_url: str) -> str:
+    return re.search(r"rmi://([^/]+)/jmxrmi", jmx_url).group(1)
+
+
+def start_simulator(partitions: int):
+    from mbeans.simulator import Simulator
+
+    t0 = time.monotonic()
+    sim = Simulator.start(partitions=partitions)
+    print(f"simulator: {partitions:,} partitions, ready in {time.monotonic() - t0:.1f} s ({sim.url})", flush=True)
+    return sim
+
+
+def write_config(jmx_url: str, rules: Path, extra: str = "", directory: str | None = None) -> Path:
+    """jmx_exporter YAML: hostPort, then the rule file unchanged, then `extra` (a `sidecar:` block)."""
+    d = Path(directory or tempfile.mkdtemp(prefix="sidecar-bench-"))
+    path = d / "sidecar.yml"
+    path.write_text(f"hostPort: {host_port(jmx_url)}\n{rules.read_text()}\n{extra}")
+    return path
+
+
+@dataclass
+class Poll:
+    seconds: float  # read + rules + render with compression: one poll of the collector
+    phases: dict[str, float]  # names, queries, reads, assemble, rules, render (with gzip)
+    round_trips: int
+    queries: int
+    mbeans: int
+    series: int
+    body_bytes: int  # uncompressed, the format rendered
+    gzip_bytes: int
+    gzip_seconds: float  # compressing that body alone, measured again after the poll
+
+
+class Pipeline:
+    """The sidecar's collector, polled in this thread as `serve` polls it (gc.freeze included),
+    in the steady state of a sidecar that Prometheus scrapes: only OpenMetrics is rendered."""
+
+    def __init__(self, config_path: Path, connections: int = 1):
+        from exporter.collector import Collector
+        from exporter.jmx_source import JmxSource
+        from exporter.rules.config import load_config
+        from exporter.settings import SidecarSettings
+        from exporter.snapshot import OPENMETRICS
+
+        self.config = load_config(str(config_path))
+        self.settings = SidecarSettings(connections=connections, names_refresh_seconds=3600)
+        self.collector = Collector(lambda c: JmxSource(c, self.settings), self.config, self.settings,
+                                   freeze_gc=True)
+        self.format = OPENMETRICS
+        self.collector._requested = {OPENMETRICS: time.monotonic()}  # what Prometheus asks for
+
+    @property
+    def source(self):
+        return self.collector.source
+
+    def poll(self) -> Poll:
+        import zlib
+
+        c = self.collector
+        c._requested[self.format] = time.monotonic()
+        t0 = time.perf_counter()
+        if not c.poll_once():
+            raise RuntimeError(f"poll failed: {c.last_error}")
+        seconds = time.perf_counter() - t0
+        snap = c.snapshot
+        member = snap.gzipped(self.format)
+        body = zlib.decompress(member, 31)
+        g0 = time.perf_counter()
+        z = zlib.compressobj(1, zlib.DEFLATED, 31)
+        z.compress(body)
+        z.flush()
+        gz = time.perf_counter() - g0
+        last = c.last_poll
+        return Poll(seconds, dict(last.phases), last.round_trips, last.queries, last.mbeans, last.series,
+                    len(body), len(member), gz)
+
+    def close(self) -> None:
+        self.collector.source.close()
+
+
+def median_poll(polls: list[Poll]) -> Poll:
+    return sorted(polls, key=lambda p: p.seconds)[len(polls) // 2]
+
+
+def spread(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.2f} s"
+    return f"median {statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f}, n={len(values)})"
+
+
+def plain_connection(jmx_url: str):
+    """A fresh MBeanServerConnection through plain JPype calls (the JVM is this process's)."""
+    import jpype
+
+    from exporter.jmx import start_jvm
+
+    start_jvm()
+    JMXConnectorFactory = jpype.JClass("javax.management.remote.JMXConnectorFactory")
+    JMXServiceURL = jpype.JClass("javax.management.remote.JMXServiceURL")
+    connector = JMXConnectorFactory.connect(JMXServiceURL(jmx_url), None)
+    return connector, connector.getMBeanServerConnection()
+
+
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "OVER"
