@@ -29,6 +29,15 @@ class ObjectName:
         domain, sep, rest = text.partition(":")
         if not sep or not domain or not rest:
             raise ValueError(f"not an ObjectName: {text!r} (expected domain:key=value,...)")
+        if '"' not in rest:  # no quoted value (almost every name): split, as the pattern would
+            keys = []
+            for part in rest.split(","):
+                k, eq, v = part.partition("=")
+                if not eq or not k or ":" in k or "*" in k or "?" in k:
+                    break  # the pattern below says what is wrong
+                keys.append((k, v))
+            else:
+                return cls(domain, tuple(keys))
         keys = []
         pos = 0
         while pos < len(rest):
