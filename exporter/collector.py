@@ -20,14 +20,14 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 from exporter.model import MBean
 from exporter.rules import RuleEngine
 from exporter.rules.config import Config, ConfigError, load_config
 from exporter.self_metrics import SelfMetrics
 from exporter.settings import SidecarSettings
-from exporter.snapshot import FORMATS, Snapshot
+from exporter.snapshot import FORMATS, Snapshot, assemble
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
@@ -127,6 +127,8 @@ class Collector:
         self._requested = {fmt: time.monotonic() for fmt in FORMATS}  # format -> last request
         self._freeze_gc = freeze_gc
         self._collected = False
+        self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
+        self._responses: dict[tuple[str, bool], tuple] = {}
 
     @property
     def target(self) -> str:
@@ -153,6 +155,29 @@ class Collector:
         now = self.clock()
         self.metrics.connected.set(1 if self.source.connected else 0)
         return snap, self.metrics.render(fmt, snap.taken_at, self.stale(now), now)
+
+    def response(self, fmt: str, gzip_wanted: bool) -> tuple[int, Iterable[bytes]]:
+        """The /metrics body in `fmt` as (length, chunks): the snapshot, then the self metrics.
+
+        Under many concurrent scrapers every bit of Python per request counts (the requests
+        share the GIL with the poll), so a gzip response is built once per second of wall-clock
+        time, snapshot and state, and served as one bytes object; the self metrics it carries
+        are at most one second old (snapshot age included)."""
+        now = self.clock()
+        with self._lock:
+            snap, generation = self._snapshot, self._generation
+        connected = self.source.connected
+        key = (fmt, gzip_wanted, generation, connected, self.stale(now), int(now))
+        cached = self._responses.get((fmt, gzip_wanted))
+        if cached is not None and cached[0] == key:
+            self._requested[fmt] = time.monotonic()
+            return cached[1], cached[2]
+        snap, tail = self.exposition(fmt)
+        length, chunks = assemble(snap, fmt, tail, gzip_wanted)
+        if gzip_wanted:
+            chunks = (b"".join(chunks),)
+            self._responses[(fmt, gzip_wanted)] = (key, length, chunks)
+        return length, chunks
 
     def _apply_reload(self) -> None:
         if not self._watcher.check():
@@ -193,6 +218,7 @@ class Collector:
         with self._lock:
             self._snapshot = snap
             self._last_poll_failed = False
+            self._generation += 1
         self.last_poll = PollStats(phases, result.round_trips, result.queries, len(result.mbeans), snap.series)
         m = self.metrics
         m.scrape_duration.set(elapsed)
@@ -232,6 +258,7 @@ class Collector:
     def _failed(self, message: str, elapsed: float) -> None:
         with self._lock:
             self._last_poll_failed = True
+            self._generation += 1
         m = self.metrics
         m.scrape_error.set(1)
         m.scrape_duration.set(elapsed)

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Iterable
 
 from exporter import exposition
-from exporter.snapshot import OPENMETRICS, TEXT, assemble
+from exporter.snapshot import OPENMETRICS, TEXT
 from exporter.web_config import WebConfig
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ class _Handler(BaseHTTPRequestHandler):
     web: WebConfig
 
     def log_message(self, fmt, *args):  # access logs stay at debug level
-        log.debug("%s %s", self.address_string(), fmt % args)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s %s", self.address_string(), fmt % args)
 
     def _send(self, code: int, chunks: Iterable[bytes], content_type: str, extra: dict | None = None,
               head: bool = False, length: int | None = None) -> None:
@@ -43,10 +44,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(length))
         for k, v in {**self.web.headers, **(extra or {})}.items():
             self.send_header(k, v)
-        self.end_headers()
-        if not head:
-            for c in chunks:
-                self.wfile.write(c)
+        self._headers_buffer.append(b"\r\n")
+        if head:
+            chunks = ()
+        elif isinstance(chunks, (list, tuple)) and len(chunks) <= 2:
+            # headers and body in one write: each write gives up the GIL and waits to get it back
+            self._headers_buffer.extend(chunks)
+            chunks = ()
+        self.wfile.write(b"".join(self._headers_buffer))
+        self._headers_buffer = []
+        for c in chunks:
+            self.wfile.write(c)
 
     def _authorized(self) -> bool:
         if not self.web.users:
@@ -83,9 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
             content_type = exposition.choose_content_type(self.headers.get("Accept"))
             fmt = OPENMETRICS if content_type == exposition.OPENMETRICS_CONTENT_TYPE else TEXT
             gz = "gzip" in (self.headers.get("Accept-Encoding") or "")
-            snapshot, tail = self.collector.exposition(fmt)
             extra = {"Content-Encoding": "gzip"} if gz else {}
-            length, chunks = assemble(snapshot, fmt, tail, gz)
+            length, chunks = self.collector.response(fmt, gz)
             return self._send(200, chunks, content_type, extra, head, length)
         if path == "/":
             return self._send(200, [_LANDING], "text/html; charset=utf-8", head=head)

@@ -16,6 +16,8 @@ from exporter.web_config import WebConfig, load_web_config
 
 log = logging.getLogger("kafka_jmx_sidecar")
 
+SWITCH_INTERVAL = 0.0005  # seconds; see serve()
+
 
 @dataclass
 class Loaded:
@@ -88,6 +90,12 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
         return 2
     for w in loaded.config.warnings:
         log.warning("%s", w)
+    # Scrapes and the poll share the GIL. A request takes it a few times (read the request, write
+    # the response); each time it waits for the poll thread to hand it over, which Python forces
+    # after the switch interval (5 ms by default). At 40,000 partitions with Strimzi's rules that
+    # took the p99 of a paced scrape from ~40 ms to ~250 ms. The switch is forced only when another
+    # thread waits, so a poll nobody scrapes runs as before.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     collector = make_collector(loaded, path)
     host, port = loaded.settings.listen()
     try:

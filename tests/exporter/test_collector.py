@@ -191,3 +191,28 @@ def test_poll_phases_and_gc_freeze():
         assert metric_value(tail, "process_resident_memory_bytes") > 0
     finally:
         gc.unfreeze()
+
+
+def test_a_gzip_response_is_built_once_per_second_and_state():
+    import gzip
+
+    clock = Clock()
+    c, src = make([[gauge(URP, 3)], [gauge(URP, 4)]], clock)
+    assert c.poll_once()
+    length, chunks = c.response(TEXT, True)
+    assert c.response(TEXT, True)[1] is chunks  # the same bytes while nothing changed
+    body = gzip.decompress(b"".join(chunks))
+    assert length == sum(map(len, chunks)) and b'UnderReplicatedPartitions",} 3.0' in body
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_age_seconds") == 0
+    clock.t += 1  # a second later: the self metrics are rendered again
+    _, later = c.response(TEXT, True)
+    assert later is not chunks and metric_value(gzip.decompress(b"".join(later)), "kafka_jmx_sidecar_snapshot_age_seconds") == 1
+    assert c.poll_once()  # a new poll: a new response at once
+    _, polled = c.response(TEXT, True)
+    assert b'UnderReplicatedPartitions",} 4.0' in gzip.decompress(b"".join(polled))
+    src.connected = False  # the connection state shows at once too
+    assert c.response(TEXT, True)[1] is not polled
+    # without gzip: the body decompressed piece by piece, never cached
+    length, pieces = c.response(OPENMETRICS, False)
+    data = b"".join(pieces)
+    assert len(data) == length and data.endswith(b"# EOF\n")
