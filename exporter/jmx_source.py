@@ -67,6 +67,27 @@ def _object_name_text(key: tuple) -> str:
     return domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(props))
 
 
+# The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint
+# rather than throughput: the serial collector (no concurrent GC threads, no G1 remembered sets),
+# a heap that starts small and gives memory back after a collection, and C1 only (C2's
+# compilations cost tens of MB and the client's Java code is not the bottleneck: the round trips
+# are). The heap's ceiling stays the JVM's default (a quarter of the container's memory): the
+# client keeps every listed ObjectName in the JVM (~0.7 KB each), so a fixed -Xmx small enough to
+# matter would fail on a big broker. `sidecar.jvmOptions` replaces these.
+DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30",
+                       "-XX:TieredStopAtLevel=1")
+
+
+def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
+    """`sidecar.jvmOptions`, else the defaults when this process has no JVM yet (a JVM already
+    running, e.g. in tests, keeps the options it was started with)."""
+    if settings.jvm_options is not None:
+        return tuple(settings.jvm_options)
+    import jpype
+
+    return () if jpype.isJVMStarted() else DEFAULT_JVM_OPTIONS
+
+
 def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
     trust, trust_pw, trust_type = _store(config.ssl_options, "trustStore")
     key, key_pw, key_type = _store(config.ssl_options, "keyStore")
@@ -85,6 +106,7 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
         connections=settings.connections,
         connect_timeout_seconds=settings.connect_timeout_seconds,
         read_timeout_seconds=settings.read_timeout_seconds,
+        jvm_options=jvm_options(settings),
     )
 
 
@@ -110,7 +132,7 @@ _READS_PER_QUERY = 1000
 class _Family:
     """One queried family for one name list: its members and the MBeans last served for them."""
 
-    __slots__ = ("key", "pattern", "max_value", "members", "index", "ids", "template", "attrs", "values",
+    __slots__ = ("key", "pattern", "max_value", "members", "index", "template", "attrs", "values",
                  "mbeans", "base", "special")
 
     def __init__(self, key: tuple[str, str, str], members: list[ObjectName], template: MBean):
@@ -119,17 +141,16 @@ class _Family:
         self.pattern = f"{domain}:type={type_},name={name},*"
         self.max_value = _QUERIED[key]
         self.members = members
-        self.index = {(n.domain, n.keys): i for i, n in enumerate(members)}
-        self.ids = [id(n) for n in members]
+        self.index = {n: i for i, n in enumerate(members)}  # by ObjectName equality, not identity
         self.template = template
-        self.attrs: dict[tuple[type, Any], Attribute] = {}  # one Attribute per distinct value
+        self.attrs: dict[tuple[type, Any], tuple[Attribute]] = {}  # one (Attribute,) per distinct value
         self.values: list[Any] = [None] * len(members)  # last value served (None: not served)
         self.mbeans: list[MBean | None] = [None] * len(members)
         self.base: Any = None  # the value served to every member not in `special`, last poll
         self.special: set[int] = set()
 
     def position(self, name: ObjectName) -> int | None:
-        return self.index.get((name.domain, name.keys))
+        return self.index.get(name)
 
     def serve(self, i: int, value: Any) -> None:
         """Member i holds `value` this poll: its MBean, the previous one when the value is the same."""
@@ -137,13 +158,12 @@ class _Family:
         if old is not None and old == value and type(old) is type(value):
             return
         key = (type(value), value)
-        attr = self.attrs.get(key)
-        if attr is None:
-            attr = self.attrs[key] = Attribute(self.template.attributes[0].name, value,
-                                               self.template.attributes[0].description,
-                                               self.template.attributes[0].type_name)
+        attrs = self.attrs.get(key)
+        if attrs is None:
+            a = self.template.attributes[0]
+            attrs = self.attrs[key] = (Attribute(a.name, value, a.description, a.type_name),)
         self.values[i] = value
-        self.mbeans[i] = MBean(self.members[i], self.template.class_name, (attr,))
+        self.mbeans[i] = MBean(self.members[i], self.template.class_name, attrs)
 
     def drop(self, i: int) -> None:
         self.values[i] = None
@@ -164,9 +184,10 @@ class JmxSource:
         self._listed_at: float | None = None
         self._rest: list[ObjectName] = []  # read one getAttributes each; the same list object every poll
         self._families: list[_Family] = []
-        self._ordered_ids: list[int] = []  # id() of each listed name, in jmx_exporter's visiting order
+        self._ordered: list[ObjectName] = []  # the listed names in jmx_exporter's visiting order
         # per family key, kept across name lists: the (common, second) values of the last poll
         self._common: dict[tuple, tuple[Any, Any]] = {}
+        self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
         self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
         self._read_seconds = 0.0
 
@@ -178,16 +199,31 @@ class JmxSource:
         self.client.close()
 
     def jvm_memory(self) -> dict[tuple[str, str], int]:
-        """(area, kind) -> bytes of the JVM in this process: heap and nonheap, used/committed/max."""
+        """(area, kind) -> bytes of the JVM in this process: heap and nonheap, used/committed/max;
+        with -XX:NativeMemoryTracking=summary also everything the JVM committed ("total")."""
         import jpype
 
-        bean = jpype.JClass("java.lang.management.ManagementFactory").getMemoryMXBean()
+        mf = jpype.JClass("java.lang.management.ManagementFactory")
+        bean = mf.getMemoryMXBean()
         out = {}
         for area, usage in (("heap", bean.getHeapMemoryUsage()), ("nonheap", bean.getNonHeapMemoryUsage())):
             out[(area, "used")] = int(usage.getUsed())
             out[(area, "committed")] = int(usage.getCommitted())
             if int(usage.getMax()) >= 0:
                 out[(area, "max")] = int(usage.getMax())
+        if self._nmt is not False:
+            m = None
+            try:
+                text = str(mf.getPlatformMBeanServer().invoke(
+                    jpype.JClass("javax.management.ObjectName")("com.sun.management:type=DiagnosticCommand"),
+                    "vmNativeMemory", jpype.JArray(jpype.JObject)([jpype.JArray(jpype.JString)(["summary"])]),
+                    jpype.JArray(jpype.JString)(["[Ljava.lang.String;"])))
+                m = re.search(r"Total: reserved=(\d+)KB, committed=(\d+)KB", text)
+            except Exception:
+                pass
+            self._nmt = m is not None
+            if m:
+                out[("total", "reserved")], out[("total", "committed")] = int(m.group(1)) << 10, int(m.group(2)) << 10
         return out
 
     def _refresh_names(self) -> None:
@@ -211,7 +247,7 @@ class JmxSource:
                 families.append(_Family(key, members, template))
         self._rest, self._families = rest, families
         # jmx_exporter's visiting order: it decides a family's HELP and which duplicate wins
-        self._ordered_ids = [id(n) for n in jmx_exporter_order(names)]
+        self._ordered = jmx_exporter_order(names)
 
     def _template(self, member: ObjectName) -> MBean | None:
         """One real read per family and names refresh: the class name and attribute metadata a
@@ -239,7 +275,7 @@ class JmxSource:
         shared = self._shared_queries()
         for f in self._families:
             self._read_family(f, shared.get(f.key))
-            by_id.update(zip(f.ids, f.mbeans))
+            by_id.update(zip(map(id, f.members), f.mbeans))
         t2 = time.monotonic()
         if self._rest:
             read = self.client.read(self._rest)
@@ -250,7 +286,7 @@ class JmxSource:
         t3 = time.monotonic()
         stats = self.client.take_stats()
         get = by_id.get
-        mbeans = [mb for mb in map(get, self._ordered_ids) if mb is not None]
+        mbeans = [mb for mb in map(get, map(id, self._ordered)) if mb is not None]
         phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries)
 

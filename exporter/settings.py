@@ -11,6 +11,8 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       readTimeoutSeconds: 30
       naming: "0.x"                # or "1.x" (OpenMetrics naming of jmx_exporter 1.x)
       webConfigFile: /etc/sidecar/web.yml   # TLS and basic auth for /metrics
+      jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
+                                   # replaces the defaults (exporter.jmx_source.DEFAULT_JVM_OPTIONS)
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class SidecarSettings:
     read_timeout_seconds: float = 30.0
     naming: str = "0.x"
     web_config_file: str | None = None
+    jvm_options: tuple[str, ...] | None = None  # None: the defaults
 
     @property
     def stale_after(self) -> float:
@@ -68,6 +71,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "read_timeout_seconds": (_positive, "a number of seconds > 0"),
     "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
     "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
+    "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
+                    'a list of JVM options such as ["-Xmx512m"]'),
 }
 _BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
 
@@ -90,6 +95,6 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
             raise ConfigError(config.source, config.line_of(("sidecar", key)), f"sidecar.{key}",
                               f"must be {expected}, got {value!r}", f"set {key} to {expected}")
         if value is not None:
-            values[name] = value
+            values[name] = tuple(value) if isinstance(value, list) else value
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return SidecarSettings(**values)
