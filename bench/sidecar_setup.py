@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO))
 
 HEALTH_RULES = REPO / "rules" / "kafka-health.yml"
 # the shared reference data sits beside the repository (../shared/reference)
-STRIMZI_RULES = REPO.parents[1] / "shared" / "reference" / "rules" / "strimzi-kafka-metrics.yml"
+STRIMZI_RULES = REPO.parent / "shared" / "reference" / "rules" / "strimzi-kafka-metrics.yml"
 
 
 def machine() -> str:
