@@ -10,9 +10,8 @@ configuration allows.
 How a family is queried. A query costs a scan of the MBean domain inside the broker (about
 0.2 s at 40,000 partitions), whatever it returns, plus about 15 us per name it returns; a read
 costs one round trip (about 0.1-0.2 ms). So each family costs as few queries and returned names
-as its values allow. The first poll learns a family with one query per value (`Value == 1`, ...,
-`Value > max`, `Value < 0`; 0 is implied); from then on the previous poll's two most common
-values, `common` then `second`, say what to ask:
+as its values allow. The previous poll's two most common values, `common` then `second` (0 and
+nothing on the first poll), say what to ask:
 
   1. `Value != common`: the members holding anything else (for the health flags: usually none);
      when they are few, each is read and that is all. Families of one domain and type sharing
@@ -21,12 +20,18 @@ values, `common` then `second`, say what to ask:
      `Value != common and Value != second`: the members holding neither (usually none);
   3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
      (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
-     case `Value == second` tells which hold it and only the rest are read.
+     case `Value == second` tells which hold it and only the rest are read. With no `second`
+     yet (the first poll), one query per small value (`Value == 1`, ... up to the catalog's
+     maximum for the family) does that.
 
 Members (1) did not return hold `common`. Every value served is the MBean's value at some moment
 of the poll, except after two changes of one MBean within the poll interval (`second`, something
 else, `common` again before (2)). An MBean whose attribute the query cannot evaluate is served as
 `common`, as it was served as 0 before.
+
+No name is matched against a pattern in this process's JVM: javax.management.ObjectName keeps the
+key map such matching builds (~0.4 KB per name, for good), which at 40,000 partitions was more
+than half of the JVM's heap.
 """
 from __future__ import annotations
 
@@ -314,9 +319,8 @@ class JmxSource:
         instead of once per family. Family key -> positions of the members it returned."""
         groups: dict[tuple, list[_Family]] = {}
         for f in self._families:
-            learned = self._common.get(f.key)
-            if learned is not None:
-                groups.setdefault((f.key[0], f.key[1], type(learned[0]), learned[0]), []).append(f)
+            common = self._common.get(f.key, (0, None))[0]
+            groups.setdefault((f.key[0], f.key[1], type(common), common), []).append(f)
         out: dict[tuple, list[int]] = {}
         for (domain, type_, _, common), families in groups.items():
             if len(families) < 2:
@@ -335,48 +339,46 @@ class JmxSource:
     def _read_family(self, f: _Family, others: list[int] | None = None) -> None:
         """Serve every member of `f` (see the module docstring for the queries); `others`: the
         answer to step (1) when a shared query gave it."""
-        learned = self._common.get(f.key)
+        common, second = self._common.get(f.key, (0, None))
         explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
         gone: set[int] = set()
-        if learned is None:
-            common = 0
-            values = self.client.small_int_values(f.pattern, "Value", max_value=f.max_value, implicit=0)
-            for n, v in values.items():
-                i = f.position(n)
-                if i is not None and not (v == 0 and type(v) is int):
-                    explicit[i] = v
-            gone = {i for i, n in enumerate(f.members) if n not in values}
-        else:
-            common, second = learned
-            if others is None:
-                others = [i for i in map(f.position, self._query(f, "!=", common)) if i is not None]
-            to_read = others
-            if second is not None and len(others) > self._reads_per_query():
-                unusual = {i for i in map(f.position, self._query(f, "!=", common, (("!=", second),)))
-                           if i is not None}
-                last = f.values
-                same = {i for i in others if i not in unusual and last[i] == second and type(last[i]) is type(second)}
-                if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
-                    for i in map(f.position, self._query(f, "==", second)):
+        if others is None:
+            others = [i for i in map(f.position, self._query(f, "!=", common)) if i is not None]
+        to_read = others
+        if second is None and len(others) > self._reads_per_query():
+            # nothing known about the others yet (the first poll): one query per small value
+            for v in range(f.max_value + 1):
+                if v != common:
+                    for i in map(f.position, self._query(f, "==", v)):
                         if i is not None:
-                            explicit[i] = second
-                    to_read = sorted({i for i in others if i not in explicit} | unusual)
-                else:
-                    for i in same:
+                            explicit[i] = v
+            to_read = [i for i in others if i not in explicit]
+        elif second is not None and len(others) > self._reads_per_query():
+            unusual = {i for i in map(f.position, self._query(f, "!=", common, (("!=", second),)))
+                       if i is not None}
+            last = f.values
+            same = {i for i in others if i not in unusual and last[i] == second and type(last[i]) is type(second)}
+            if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
+                for i in map(f.position, self._query(f, "==", second)):
+                    if i is not None:
                         explicit[i] = second
-                    to_read = sorted({i for i in others if i not in same} | unusual)
-            if to_read:
-                names = [f.members[i] for i in to_read]
-                started = time.monotonic()
-                read = {(mb.name.domain, mb.name.keys): mb for mb in self.client.read(names, attributes=("Value",))}
-                if len(names) >= 100:
-                    self._note_reads(time.monotonic() - started, len(names))
-                for i, n in zip(to_read, names):
-                    mb = read.get((n.domain, n.keys))
-                    if mb is None or not mb.attributes:
-                        gone.add(i)
-                    else:
-                        explicit[i] = mb.attributes[0].value
+                to_read = sorted({i for i in others if i not in explicit} | unusual)
+            else:
+                for i in same:
+                    explicit[i] = second
+                to_read = sorted({i for i in others if i not in same} | unusual)
+        if to_read:
+            names = [f.members[i] for i in to_read]
+            started = time.monotonic()
+            read = {(mb.name.domain, mb.name.keys): mb for mb in self.client.read(names, attributes=("Value",))}
+            if len(names) >= 100:
+                self._note_reads(time.monotonic() - started, len(names))
+            for i, n in zip(to_read, names):
+                mb = read.get((n.domain, n.keys))
+                if mb is None or not mb.attributes:
+                    gone.add(i)
+                else:
+                    explicit[i] = mb.attributes[0].value
         if f.base is not None and f.base == common and type(f.base) is type(common):
             touched = f.special | explicit.keys() | gone  # only these can differ from the last poll
         else:

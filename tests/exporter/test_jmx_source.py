@@ -153,3 +153,24 @@ def test_same_values_give_the_same_mbean_objects(target):
         assert all(b[k] is c[k] for k in b if "type=Partition," in k)
     finally:
         source.close()
+
+
+def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target, monkeypatch):
+    truth = Truth(target)
+    source = make_source(target)
+    try:
+        monkeypatch.setattr(source, "_reads_per_query", lambda: 0)
+        monkeypatch.setattr(source.client, "small_int_values", None)  # not used: it matches names in the JVM
+        got, _ = served(source)
+        assert got == truth.values
+        # the second poll asks about the values it learned: for UnderReplicated `!= 0` only
+        asked = []
+        query_names = source.client.query_names
+        monkeypatch.setattr(source.client, "query_names",
+                            lambda pattern, *a, **kw: asked.append((pattern, a)) or query_names(pattern, *a, **kw))
+        got, _ = served(source)
+        assert got == truth.values
+        ur = [a for p, a in asked if "UnderReplicated" in p]
+        assert ur[0] == ("Value", "!=", 0) and ("Value", "==", 1) not in ur
+    finally:
+        source.close()
