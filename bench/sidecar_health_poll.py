@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -91,9 +91,13 @@ def main() -> int:
     ap.add_argument("--polls", type=int, default=5, help="steady polls timed after the warm-up poll")
     ap.add_argument("--sample", type=int, default=4000, help="baseline MBeans timed (then extrapolated)")
     ap.add_argument("--connections", type=int, default=1, help="the sidecar's JMX connections")
+    ap.add_argument("--jvm-options", default="",
+                    help="options of this process's JVM, shared by the sidecar and the baseline (default: the JVM's own "
+                         "defaults, as jmx_exporter would run; the sidecar's poll does little on the client side)")
     args = ap.parse_args()
 
     print(f"machine: {setup.machine()}")
+    print(f"JVM options (sidecar and baseline): {setup.start_jvm(shlex.split(args.jvm_options)) or 'the JVM defaults'}")
     sim = setup.start_simulator(args.partitions)
     try:
         config_path = setup.write_config(sim.url, setup.HEALTH_RULES)

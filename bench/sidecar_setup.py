@@ -40,6 +40,18 @@ def start_simulator(partitions: int):
     return sim
 
 
+def start_jvm(options: list[str] | None) -> list[str]:
+    """Start this process's JVM with `options` (None: the sidecar's defaults) before anything else
+    does; returns the options used."""
+    from exporter.jmx import JmxSettings
+    from exporter.jmx import start_jvm as start
+    from exporter.jmx_source import DEFAULT_JVM_OPTIONS
+
+    options = list(DEFAULT_JVM_OPTIONS) if options is None else options
+    start(JmxSettings(jvm_options=tuple(options)))
+    return options
+
+
 def write_config(jmx_url: str, rules: Path, extra: str = "", directory: str | None = None) -> Path:
     """jmx_exporter YAML: hostPort, then the rule file unchanged, then `extra` (a `sidecar:` block)."""
     d = Path(directory or tempfile.mkdtemp(prefix="sidecar-bench-"))

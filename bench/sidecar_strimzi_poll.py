@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import statistics
 import sys
 import time
@@ -74,10 +75,14 @@ def main() -> int:
     ap.add_argument("--connections", default="1,2,4", help="comma-separated connection counts to try")
     ap.add_argument("--polls", type=int, default=2, help="steady polls timed per connection count")
     ap.add_argument("--rt-sample", type=int, default=2000, help="MBeans timed for the round trip")
+    ap.add_argument("--jvm-options", default=None,
+                    help="options of this process's JVM (default: the sidecar's defaults, as serve starts it)")
     args = ap.parse_args()
     counts = [int(c) for c in args.connections.split(",")]
 
     print(f"machine: {setup.machine()}")
+    options = setup.start_jvm(None if args.jvm_options is None else shlex.split(args.jvm_options))
+    print(f"JVM options (sidecar and round-trip measurement): {options or 'the JVM defaults'}")
     sim = setup.start_simulator(args.partitions)
     runs = []
     try:

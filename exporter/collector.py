@@ -246,6 +246,8 @@ class Collector:
         if self.last_error:
             log.info("poll of %s succeeded again", self.target)
         self.last_error = None
+        with self._lock:
+            self._generation += 1  # the self metrics changed too
         return True
 
     def _freeze(self) -> None:
@@ -256,13 +258,13 @@ class Collector:
         gc.freeze()
 
     def _failed(self, message: str, elapsed: float) -> None:
-        with self._lock:
-            self._last_poll_failed = True
-            self._generation += 1
         m = self.metrics
         m.scrape_error.set(1)
         m.scrape_duration.set(elapsed)
         m.polls.labels("failure").inc()
+        with self._lock:
+            self._last_poll_failed = True
+            self._generation += 1
         # Log a new problem once, not every poll; the client's retry countdown is not a new problem.
         if _RETRY_HINT.sub("", message) != _RETRY_HINT.sub("", self.last_error or ""):
             age = self.clock() - self._snapshot.taken_at if self._snapshot.taken_at else None
