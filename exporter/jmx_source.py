@@ -188,7 +188,8 @@ class JmxSource:
         self.settings = settings
         self.clock = clock
         self._listed_at: float | None = None
-        self._rest: list[ObjectName] = []  # read one getAttributes each; the same list object every poll
+        self._rest: list[ObjectName] = []  # read one getAttributes each
+        self._rest_texts: list[str] = []  # their listed text: the same list object every poll
         self._families: list[_Family] = []
         self._ordered: list[ObjectName] = []  # the listed names in jmx_exporter's visiting order
         # per family key, kept across name lists: the (common, second) values of the last poll
@@ -234,6 +235,7 @@ class JmxSource:
 
     def _refresh_names(self) -> None:
         names = self.client.list_names()
+        texts = dict(zip(map(id, names), self.client.name_texts))
         rest: list[ObjectName] = []
         grouped: dict[tuple, list[ObjectName]] = {}
         for n in names:
@@ -252,6 +254,7 @@ class JmxSource:
             else:
                 families.append(_Family(key, members, template))
         self._rest, self._families = rest, families
+        self._rest_texts = [texts.get(id(n)) or str(n) for n in rest]
         # jmx_exporter's visiting order: it decides a family's HELP and which duplicate wins
         self._ordered = jmx_exporter_order(names)
 
@@ -284,7 +287,7 @@ class JmxSource:
             by_id.update(zip(map(id, f.members), f.mbeans))
         t2 = time.monotonic()
         if self._rest:
-            read = self.client.read(self._rest)
+            read = self.client.read(self._rest_texts)
             if len(self._rest) >= 100:
                 self._note_reads(time.monotonic() - t2, len(self._rest))
             for mb in read:

@@ -292,6 +292,12 @@ class JmxClient:
         """The names of the last list_names() (None before the first)."""
         return self._names
 
+    @property
+    def name_texts(self) -> list[str]:
+        """The listed names' text, aligned with `names`: passing these to read() costs no new
+        string per name (an ObjectName's str() builds one)."""
+        return self._strings
+
     def list_names(self) -> list[ObjectName]:
         """queryNames for every include pattern (one round trip each), minus the exclude
         patterns, sorted; becomes the set read() reads. Call on the slow clock."""

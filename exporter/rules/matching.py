@@ -509,8 +509,9 @@ class _BeanPlan:
     def __init__(self):
         self.poll = 0  # the last poll that saw this MBean
         self.numeric: dict[str, Any] = {}  # attribute name -> Outcome | Drop | _Volatile
-        self.nested: dict[tuple, Any] = {}  # numbers inside composites and tables, by identity
-        self.constants: dict[tuple, Any] = {}  # (identity, value type, value) -> Outcome | Drop
+        # made when first needed: most MBeans have neither, and an empty dict is 64 bytes
+        self.nested: dict[tuple, Any] | None = None  # numbers inside composites and tables, by identity
+        self.constants: dict[tuple, Any] | None = None  # (identity, value type, value) -> Outcome | Drop
 
 
 _CONSTANTS_LIMIT = 256  # distinct string/boolean values remembered per MBean before starting over
@@ -547,6 +548,9 @@ class RuleEngine:
         self._plans: dict[tuple, _BeanPlan] = {}
         self._poll = 0
         self._cached = 0  # entries in all plans, kept up to date as they come and go
+        # One object per distinct help text, label and labels tuple: at 40,000 partitions the same
+        # topic, partition number and help repeat across every per-partition family.
+        self._shared: dict[Any, Any] = {}
         self.stats = EngineStats()
 
     def cached_leaves(self) -> int:
@@ -612,7 +616,9 @@ class RuleEngine:
                 append(sample)
         if len(plans) > touched:  # some MBeans went away: forget them
             self._plans = {k: p for k, p in plans.items() if p.poll == poll}
-            self._cached = sum(len(p.numeric) + len(p.nested) + len(p.constants) for p in self._plans.values())
+            self._cached = sum(len(p.numeric) + len(p.nested or ()) + len(p.constants or ()) for p in self._plans.values())
+            if len(self._shared) > 4 * self._cached + 1024:
+                self._shared = {}  # texts of vanished MBeans; live outcomes keep theirs
         stats = self.stats
         stats.cached_leaves = self._cached
         stats.cache_hits += hits
@@ -670,6 +676,8 @@ class RuleEngine:
         value = leaf.value
         identity = (leaf.keys, leaf.path, leaf.attr)
         if value.__class__ is float or value.__class__ is int:
+            if plan.nested is None:
+                plan.nested = {}
             found = plan.nested.get(identity)
             hit = found is not None and found.__class__ is not _Volatile
             if found is None:
@@ -679,6 +687,8 @@ class RuleEngine:
                 found = self._run_volatile(found, value)
             return found, hit
         key = (identity, value.__class__, value)
+        if plan.constants is None:
+            plan.constants = {}
         found = plan.constants.get(key)
         if found is not None:
             return found, True
@@ -789,7 +799,14 @@ class RuleEngine:
         if self._one_x:
             name = openmetrics_name(name, sample_type)
             labels = tuple(sorted(labels))
-        return Outcome(name, labels, sample_type, help_text, fixed, rule.value_factor, text[:text.rfind(":")])
+        share = self._share
+        labels = share(tuple([share((share(k), share(v))) for k, v in labels]))
+        # the ObjectName text only matters to 1.x's collision label
+        objectname = text[:text.rfind(":")] if self._one_x else None
+        return Outcome(share(name), labels, sample_type, share(help_text), fixed, rule.value_factor, objectname)
+
+    def _share(self, value: Any) -> Any:
+        return self._shared.setdefault(value, value)
 
     def _default_name(self, leaf: Leaf, rule: Rule) -> tuple[str, tuple]:
         """`domain_<first key value>_<path>_<attr>`; the other keys become labels, in order."""
