@@ -78,8 +78,9 @@ def _object_name_text(key: tuple) -> str:
 # Strimzi's rules at 40,000 partitions that is ~0.5 GB committed instead of ~1 GB (G1 grew the
 # heap to 2.9 GB during the first poll). C1-only compilation (-XX:TieredStopAtLevel=1) saves a
 # little more but made the client's reads ~40% slower. The heap's ceiling stays the JVM's default
-# (a quarter of the container's memory): the client keeps every listed ObjectName in the JVM
-# (~0.35 KB each), so a fixed -Xmx small enough to matter would fail on a big broker.
+# (a quarter of the container's memory): the client keeps every listed name in the JVM as text
+# (~0.15 KB each; at 40,000 partitions and Strimzi's rules ~70 MB of live heap), so a fixed -Xmx
+# small enough to matter would fail on a bigger broker.
 # `sidecar.jvmOptions` replaces these.
 DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
 
