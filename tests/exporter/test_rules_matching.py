@@ -544,3 +544,31 @@ def test_value_blind_rules_of_the_shipped_files_really_are(number):
             assert (reference is None) == (other is None), (rule.pattern, head)
             if reference is not None:
                 assert reference.groups() == other.groups(), (rule.pattern, head, number)
+
+
+# --- memory: one object per repeated text ----------------------------------------------------
+
+def test_series_of_different_families_share_equal_label_and_help_objects():
+    """At 40,000 partitions every per-partition family repeats the same topic, partition and
+    help texts; the engine keeps one object of each (the sidecar's memory depends on it)."""
+    rules = """
+rules:
+- pattern: kafka.(\\w+)<type=(.+), name=(.+), topic=(.+), partition=(.*)><>Value
+  name: kafka_$1_$2_$3
+  labels:
+    topic: "$4"
+    partition: "$5"
+"""
+    mbeans = [bean(f"kafka.{d}:type={t},name={n},topic=orders,partition=3", ("Value", v))
+              for d, t, n, v in (("cluster", "Partition", "UnderReplicated", 0), ("cluster", "Partition", "AtMinIsr", 1),
+                                 ("log", "Log", "Size", 10), ("log", "Log", "LogEndOffset", 20))]
+    out = run(rules, *mbeans)
+    assert [s.name for s in out] == ["kafka_cluster_Partition_UnderReplicated", "kafka_cluster_Partition_AtMinIsr",
+                                     "kafka_log_Log_Size", "kafka_log_Log_LogEndOffset"]
+    assert all(s.labels == (("partition", "3"), ("topic", "orders")) for s in out)  # labels: sorted, as jmx_exporter's TreeMap
+    assert len({id(s.labels) for s in out}) == 1
+    cluster = [s for s in out if s.name.startswith("kafka_cluster")]
+    assert cluster[0].help == cluster[1].help.replace("AtMinIsr", "UnderReplicated")
+    again = run(rules, bean("kafka.cluster:type=Partition,name=AtMinIsr,topic=orders,partition=4", ("Value", 1)),
+                mbeans[1])
+    assert again[0].help is again[1].help  # same family, same default help: one object
