@@ -107,7 +107,7 @@ def main() -> int:
             for p in polls:
                 print(f"  steady poll {p.seconds:.2f} s", flush=True)
             runs.append((conns, warm, polls))
-        rest = list(pipe.source._rest)  # the MBeans a poll reads with getAttributes
+        rest = list(pipe.source._rest_texts)  # the MBeans a poll reads with getAttributes
         pipe.close()
         rt = round_trip(sim.url, rest, args.rt_sample)
     finally:

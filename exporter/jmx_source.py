@@ -189,8 +189,9 @@ class JmxSource:
         self.settings = settings
         self.clock = clock
         self._listed_at: float | None = None
-        self._rest: list[ObjectName] = []  # read one getAttributes each
-        self._rest_texts: list[str] = []  # their listed text: the same list object every poll
+        # the names read one getAttributes each, as their listed text: the same list object
+        # every poll (the client keeps its plan while it is), and no new string per name
+        self._rest_texts: list[str] = []
         self._families: list[_Family] = []
         self._ordered: list[ObjectName] = []  # the listed names in jmx_exporter's visiting order
         # per family key, kept across name lists: the (common, second) values of the last poll
@@ -254,8 +255,7 @@ class JmxSource:
                 rest.extend(members)
             else:
                 families.append(_Family(key, members, template))
-        self._rest, self._families = rest, families
-        self._rest_texts = [texts.get(id(n)) or str(n) for n in rest]
+        self._rest_texts, self._families = [texts[id(n)] for n in rest], families
         # jmx_exporter's visiting order: it decides a family's HELP and which duplicate wins
         self._ordered = jmx_exporter_order(names)
 
@@ -287,10 +287,10 @@ class JmxSource:
             self._read_family(f, shared.get(f.key))
             by_id.update(zip(map(id, f.members), f.mbeans))
         t2 = time.monotonic()
-        if self._rest:
+        if self._rest_texts:
             read = self.client.read(self._rest_texts)
-            if len(self._rest) >= 100:
-                self._note_reads(time.monotonic() - t2, len(self._rest))
+            if len(self._rest_texts) >= 100:
+                self._note_reads(time.monotonic() - t2, len(self._rest_texts))
             for mb in read:
                 by_id[id(mb.name)] = mb
         t3 = time.monotonic()

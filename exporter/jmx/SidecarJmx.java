@@ -87,14 +87,7 @@ public final class SidecarJmx {
         final int connectTimeoutMs;
         public TimeoutSocketFactory(int connectTimeoutMs) { this.connectTimeoutMs = connectTimeoutMs; }
         public Socket createSocket(String host, int port) throws IOException {
-            Socket s = new Socket();
-            try {
-                s.connect(new InetSocketAddress(host, port), connectTimeoutMs);
-            } catch (IOException e) {
-                s.close();
-                throw e;
-            }
-            return s;
+            return connected(host, port, connectTimeoutMs);
         }
         public ServerSocket createServerSocket(int port) throws IOException { return new ServerSocket(port); }
     }
@@ -106,9 +99,8 @@ public final class SidecarJmx {
         final int connectTimeoutMs;
         public TimeoutSslSocketFactory(int connectTimeoutMs) { this.connectTimeoutMs = connectTimeoutMs; }
         public Socket createSocket(String host, int port) throws IOException {
-            Socket raw = new Socket();
+            Socket raw = connected(host, port, connectTimeoutMs);
             try {
-                raw.connect(new InetSocketAddress(host, port), connectTimeoutMs);
                 SSLSocket s = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(raw, host, port, true);
                 String protocols = System.getProperty("javax.rmi.ssl.client.enabledProtocols");
                 if (protocols != null) s.setEnabledProtocols(protocols.split(","));
@@ -122,6 +114,18 @@ public final class SidecarJmx {
         }
         public boolean equals(Object o) { return o instanceof TimeoutSslSocketFactory; }
         public int hashCode() { return TimeoutSslSocketFactory.class.hashCode(); }
+    }
+
+    /** A plain socket connected within timeoutMs (closed again when that fails). */
+    static Socket connected(String host, int port, int timeoutMs) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(host, port), timeoutMs);
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
+        return s;
     }
 
     private static boolean factoryInstalled;
