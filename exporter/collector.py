@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol, Sequence
 
-from exporter.model import MBean
+from exporter.model import BeanTable, MBean
 from exporter.rules import RuleEngine
 from exporter.rules.config import Config, ConfigError, load_config
 from exporter.self_metrics import SelfMetrics
@@ -47,6 +47,13 @@ class ReadResult:
     round_trips: int = 0
     phases: dict[str, float] = field(default_factory=dict)  # what the read's time went to (seconds)
     queries: int = 0  # of the round trips, server-side queries
+    tables: Sequence[BeanTable] = ()  # MBeans read as columns (their members hold their ranks)
+    ranks: Sequence[int] | None = None  # each of `mbeans`' place in the visiting order (with tables)
+
+    @property
+    def count(self) -> int:
+        """MBeans read, in tables or not."""
+        return len(self.mbeans) + sum(sum(t.present) for t in self.tables)
 
 
 @dataclass
@@ -200,7 +207,7 @@ class Collector:
         try:
             result = self.source.read()
             read = time.monotonic()
-            samples = self._engine.samples(result.mbeans)
+            families = self._engine.series(result.mbeans, result.ranks, result.tables)
         except SourceError as e:
             self._failed(str(e), time.monotonic() - started)
             return False
@@ -210,7 +217,7 @@ class Collector:
             return False
         ruled = time.monotonic()
         elapsed = ruled - started
-        snap = Snapshot.render(samples, self.clock(), elapsed, self.formats())
+        snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats())
         phases = dict(result.phases)
         phases.update(rules=ruled - read, render=time.monotonic() - ruled)
         if self._freeze_gc:
@@ -219,14 +226,14 @@ class Collector:
             self._snapshot = snap
             self._last_poll_failed = False
             self._generation += 1
-        self.last_poll = PollStats(phases, result.round_trips, result.queries, len(result.mbeans), snap.series)
+        self.last_poll = PollStats(phases, result.round_trips, result.queries, result.count, snap.series)
         m = self.metrics
         m.scrape_duration.set(elapsed)
         m.scrape_error.set(0)
         m.poll_duration.observe(elapsed)
         m.polls.labels("success").inc()
         m.last_success.set(snap.taken_at)
-        m.mbeans_read.set(len(result.mbeans))
+        m.mbeans_read.set(result.count)
         m.round_trips.set(result.round_trips)
         m.series.set(snap.series)
         for phase, seconds in phases.items():

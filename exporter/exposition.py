@@ -13,9 +13,11 @@ label tuples and the same few values, 0.0 and 1.0 above all, come back every pol
 from __future__ import annotations
 
 import math
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from exporter.model import Sample
+
+from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -117,25 +119,14 @@ def _labels_om(labels: tuple) -> str:
     return text
 
 
-def _families(samples: Iterable[Sample], labels_memo: dict, render_labels, render_timestamp) -> dict[str, list]:
-    """Group sample lines by name, in first-seen order: name -> [type, help, lines, lines.append].
-
-    The hot loop of a scrape: per sample two dict lookups (family, label set), one for the value
-    text, and one f-string.
-    """
-    families: dict[str, list] = {}
-    get_family = families.get
+def _sample_lines(samples: Iterable[Sample], name: str, labels_memo: dict, render_labels,
+                  render_timestamp, append) -> None:
+    """The hot loop for Samples: per sample a dict lookup for the label set, one for the value
+    text, and one f-string."""
     get_labels = labels_memo.get
     get_value = _value_memo.get
     copysign = math.copysign
     for s in samples:
-        name = s.name
-        family = get_family(name)
-        if family is None:
-            lines: list[str] = []
-            family = families[name] = [s.type, s.help, lines, lines.append]
-        elif s.type != family[0]:
-            family[0] = "untyped"
         number = s.value
         value = get_value(number)
         if value is None:
@@ -146,25 +137,72 @@ def _families(samples: Iterable[Sample], labels_memo: dict, render_labels, rende
         if labels is None:
             labels = render_labels(s.labels)
         if s.timestamp_ms is None:
-            family[3](f"{name}{labels} {value}\n")
+            append(f"{name}{labels} {value}\n")
         else:
-            family[3](f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
-    return families
+            append(f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
+
+
+def _table_lines(part: TableSeries, name: str, openmetrics: bool, append) -> None:
+    """The hot loop for a table: its present members' lines from the columns, no object per
+    member. The label text is one format with the topic and the partition number as holes."""
+    table, tpl = part.table, part.template
+    pieces = []
+    for k, v in tpl.labels:
+        text = "{0}" if v is TOPIC else "{1}" if v is PARTITION else _escape_label_value(v).replace("{", "{{").replace("}", "}}")
+        pieces.append(f'{k}="{text}"')
+    if openmetrics:
+        labels = "{{" + ",".join(pieces) + "}}" if pieces else ""
+    else:
+        labels = "{{" + "".join(p + "," for p in pieces) + "}}" if pieces else ""
+    line = (name.replace("{", "{{").replace("}", "}}") + labels + " {2}\n").format
+    topics = [_escape_label_value(t) for t in table.topics]
+    topic, partition, values, present = table.topic, table.partition, table.values, table.present
+    get_value = _value_memo.get
+    copysign = math.copysign
+    fixed, factor = tpl.fixed, tpl.factor
+    for i in part.positions:
+        if not present[i]:
+            continue
+        number = (float(values[i]) if fixed is None else fixed) * factor
+        value = get_value(number)
+        if value is None:
+            value = go_double(number)
+        elif value is _ZERO and copysign(1.0, number) < 0:
+            value = "-0.0"
+        append(line(topics[topic[i]], partition[i], value))
+
+
+def _bodies(family: Family, openmetrics: bool) -> Iterator[str]:
+    """A family's sample lines, a part at a time."""
+    name = family.name
+    labels_memo, render_labels, render_ts = ((_labels_om_memo, _labels_om, _om_timestamp) if openmetrics
+                                             else (_labels_004_memo, _labels_004, str))
+    for part in family.parts:
+        lines: list[str] = []
+        if isinstance(part, TableSeries):
+            _table_lines(part, name, openmetrics, lines.append)
+        else:
+            _sample_lines(part, name, labels_memo, render_labels, render_ts, lines.append)
+        yield "".join(lines)
 
 
 def iter_text(samples: Iterable[Sample]) -> Iterator[str]:
     """The text format 0.0.4 one family at a time (HELP, TYPE and its sample lines), so a caller
     can encode and compress it without holding the whole body more than once."""
-    for name, (sample_type, help_text, lines, _) in _families(samples, _labels_004_memo, _labels_004, str).items():
-        if sample_type == "counter":
+    return iter_text_families(of_samples(samples))
+
+
+def iter_text_families(families: Iterable[Family]) -> Iterator[str]:
+    for family in families:
+        name = family.name
+        if family.type == "counter":
             # simpleclient strips `_total` from a counter family's name and writes it back on the
             # HELP/TYPE lines only: a counter sample `x_count` gets `# TYPE x_count_total counter`.
             meta = name if name.endswith("_total") else name + "_total"
         else:
             meta = name
-        lines.insert(0, f"# HELP {meta} {_escape_help_004(help_text)}\n# TYPE {meta} {sample_type}\n")
-        yield "".join(lines)
-        lines.clear()
+        yield f"# HELP {meta} {_escape_help_004(family.help)}\n# TYPE {meta} {family.type}\n"
+        yield from _bodies(family, False)
 
 
 def render_text(samples: Iterable[Sample]) -> bytes:
@@ -188,18 +226,22 @@ def iter_openmetrics(samples: Iterable[Sample], eof: bool = True) -> Iterator[st
     Prometheus stores), so it is written as `unknown` under its own name; so is a counter whose
     family name another family already uses.
     """
-    families = _families(samples, _labels_om_memo, _labels_om, _om_timestamp)
-    for name, (sample_type, help_text, lines, _) in families.items():
+    return iter_openmetrics_families(of_samples(samples), eof)
+
+
+def iter_openmetrics_families(families: Sequence[Family], eof: bool = True) -> Iterator[str]:
+    names = {f.name for f in families}
+    for f in families:
+        name, sample_type = f.name, f.type
         family = name
         if sample_type == "counter":
             family = name[:-6]
-            if not name.endswith("_total") or not family or family in families:
+            if not name.endswith("_total") or not family or family in names:
                 family, sample_type = name, "unknown"
         elif sample_type == "untyped":
             sample_type = "unknown"
-        lines.insert(0, f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(help_text)}\n")
-        yield "".join(lines)
-        lines.clear()
+        yield f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(f.help)}\n"
+        yield from _bodies(f, True)
     if eof:
         yield "# EOF\n"
 

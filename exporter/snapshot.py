@@ -9,7 +9,7 @@ stream, so a response is the snapshot's member followed by a small member with t
 of that moment.
 
 The poll renders the formats scrapers asked for lately (`formats`); another format is rendered
-from the snapshot's samples at its first request, once.
+from the snapshot's families at its first request, once.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import zlib
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from exporter import exposition
+from exporter.families import Family, of_samples
 from exporter.model import Sample
 
 TEXT = "text"
@@ -43,10 +44,10 @@ def gzip_member(chunks: Iterable[str]) -> tuple[bytes, int]:
     return b"".join(out), size
 
 
-def _render(fmt: str, samples: Sequence[Sample]) -> Iterator[str]:
+def _render(fmt: str, families: Sequence[Family]) -> Iterator[str]:
     if fmt == OPENMETRICS:
-        return exposition.iter_openmetrics(samples, eof=False)  # the EOF follows the self metrics
-    return exposition.iter_text(samples)
+        return exposition.iter_openmetrics_families(families, eof=False)  # the EOF follows the self metrics
+    return exposition.iter_text_families(families)
 
 
 class _Bodies(Mapping):
@@ -68,17 +69,17 @@ class _Bodies(Mapping):
 
 
 class Snapshot:
-    """One poll's samples, rendered. Its content never changes once made (a format rendered late
-    comes from the same samples)."""
+    """One poll's series, rendered. Its content never changes once made (a format rendered late
+    comes from the same families, whose tables are frozen copies)."""
 
-    __slots__ = ("taken_at", "poll_seconds", "series", "timings", "_samples", "_gzipped", "_sizes", "_lock")
+    __slots__ = ("taken_at", "poll_seconds", "series", "timings", "_families", "_gzipped", "_sizes", "_lock")
 
-    def __init__(self, taken_at: float, poll_seconds: float, samples: Sequence[Sample]):
+    def __init__(self, taken_at: float, poll_seconds: float, families: Sequence[Family]):
         self.taken_at = taken_at  # wall-clock time the poll finished (seconds since the epoch)
         self.poll_seconds = poll_seconds
-        self.series = len(samples)
+        self.series = sum(len(f) for f in families)
         self.timings: dict[str, float] = {}  # format -> seconds its rendering and compression took
-        self._samples = samples
+        self._families = families
         self._gzipped: dict[str, bytes] = {}
         self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -86,7 +87,12 @@ class Snapshot:
     @classmethod
     def render(cls, samples: Sequence[Sample], taken_at: float, poll_seconds: float,
                formats: Iterable[str] = FORMATS) -> "Snapshot":
-        snap = cls(taken_at, poll_seconds, samples)
+        return cls.render_families(of_samples(samples), taken_at, poll_seconds, formats)
+
+    @classmethod
+    def render_families(cls, families: Sequence[Family], taken_at: float, poll_seconds: float,
+                        formats: Iterable[str] = FORMATS) -> "Snapshot":
+        snap = cls(taken_at, poll_seconds, families)
         for fmt in formats:
             snap.gzipped(fmt)
         return snap
@@ -108,7 +114,7 @@ class Snapshot:
                 member = self._gzipped.get(fmt)
                 if member is None:
                     started = time.perf_counter()
-                    member, self._sizes[fmt] = gzip_member(_render(fmt, self._samples))
+                    member, self._sizes[fmt] = gzip_member(_render(fmt, self._families))
                     self.timings[fmt] = time.perf_counter() - started
                     self._gzipped[fmt] = member
         return member

@@ -21,19 +21,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to 3.13
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.model import MBean, Sample, Tabular
+from exporter.model import BeanTable, MBean, Sample, Tabular
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name,
                                    series_key, snake_case)
+from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
+from exporter.rules.series import assemble
 
 # --- Leaves ---------------------------------------------------------------------------------
 
@@ -514,6 +517,38 @@ class _BeanPlan:
         self.constants: dict[tuple, Any] | None = None  # (identity, value type, value) -> Outcome | Drop
 
 
+# A table member's code: a template number (>= 0), or one of these.
+_UNSEEN, _DROPPED, _REJECTED, _EMPTY, _VOLATILE = -1, -2, -3, -4, -5
+
+
+class _TableCache:
+    """What the rules made of each member of one BeanTable's member list."""
+
+    __slots__ = ("topic", "codes", "volatile", "groups", "counted", "cached")
+
+    def __init__(self, table: BeanTable):
+        self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
+        self.codes = array("i", [_UNSEEN]) * len(table)
+        self.volatile: dict[int, _Volatile] = {}
+        self.groups: list[tuple[int, array]] = []  # (template, members in visiting order)
+        self.counted: list[tuple[int, list[int]]] = []  # rejected values and empty names, counted each poll
+        self.cached = 0
+
+    @property
+    def unseen(self) -> bool:
+        return self.cached < len(self.codes)
+
+    def regroup(self, table: BeanTable) -> None:
+        by_code: dict[int, list[int]] = {}
+        for i, code in enumerate(self.codes):
+            if code >= 0 or code in (_REJECTED, _EMPTY):
+                by_code.setdefault(code, []).append(i)
+        rank = table.rank.__getitem__
+        self.groups = [(code, array("I", sorted(members, key=rank))) for code, members in by_code.items() if code >= 0]
+        self.counted = [(code, members) for code, members in by_code.items() if code < 0]
+        self.cached = len(self.codes) - self.codes.count(_UNSEEN)
+
+
 _CONSTANTS_LIMIT = 256  # distinct string/boolean values remembered per MBean before starting over
 
 
@@ -551,6 +586,10 @@ class RuleEngine:
         # One object per distinct help text, label and labels tuple: at 40,000 partitions the same
         # topic, partition number and help repeat across every per-partition family.
         self._shared: dict[Any, Any] = {}
+        # BeanTables: what the rules made of each member, per table; templates shared by all
+        self._tables: dict[tuple, _TableCache] = {}
+        self._templates: list[MemberOutcome] = []
+        self._template_index: dict[tuple, int] = {}
         self.stats = EngineStats()
 
     def cached_leaves(self) -> int:
@@ -560,17 +599,62 @@ class RuleEngine:
     def samples(self, mbeans: Iterable[MBean]) -> list[Sample]:
         """Apply the rules to one poll's MBeans: samples in MBean and attribute order, duplicates
         resolved for the naming mode."""
-        hits = misses = duplicates = 0
         out: list[Sample] = []
         append = out.append
-        entries: list[tuple[Sample, str]] = []  # 1.x: (sample, ObjectName text) pairs
-        one_x = self._one_x
+        if self._one_x:
+            entries: list[tuple[Sample, str]] = []  # (sample, ObjectName text) pairs
+            entry = entries.append
+            self._each(mbeans, lambda _index, outcome, sample: entry((sample, outcome.objectname)))
+            return add_objectname_on_collisions(entries)
         seen: set[str] = set()
         seen_add = seen.add
+        duplicates = 0
+
+        def keep_first(_index: int, outcome: Outcome, sample: Sample) -> None:
+            nonlocal duplicates
+            key = outcome.key  # 0.x: the first sample of a name and label set wins
+            if key in seen:
+                duplicates += 1
+            else:
+                seen_add(key)
+                append(sample)
+
+        self._each(mbeans, keep_first)
+        self.stats.duplicates += duplicates
+        return out
+
+    def series(self, mbeans: Sequence[MBean], ranks: Sequence[int] | None = None,
+               tables: Sequence[BeanTable] = ()) -> list[Family]:
+        """Apply the rules to one poll: MBeans (`ranks`: each one's place in the visiting order,
+        by default their order) and `BeanTable`s, as metric families ready to render (see
+        exporter.series)."""
+        rest: list[tuple] = []
+        entry = rest.append
+        if ranks is None:
+            self._each(mbeans, lambda index, o, sample: entry((index, sample, o.key, o.objectname)))
+        else:
+            self._each(mbeans, lambda index, o, sample: entry((ranks[index], sample, o.key, o.objectname)))
+        parts: list[TableSeries] = []
+        for table in tables:
+            parts.extend(self._table_series(table, rest))
+        if tables:
+            rest.sort(key=lambda e: e[0])  # volatile table members were added at the end
+        live = {(t.domain, t.keys) for t in tables}
+        if len(self._tables) > len(live):
+            self._tables = {k: c for k, c in self._tables.items() if k in live}
+        families, duplicates = assemble(rest, parts, self._one_x)
+        self.stats.duplicates += duplicates
+        self.stats.cached_leaves = self._cached + sum(c.cached for c in self._tables.values())
+        return families
+
+    def _each(self, mbeans: Iterable[MBean], emit: Callable[[int, Outcome, Sample], None]) -> None:
+        """`emit(index of the MBean, outcome, sample)` for every sample of every MBean, in MBean
+        and attribute order; MBeans missing from the call leave the cache."""
+        hits = misses = 0
         self._poll = poll = self._poll + 1
         plans = self._plans
         touched = 0
-        for mbean in mbeans:
+        for index, mbean in enumerate(mbeans):
             object_name = mbean.name
             plan = plans.get((object_name.domain, object_name.keys))
             if plan is None:
@@ -582,10 +666,9 @@ class RuleEngine:
             for attr in mbean.attributes:
                 value = attr.value
                 if value.__class__ is not float and value.__class__ is not int:
-                    h, m, d = self._other_attribute(plan, object_name, attr, seen, out, entries)
+                    h, m = self._other_attribute(plan, object_name, attr, index, emit)
                     hits += h
                     misses += m
-                    duplicates += d
                     continue
                 # The steady state of a number: one dict lookup, a multiplication, and usually
                 # the Sample of the previous poll.
@@ -605,15 +688,7 @@ class RuleEngine:
                 sample = outcome.last
                 if sample is None or sample.value != number:
                     sample = outcome.sample(number)
-                if one_x:
-                    entries.append((sample, outcome.objectname))
-                    continue
-                key = outcome.key  # 0.x: the first sample of a name and label set wins
-                if key in seen:
-                    duplicates += 1
-                    continue
-                seen_add(key)
-                append(sample)
+                emit(index, outcome, sample)
         if len(plans) > touched:  # some MBeans went away: forget them
             self._plans = {k: p for k, p in plans.items() if p.poll == poll}
             self._cached = sum(len(p.numeric) + len(p.nested or ()) + len(p.constants or ()) for p in self._plans.values())
@@ -623,11 +698,74 @@ class RuleEngine:
         stats.cached_leaves = self._cached
         stats.cache_hits += hits
         stats.cache_misses += misses
-        stats.duplicates += duplicates
-        if one_x:
-            return add_objectname_on_collisions(entries)
-        return out
 
+    # --- tables
+    def _table_series(self, table: BeanTable, rest: list) -> list[TableSeries]:
+        """The table's members as one TableSeries per template. Each member's rule outcome is
+        found once per member list (the regexes run then) and kept as a template number; a
+        member that value-dependent rules may claim is resolved each poll into `rest`."""
+        key = (table.domain, table.keys)
+        cache = self._tables.get(key)
+        if cache is None or cache.topic is not table.topic:
+            cache = self._tables[key] = _TableCache(table)
+        present = table.present
+        if not (cache.unseen and self._plan_table(table, cache)):
+            self.stats.cache_hits += sum(present)
+        frozen = table.frozen()
+        for code, positions in cache.counted:
+            for i in positions:
+                if present[i]:
+                    self._count_drop(REJECTED_VALUE if code == _REJECTED else EMPTY_NAME)
+        for i, volatile in cache.volatile.items():
+            if not present[i]:
+                continue
+            value = table.values[i]
+            outcome = self._run_volatile(volatile, value)
+            if outcome.__class__ is not Outcome:
+                self._count_drop(outcome)
+                continue
+            number = (float(value) if outcome.fixed is None else outcome.fixed) * outcome.factor
+            rest.append((table.rank[i], outcome.sample(number), outcome.key, outcome.objectname))
+        return [TableSeries(frozen, self._templates[code], positions) for code, positions in cache.groups]
+
+    def _plan_table(self, table: BeanTable, cache: "_TableCache") -> bool:
+        """Run the rules on the present members not seen yet; False when there were none."""
+        codes = cache.codes
+        templates = self._template_index
+        misses = 0
+        for i in range(len(table)):
+            if codes[i] != _UNSEEN or not table.present[i]:
+                continue
+            misses += 1
+            leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
+            found = self._plan_numeric(leaf)
+            if found.__class__ is _Volatile:
+                codes[i] = _VOLATILE
+                cache.volatile[i] = found
+            elif found is REJECTED_VALUE:
+                codes[i] = _REJECTED
+            elif found is EMPTY_NAME:
+                codes[i] = _EMPTY
+            elif found.__class__ is not Outcome:
+                codes[i] = _DROPPED
+            else:
+                topic, partition = leaf.keys[-2][1], leaf.keys[-1][1]
+                labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
+                                for k, v in found.labels])
+                attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr)
+                code = templates.get(tkey)
+                if code is None:
+                    code = templates[tkey] = len(self._templates)
+                    self._templates.append(MemberOutcome(found.name, labels, found.type, found.help,
+                                                    found.fixed, found.factor, attr))
+                codes[i] = code
+        if not misses:
+            return False
+        self.stats.cache_misses += misses
+        self.stats.cache_hits += sum(table.present) - misses
+        cache.regroup(table)
+        return True
     # --- slow paths
     def _numeric_slow(self, numeric: dict, object_name, attr, found: Any) -> tuple[Any, bool]:
         hit = found is not None and found.__class__ is not _Volatile
@@ -641,9 +779,8 @@ class RuleEngine:
             self._count_drop(found)
         return found, hit
 
-    def _other_attribute(self, plan: _BeanPlan, object_name, attr, seen: set, out: list,
-                         entries: list) -> tuple[int, int, int]:
-        hits = misses = duplicates = 0
+    def _other_attribute(self, plan: _BeanPlan, object_name, attr, index: int, emit) -> tuple[int, int]:
+        hits = misses = 0
         for leaf in _flatten(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value):
             outcome, hit = self._resolve_leaf(plan, leaf)
             if hit:
@@ -660,15 +797,8 @@ class RuleEngine:
                 number = 1.0 if value else 0.0  # booleans: 1/0, valueFactor not applied
             else:
                 number = float(value) * outcome.factor
-            sample = outcome.sample(number)
-            if self._one_x:
-                entries.append((sample, outcome.objectname))
-            elif outcome.key in seen:
-                duplicates += 1
-            else:
-                seen.add(outcome.key)
-                out.append(sample)
-        return hits, misses, duplicates
+            emit(index, outcome, outcome.sample(number))
+        return hits, misses
 
     def _resolve_leaf(self, plan: _BeanPlan, leaf: Leaf) -> tuple[Any, bool]:
         """Composite and table items, strings, booleans. A string's or boolean's outcome depends

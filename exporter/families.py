@@ -1,0 +1,81 @@
+"""What one poll exposes, as the exposition writes it: metric families whose parts are Sample
+lists and `TableSeries` (the members of one `BeanTable` that one rule outcome names, rendered
+straight from the table's columns). `exporter.rules.series` builds them from a poll.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Iterable
+
+from exporter.model import BeanTable, Sample
+
+# Label value slots of a MemberOutcome: the member's topic, the member's partition number.
+TOPIC = ("slot", "topic")
+PARTITION = ("slot", "partition")
+
+
+class MemberOutcome:
+    """A rule outcome for table members, with the member's own topic and partition as slots in
+    its label values: one object for all the members a rule names alike."""
+
+    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "injective", "objectname_attr")
+
+    def __init__(self, name: str, labels: tuple, sample_type: str, help_text: str, fixed: float | None,
+                 factor: float, objectname_attr: str):
+        self.name, self.labels, self.type, self.help = name, labels, sample_type, help_text
+        self.fixed, self.factor = fixed, factor
+        values = [v for _, v in labels]
+        self.injective = TOPIC in values and PARTITION in values
+        self.objectname_attr = objectname_attr  # the attribute as 1.x's `_objectname` label spells it
+
+    def member_labels(self, topic: str, partition: str) -> tuple[tuple[str, str], ...]:
+        return tuple((k, topic if v is TOPIC else partition if v is PARTITION else v) for k, v in self.labels)
+
+
+class TableSeries:
+    """The series of the members `positions` (in visiting order) of `table` under `template`."""
+
+    __slots__ = ("table", "template", "positions")
+
+    def __init__(self, table: BeanTable, template: MemberOutcome, positions: array):
+        self.table, self.template, self.positions = table, template, positions
+
+    def first_rank(self) -> int | None:
+        present, rank = self.table.present, self.table.rank
+        for i in self.positions:
+            if present[i]:
+                return rank[i]
+        return None
+
+    def __len__(self) -> int:
+        present = self.table.present
+        return sum(1 for i in self.positions if present[i])
+
+
+class Family:
+    """One metric family: name, type, HELP and its series as parts (Sample lists, TableSeries)."""
+
+    __slots__ = ("name", "type", "help", "parts")
+
+    def __init__(self, name: str, sample_type: str, help_text: str, parts: list):
+        self.name, self.type, self.help, self.parts = name, sample_type, help_text, parts
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+
+def of_samples(samples: Iterable[Sample]) -> list[Family]:
+    """Samples (duplicates already resolved) grouped into families in first-seen order."""
+    families: dict[str, Family] = {}
+    get = families.get
+    for s in samples:
+        f = get(s.name)
+        if f is None:
+            families[s.name] = Family(s.name, s.type, s.help, [[s]])
+        else:
+            if s.type != f.type:
+                f.type = "untyped"
+            f.parts[0].append(s)
+    return list(families.values())
+
+
