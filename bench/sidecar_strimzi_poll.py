@@ -107,7 +107,11 @@ def main() -> int:
             for p in polls:
                 print(f"  steady poll {p.seconds:.2f} s", flush=True)
             runs.append((conns, warm, polls))
-        rest = list(pipe.source._rest_texts)  # the MBeans a poll reads with getAttributes
+        # the MBeans a poll reads with getAttributes: the names read whole, and the members of the
+        # tabulated families read member by member (not queried)
+        src = pipe.source
+        rest = list(src._rest_texts) + [f.members.name(i) for f in src._families if f.max_value is None
+                                        for i in range(len(f.members))]
         pipe.close()
         rt = round_trip(sim.url, rest, args.rt_sample)
     finally:

@@ -2,6 +2,10 @@
 configuration allows.
 
 - The ObjectName list is re-read on a slow clock (`sidecar.namesRefreshSeconds`), not every poll.
+- Kafka's per-partition gauges (`kafka.cluster:type=Partition`, `kafka.log:type=Log`; 98% of a
+  big broker's MBeans) are listed as columns, not names: the JVM keeps each family's topics and
+  (topic, partition) pairs, and this side a `BeanTable` per family that the rule engine and the
+  exposition read directly. At 40,000 partitions that is a few MB instead of ~1 KB per MBean.
 - Kafka's per-partition gauges whose values are small integers (the catalog says which: the 0/1
   health flags and the replica counts) are learned with server-side queries instead of one read
   per partition; every other MBean is read with one `getAttributes`. Both give the rule engine
@@ -38,14 +42,18 @@ from __future__ import annotations
 import os
 import re
 import time
+from array import array
+from bisect import bisect_right
 from collections import Counter
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from exporter.collector import ReadResult, SourceError
 from exporter.jmx import JmxClient, JmxError, JmxSettings
-from exporter.model import Attribute, MBean, ObjectName
+from exporter.jmx.client import Members
+from exporter.jmx.convert import MISSING
+from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rules.config import Config
-from exporter.rules.order import jmx_exporter_order
+from exporter.rules.order import canonical_name, jmx_exporter_order, visiting_ranks
 from exporter.settings import SidecarSettings
 from mbeans import catalog
 
@@ -117,64 +125,57 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
     )
 
 
-# Families read by query: (domain, type, name) -> the largest value worth a query of its own.
-# Flags are 0/1; replica counts are at most the replication factor (values above are read).
-_QUERIED = {(s.domain, s.type, s.name): (1 if s.name in ("UnderReplicated", "UnderMinIsr", "AtMinIsr") else 5)
-            for s in catalog.PARTITION if s.name != "LastStableOffsetLag"}
-
-
-def _family_of(name: ObjectName) -> tuple[str, str, str] | None:
-    keys = name.keys
-    if len(keys) == 4 and keys[0][0] == "type" and keys[1][0] == "name":
-        family = (name.domain, keys[0][1], keys[1][1])
-        if family in _QUERIED:
-            return family
-    return None
-
+# Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
+# largest value worth a query of its own (flags are 0/1; replica counts are at most the
+# replication factor, values above are read), or None for a family read member by member.
+_TABULATED = {(s.domain, s.type, s.name): (None if s.name == "LastStableOffsetLag" else
+                                           1 if s.name in ("UnderReplicated", "UnderMinIsr", "AtMinIsr") else 5)
+              for s in catalog.PARTITION + catalog.LOG}
 
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
 _READS_PER_QUERY = 1000
+# A family this small is read, not queried: a query scans the whole domain.
+_QUERY_MIN_MEMBERS = 8
 
 
 class _Family:
-    """One queried family for one name list: its members and the MBeans last served for them."""
+    """One tabulated family for one name list: its members (columns kept by the JVM) and the
+    table of the values last served."""
 
-    __slots__ = ("key", "pattern", "max_value", "members", "index", "template", "attrs", "values",
-                 "mbeans", "base", "special")
+    __slots__ = ("key", "pattern", "max_value", "members", "table", "base", "special")
 
-    def __init__(self, key: tuple[str, str, str], members: list[ObjectName], template: MBean):
+    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None):
         domain, type_, name = key
         self.key = key
         self.pattern = f"{domain}:type={type_},name={name},*"
-        self.max_value = _QUERIED[key]
+        self.max_value = max_value  # None: read every member each poll
         self.members = members
-        self.index = {n: i for i, n in enumerate(members)}  # by ObjectName equality, not identity
-        self.template = template
-        self.attrs: dict[tuple[type, Any], tuple[Attribute]] = {}  # one (Attribute,) per distinct value
-        self.values: list[Any] = [None] * len(members)  # last value served (None: not served)
-        self.mbeans: list[MBean | None] = [None] * len(members)
+        self.table = table
         self.base: Any = None  # the value served to every member not in `special`, last poll
         self.special: set[int] = set()
 
-    def position(self, name: ObjectName) -> int | None:
-        return self.index.get(name)
+    def last(self, i: int) -> Any:
+        return self.table.values[i] if self.table.present[i] else None
 
     def serve(self, i: int, value: Any) -> None:
-        """Member i holds `value` this poll: its MBean, the previous one when the value is the same."""
-        old = self.values[i]
-        if old is not None and old == value and type(old) is type(value):
+        t = self.table
+        if value.__class__ is bool or not isinstance(value, (int, float)):
+            # not a number: Kafka's gauges never do this; such a value could not be exposed
+            # anyway (jmx_exporter drops non-numeric leaves without `value:`)
+            t.present[i] = 0
             return
-        key = (type(value), value)
-        attrs = self.attrs.get(key)
-        if attrs is None:
-            a = self.template.attributes[0]
-            attrs = self.attrs[key] = (Attribute(a.name, value, a.description, a.type_name),)
-        self.values[i] = value
-        self.mbeans[i] = MBean(self.members[i], self.template.class_name, attrs)
+        if t.integral and value.__class__ is not int:  # a float in an integral family
+            t.values, t.integral = array("d", t.values), False
+        t.values[i] = value
+        t.present[i] = 1
 
     def drop(self, i: int) -> None:
-        self.values[i] = None
-        self.mbeans[i] = None
+        self.table.present[i] = 0
+
+
+def _member_canonical(domain: str, type_: str, name: str, m: Members) -> Callable[[int], str]:
+    """Member i's `getCanonicalName()` (keys sorted: name, partition, topic, type)."""
+    return lambda i: f"{domain}:name={name},partition={m.partition[i]},topic={m.topics[m.topic[i]]},type={type_}"
 
 
 class JmxSource:
@@ -193,7 +194,8 @@ class JmxSource:
         # every poll (the client keeps its plan while it is), and no new string per name
         self._rest_texts: list[str] = []
         self._families: list[_Family] = []
-        self._ordered: list[ObjectName] = []  # the listed names in jmx_exporter's visiting order
+        self._rest_rank: dict[tuple, int] = {}  # (domain, keys) of a name read whole -> its visiting rank
+        self._ordered: list[ObjectName] = []  # without tables: the names in jmx_exporter's visiting order
         # per family key, kept across name lists: the (common, second) values of the last poll
         self._common: dict[tuple, tuple[Any, Any]] = {}
         self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
@@ -235,36 +237,69 @@ class JmxSource:
                 out[("total", "reserved")], out[("total", "committed")] = int(m.group(1)) << 10, int(m.group(2)) << 10
         return out
 
-    def _refresh_names(self) -> None:
-        names = self.client.list_names()
-        texts = dict(zip(map(id, names), self.client.name_texts))
-        rest: list[ObjectName] = []
-        grouped: dict[tuple, list[ObjectName]] = {}
-        for n in names:
-            f = _family_of(n)
-            if f is not None and self.config.wants_attribute(n, "Value"):
-                grouped.setdefault(f, []).append(n)
-            else:
-                rest.append(n)
-        families = []
-        for key, members in grouped.items():
-            # A family of a few is cheaper to read than to query; one not shaped like Kafka's
-            # gauge is read like any other MBean.
-            template = self._template(members[0]) if len(members) >= 8 else None
-            if template is None:
-                rest.extend(members)
-            else:
-                families.append(_Family(key, members, template))
-        self._rest_texts, self._families = [texts[id(n)] for n in rest], families
-        # jmx_exporter's visiting order: it decides a family's HELP and which duplicate wins
-        self._ordered = jmx_exporter_order(names)
+    def _tabulable(self, key: tuple[str, str, str]) -> bool:
+        """A family can be columns unless an attribute filter names one of its members."""
+        config = self.config
+        if config.include_object_name_attributes:
+            return False
+        domain, type_, name = key
+        return not any(d == domain and ("type", type_) in props and ("name", name) in props
+                       for d, props in config.exclude_object_name_attributes)
 
-    def _template(self, member: ObjectName) -> MBean | None:
-        """One real read per family and names refresh: the class name and attribute metadata a
-        queried value is presented with."""
-        read = self.client.read([member])
+    def _refresh_names(self) -> None:
+        if not self.client.splits:  # without the compiled helper: every MBean read whole
+            names = self.client.list_names()
+            self._rest_texts, self._families = self.client.name_texts, []
+            self._ordered, self._rest_rank = jmx_exporter_order(names), {}
+            return
+        keys = [k for k in _TABULATED if self._tabulable(k)]
+        names, hashes, members = self.client.list_split([f"{d}:type={t},name={n}" for d, t, n in keys])
+        rest_texts = list(self.client.name_texts)
+        rest_canonical: list[Callable[[int], str]] = [lambda i: canonical_name(names[i])]
+        all_hashes = array("i", hashes)
+        families = []
+        offsets = []  # (offset into all_hashes, family) for the tables
+        whole: list[tuple[ObjectName, int]] = []  # family members read whole, and their hash index
+        canonical_of: list[tuple[int, Callable[[int], str]]] = [(0, rest_canonical[0])]
+        for key, m in zip(keys, members):
+            if not len(m):
+                continue
+            canonical_of.append((len(all_hashes), _member_canonical(*key, m)))
+            template = self._template(m)
+            if template is None:  # not shaped like Kafka's gauge: read whole, like any other MBean
+                for i in range(len(m)):
+                    text = m.name(i)
+                    rest_texts.append(text)
+                    whole.append((ObjectName.parse(text), len(all_hashes) + i))
+            else:
+                max_value = _TABULATED[key] if len(m) >= _QUERY_MIN_MEMBERS else None
+                table = BeanTable(key[0], (("type", key[1]), ("name", key[2])), template.class_name, "Value",
+                                  template.attributes[0].description, template.attributes[0].type_name,
+                                  type(template.attributes[0].value) is int, m.topics, m.topic, m.partition,
+                                  array("I", bytes(4 * len(m))))
+                families.append(_Family(key, m, table, max_value))
+                offsets.append((len(all_hashes), table))
+            all_hashes.extend(m.hash)
+        starts = [start for start, _ in canonical_of]
+
+        def canonical(i: int) -> str:
+            k = bisect_right(starts, i) - 1
+            return canonical_of[k][1](i - starts[k])
+
+        ranks = visiting_ranks(all_hashes, canonical)
+        for start, table in offsets:
+            table.rank = ranks[start:start + len(table)]
+        rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
+        rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
+        self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
+
+    def _template(self, m: Members) -> MBean | None:
+        """One real read per family and names refresh: the class name and attribute metadata the
+        family's values are presented with."""
+        read = self.client.read([m.name(0)])
         if not read or read[0].class_name != catalog.Kind.GAUGE.class_name \
-                or [a.name for a in read[0].attributes] != ["Value"]:
+                or [a.name for a in read[0].attributes] != ["Value"] \
+                or type(read[0].attributes[0].value) not in (int, float):
             return None
         return read[0]
 
@@ -281,24 +316,49 @@ class JmxSource:
             self._refresh_names()
             self._listed_at = now
         t1 = time.monotonic()
-        by_id: dict[int, MBean | None] = {}
         shared = self._shared_queries()
         for f in self._families:
-            self._read_family(f, shared.get(f.key))
-            by_id.update(zip(map(id, f.members), f.mbeans))
+            if f.max_value is None:
+                self._read_all(f)
+            else:
+                self._read_family(f, shared.get(f.key))
         t2 = time.monotonic()
+        read: list[MBean] = []
         if self._rest_texts:
             read = self.client.read(self._rest_texts)
             if len(self._rest_texts) >= 100:
                 self._note_reads(time.monotonic() - t2, len(self._rest_texts))
-            for mb in read:
-                by_id[id(mb.name)] = mb
         t3 = time.monotonic()
         stats = self.client.take_stats()
-        get = by_id.get
-        mbeans = [mb for mb in map(get, map(id, self._ordered)) if mb is not None]
+        ranks = None
+        if self._rest_rank:
+            rank = self._rest_rank
+            ranked = sorted((rank[(mb.name.domain, mb.name.keys)], k) for k, mb in enumerate(read))
+            mbeans = [read[k] for _, k in ranked]
+            ranks = [r for r, _ in ranked]
+        else:
+            by_id = {id(mb.name): mb for mb in read}
+            mbeans = [mb for mb in map(by_id.get, map(id, self._ordered)) if mb is not None]
         phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
-        return ReadResult(mbeans, stats.round_trips, phases, stats.queries)
+        return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
+                          tables=[f.table for f in self._families], ranks=ranks)
+
+    def _read_all(self, f: _Family) -> None:
+        started = time.monotonic()
+        values = self.client.read_members(f.members, None, "Value")
+        if len(values) >= 100:
+            self._note_reads(time.monotonic() - started, len(values))
+        t = f.table
+        column, present, integral = t.values, t.present, t.integral
+        for i, v in enumerate(values):
+            if v.__class__ is int and integral or v.__class__ is float and not integral:
+                column[i] = v
+                present[i] = 1
+            elif v is MISSING:
+                present[i] = 0
+            else:
+                f.serve(i, v)
+                column, integral = t.values, t.integral
 
     # --- queried families -----------------------------------------------------------------------
 
@@ -306,9 +366,10 @@ class JmxSource:
         per = seconds / count
         self._read_seconds = per if not self._read_seconds else 0.7 * self._read_seconds + 0.3 * per
 
-    def _query(self, f: _Family, op: str, value: Any, also: tuple = ()) -> list[ObjectName]:
+    def _query(self, f: _Family, op: str, value: Any, also: tuple = ()) -> Any:
+        """Positions of the members for which `Value op value` (and `also`) holds: one query."""
         started = time.monotonic()
-        found = self.client.query_names(f.pattern, "Value", op, value, also=also)
+        found = self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also)[0]
         took = time.monotonic() - started
         self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
         return found
@@ -324,21 +385,18 @@ class JmxSource:
         instead of once per family. Family key -> positions of the members it returned."""
         groups: dict[tuple, list[_Family]] = {}
         for f in self._families:
+            if f.max_value is None:
+                continue
             common = self._common.get(f.key, (0, None))[0]
             groups.setdefault((f.key[0], f.key[1], type(common), common), []).append(f)
         out: dict[tuple, list[int]] = {}
         for (domain, type_, _, common), families in groups.items():
             if len(families) < 2:
                 continue
-            by_key = {f.key: f for f in families}
-            for f in families:
-                out[f.key] = []
-            for n in self.client.query_names(f"{domain}:type={type_},*", "Value", "!=", common):
-                f = by_key.get(_family_of(n))  # other MBeans of the type (not queried families) are skipped
-                if f is not None:
-                    i = f.position(n)
-                    if i is not None:
-                        out[f.key].append(i)
+            hits = self.client.query_members(f"{domain}:type={type_},*", [f.members for f in families],
+                                             "Value", "!=", common)
+            for f, positions in zip(families, hits):
+                out[f.key] = list(positions)
         return out
 
     def _read_family(self, f: _Family, others: list[int] | None = None) -> None:
@@ -348,46 +406,41 @@ class JmxSource:
         explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
         gone: set[int] = set()
         if others is None:
-            others = [i for i in map(f.position, self._query(f, "!=", common)) if i is not None]
+            others = list(self._query(f, "!=", common))
         to_read = others
         if second is None and len(others) > self._reads_per_query():
             # nothing known about the others yet (the first poll): one query per small value
             for v in range(f.max_value + 1):
                 if v != common:
-                    for i in map(f.position, self._query(f, "==", v)):
-                        if i is not None:
-                            explicit[i] = v
+                    for i in self._query(f, "==", v):
+                        explicit[i] = v
             to_read = [i for i in others if i not in explicit]
         elif second is not None and len(others) > self._reads_per_query():
-            unusual = {i for i in map(f.position, self._query(f, "!=", common, (("!=", second),)))
-                       if i is not None}
-            last = f.values
-            same = {i for i in others if i not in unusual and last[i] == second and type(last[i]) is type(second)}
+            unusual = set(self._query(f, "!=", common, (("!=", second),)))
+            last = f.last
+            same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
             if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
-                for i in map(f.position, self._query(f, "==", second)):
-                    if i is not None:
-                        explicit[i] = second
+                for i in self._query(f, "==", second):
+                    explicit[i] = second
                 to_read = sorted({i for i in others if i not in explicit} | unusual)
             else:
                 for i in same:
                     explicit[i] = second
                 to_read = sorted({i for i in others if i not in same} | unusual)
         if to_read:
-            names = [f.members[i] for i in to_read]
             started = time.monotonic()
-            read = {(mb.name.domain, mb.name.keys): mb for mb in self.client.read(names, attributes=("Value",))}
-            if len(names) >= 100:
-                self._note_reads(time.monotonic() - started, len(names))
-            for i, n in zip(to_read, names):
-                mb = read.get((n.domain, n.keys))
-                if mb is None or not mb.attributes:
+            values = self.client.read_members(f.members, to_read, "Value")
+            if len(to_read) >= 100:
+                self._note_reads(time.monotonic() - started, len(to_read))
+            for i, v in zip(to_read, values):
+                if v is MISSING:
                     gone.add(i)
                 else:
-                    explicit[i] = mb.attributes[0].value
+                    explicit[i] = v
         if f.base is not None and f.base == common and type(f.base) is type(common):
             touched = f.special | explicit.keys() | gone  # only these can differ from the last poll
         else:
-            touched = range(len(f.members))
+            touched = range(len(f.table))
         get = explicit.get
         for i in touched:
             if i in gone:
@@ -403,7 +456,7 @@ class JmxSource:
             counts = Counter(explicit.values())
         except TypeError:  # an unhashable value: not a number, so not worth a query
             counts = Counter()
-        counts[common] += len(f.members) - len(explicit) - gone
+        counts[common] += len(f.table) - len(explicit) - gone
         top = [v for v, c in counts.most_common() if c > 0 and type(v) in (int, float)][:2]
         if not top:
             self._common.pop(f.key, None)  # back to one query per small value

@@ -92,6 +92,23 @@ def _canonical(name: ObjectName | str) -> tuple[str, frozenset]:
     return name.domain, frozenset(name.keys)
 
 
+class Members:
+    """The members of one family `domain:type=X,name=Y` as columns (see SidecarJmx.Members):
+    topics, then per member a topic index, a partition number and its canonical name's hash."""
+
+    __slots__ = ("family", "handle", "topics", "topic", "partition", "hash")
+
+    def __init__(self, family: str, handle: Any, topics: list[str], topic, partition, hashes):
+        self.family, self.handle, self.topics = family, handle, topics
+        self.topic, self.partition, self.hash = topic, partition, hashes
+
+    def __len__(self) -> int:
+        return len(self.topic)
+
+    def name(self, i: int) -> str:
+        return f"{self.family},topic={self.topics[self.topic[i]]},partition={self.partition[i]}"
+
+
 class JmxClient:
     def __init__(self, settings: JmxSettings, *, clock=time.monotonic):
         self.settings = settings
@@ -311,6 +328,62 @@ class JmxClient:
             self._stats.queries += nl.round_trips
             self._set_names(nl)
             return self._names  # type: ignore[return-value]
+
+    @property
+    def splits(self) -> bool:
+        """Whether list_split() is available (it needs the compiled helper)."""
+        return hasattr(self._engine, "list_split")
+
+    def list_split(self, families: Sequence[str]) -> tuple[list[ObjectName], Any, list[Members]]:
+        """list_names(), with the members of `families` ("domain:type=X,name=Y") taken out as
+        columns instead of names: (the other names, their canonical name hashes, the members per
+        family). read() reads the other names; read_members() and query_members() the members."""
+        s = self.settings
+        with self._lock:
+            nl, hashes, fams = self._call(
+                lambda: self._engine.list_split(self._mbscs[0], s.include_object_names, s.exclude_object_names,
+                                                 families, s.read_timeout_seconds),
+                "queryNames")
+            self._stats.round_trips += nl.round_trips
+            self._stats.queries += nl.round_trips
+            self._set_names(nl)
+            return self._names, hashes, [Members(f, *m) for f, m in zip(families, fams)]  # type: ignore[misc]
+
+    def read_members(self, members: Members, positions: Sequence[int] | None, attribute: str,
+                     deadline: float | None = None) -> list[Any]:
+        """`attribute` of the members at `positions` (None: all), one getAttributes each: the
+        value per member, or `convert.MISSING` for one that is gone or failed."""
+        with self._lock:
+            records, complex_values, rt = self._call(
+                lambda: self._engine.read_members(self._jconns, members.handle, positions, attribute, deadline,
+                                                  self.settings.read_timeout_seconds), "getAttributes")
+            self._stats.round_trips += rt
+            out = []
+            decode = convert.decode_record
+            read = 0
+            for rec in records:
+                status, values = decode(rec, complex_values)
+                if status != "o" or not values or convert.is_marker(values[0]):
+                    out.append(convert.MISSING)
+                else:
+                    out.append(values[0])
+                    read += 1
+            self._stats.mbeans_read += read
+            return out
+
+    def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
+                      *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:
+        """query_names(), answered as the positions of the members of each family it returned."""
+        q = self.query_exp(attribute, op, value)
+        for more_op, more_value in also:
+            q = self._Query.and_(q, self.query_exp(attribute, more_op, more_value))
+        with self._lock:
+            hits = self._call(lambda: self._engine.query_members(
+                self._mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
+                "queryNames")
+            self._stats.round_trips += 1
+            self._stats.queries += 1
+            return hits
 
     def _parse(self, strings: Iterable[str]) -> list[ObjectName]:
         cache = self._by_string

@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from array import array
 from typing import Any, Sequence
 
 from exporter.jmx import convert
@@ -38,6 +39,14 @@ class NameList:
         self.strings = strings
         self.jnames = jnames
         self.round_trips = round_trips
+
+
+def _ints(typecode: str, jarray: Any) -> array:
+    """A Java int[] as an array, copied through the buffer protocol (no Python int per element)."""
+    out = array(typecode)
+    if len(jarray):
+        out.frombytes(memoryview(jarray).cast("B"))
+    return out
 
 
 def _deadline_ms(deadline: float | None) -> int:
@@ -84,6 +93,31 @@ class JavaEngine:
 
     def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
         return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
+
+    def list_split(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
+                   stall: float) -> tuple[NameList, array, list]:
+        """list_names with the members of `families` as columns: the rest, the rest's canonical
+        name hashes, and per family (handle, topics, topic, partition, hash columns)."""
+        S = self.jpype.JArray(self.String)
+        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)), int(stall * 1000))
+        out = []
+        for m in r.families:
+            text = str(m.topicsText())
+            out.append((m, text.split("\n") if text else [], _ints("I", m.topic), _ints("I", m.partition),
+                        _ints("i", m.hash)))
+        return self._names(r.rest), _ints("i", r.restHash), out
+
+    def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
+                     deadline: float | None, stall: float) -> tuple[list, Any, int]:
+        jp = self.jpype.JArray(self.jpype.JInt)(positions) if positions is not None else None
+        r = self.h.readMembers(conns, members, jp, attribute, _deadline_ms(deadline), int(stall * 1000))
+        self._check(r)
+        count = len(positions) if positions is not None else len(members.topic)
+        return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
+
+    def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
+        fams = self.jpype.JArray(self.jpype.JObject)(list(families))
+        return [_ints("I", hits) for hits in self.h.queryMembers(mbsc, pattern, query, fams, int(stall * 1000))]
 
     def parse_names(self, strings: Sequence[str]) -> Any:
         return self.h.parseNames("\n".join(strings))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from array import array
 from operator import mul
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Sequence, TypeVar
 
 from exporter.model import ObjectName
 
@@ -64,7 +64,34 @@ def jmx_exporter_order(items: Iterable[T], name_of: Callable[[T], ObjectName] = 
 
     def key(item: T) -> tuple[int, str]:
         canonical = canonical_name(name_of(item))
-        h = java_string_hash(canonical)
-        return (h ^ (h >> 16)) & mask, canonical
+        return _bucket(java_string_hash(canonical), mask), canonical
 
     return sorted(items, key=key)
+
+
+def _bucket(h: int, mask: int) -> int:
+    """HashMap's bucket of a String.hashCode() (signed or not): the high half spread into the low."""
+    h &= 0xFFFFFFFF
+    return (h ^ (h >> 16)) & mask
+
+
+def visiting_ranks(hashes: Sequence[int], canonical: Callable[[int], str]) -> array:
+    """Each of n names' place in jmx_exporter's visiting order, from its canonical name's
+    `String.hashCode()` as the JVM computed it; `canonical(i)` (name i's canonical text) is asked
+    only for names sharing a bucket, which keep canonical-name order as above."""
+    n = len(hashes)
+    mask = hashset_table_size(n) - 1
+    buckets = array("I", [_bucket(h, mask) for h in hashes])
+    order = sorted(range(n), key=buckets.__getitem__)
+    i = 0
+    while i < n:
+        j, b = i + 1, buckets[order[i]]
+        while j < n and buckets[order[j]] == b:
+            j += 1
+        if j - i > 1:
+            order[i:j] = sorted(order[i:j], key=canonical)
+        i = j
+    ranks = array("I", bytes(4 * n))
+    for r, k in enumerate(order):
+        ranks[k] = r
+    return ranks

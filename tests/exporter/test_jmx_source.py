@@ -57,7 +57,8 @@ class Truth:
 def served(source: JmxSource) -> tuple[dict[str, object], int]:
     result = source.read()
     out = {}
-    for mb in result.mbeans:
+    members = [mb for t in result.tables for mb in map(t.mbean, range(len(t))) if mb is not None]
+    for mb in list(result.mbeans) + members:
         (attr,) = mb.attributes
         assert attr.name == "Value" and mb.class_name == "com.yammer.metrics.reporting.JmxReporter$Gauge"
         out[str(mb.name)] = attr.value
@@ -165,9 +166,10 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         assert got == truth.values
         # the second poll asks about the values it learned: for UnderReplicated `!= 0` only
         asked = []
-        query_names = source.client.query_names
-        monkeypatch.setattr(source.client, "query_names",
-                            lambda pattern, *a, **kw: asked.append((pattern, a)) or query_names(pattern, *a, **kw))
+        query_members = source.client.query_members
+        monkeypatch.setattr(source.client, "query_members",
+                            lambda pattern, families, *a, **kw: asked.append((pattern, a))
+                            or query_members(pattern, families, *a, **kw))
         got, _ = served(source)
         assert got == truth.values
         ur = [a for p, a in asked if "UnderReplicated" in p]
