@@ -176,3 +176,27 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         assert ur[0] == ("Value", "!=", 0) and ("Value", "==", 1) not in ur
     finally:
         source.close()
+
+
+def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
+    """The JVM lists the partition families as columns; each member must come back as the name
+    the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
+    from exporter.jmx_source import _member_canonical
+    from exporter.model import ObjectName
+    from exporter.rules.order import canonical_name, java_string_hash
+
+    source = make_source(target)
+    try:
+        served(source)
+        assert {f.key[2] for f in source._families} == {"UnderReplicated", "InSyncReplicasCount"}
+        for f in source._families:
+            m = f.members
+            assert len(m) == TOPICS * PARTITIONS
+            canonical = _member_canonical(*f.key, m)
+            for i in range(len(m)):
+                name = ObjectName.parse(m.name(i))
+                assert canonical(i) == canonical_name(name)
+                assert m.hash[i] & 0xFFFFFFFF == java_string_hash(canonical(i))
+                assert f.table.object_name(i) == name
+    finally:
+        source.close()

@@ -165,3 +165,20 @@ def test_a_snapshot_keeps_its_values_when_the_next_poll_changes_the_table():
     before = Snapshot.render_families(engine.series(rest, [rank[mb.name] for mb in rest], tables), 1.0, 0.0)
     fill(rnd, tables, others)  # the source changes its columns in place
     assert snap.bodies["text"] == before.bodies["text"]  # rendered only now, from the old values
+
+
+def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
+    """The sidecar ranks names from the canonical-name hashes the JVM computed (signed ints);
+    that must be the order jmx_exporter_order gives, collisions within a bucket included."""
+    from exporter.rules.order import canonical_name, java_string_hash, visiting_ranks
+
+    rnd = random.Random(11)
+    names = [ObjectName("kafka.cluster", (("type", "Partition"), ("name", rnd.choice(["A", "B", "C"])),
+                                          ("topic", f"t{rnd.randint(0, 300)}"), ("partition", str(rnd.randint(0, 40)))))
+             for _ in range(3000)]
+    names = list(dict.fromkeys(names))
+    signed = [h - (1 << 32) if h >= 1 << 31 else h for h in (java_string_hash(canonical_name(n)) for n in names)]
+    ranks = visiting_ranks(signed, lambda i: canonical_name(names[i]))
+    by_rank = sorted(range(len(names)), key=ranks.__getitem__)
+    assert [names[i] for i in by_rank] == jmx_exporter_order(names)
+    assert sorted(ranks) == list(range(len(names)))
