@@ -31,6 +31,18 @@ from exporter.snapshot import FORMATS, Snapshot, assemble
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
+
+def _load_malloc_trim():
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only; elsewhere nothing to trim this way
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _load_malloc_trim()
+
 # A format no scrape asked for in this long is no longer rendered by every poll; its next request
 # renders it once from the snapshot's samples, and the polls after that render it again.
 FORMAT_IDLE_SECONDS = 600.0
@@ -258,11 +270,15 @@ class Collector:
         return True
 
     def _freeze(self) -> None:
-        """See the module docstring."""
+        """See the module docstring. Also hands the C heap's free pages back to the system: a
+        poll's transient objects (the first poll's above all) leave freed memory that glibc keeps
+        and RSS still counts."""
         if not self._collected:
             gc.collect()
             self._collected = True
         gc.freeze()
+        if _malloc_trim is not None:
+            _malloc_trim(0)
 
     def _failed(self, message: str, elapsed: float) -> None:
         m = self.metrics
