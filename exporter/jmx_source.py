@@ -127,8 +127,9 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
 
 # Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
 # largest value worth a query of its own (flags are 0/1; replica counts are at most the
-# replication factor, values above are read), or None for a family read member by member.
-_TABULATED = {(s.domain, s.type, s.name): (None if s.name == "LastStableOffsetLag" else
+# replication factor, values above are read), or None for a family read member by member (sizes,
+# offsets and lags: every member holds its own value, so a query would only add its cost).
+_TABULATED = {(s.domain, s.type, s.name): (None if s.domain == "kafka.log" or s.name == "LastStableOffsetLag" else
                                            1 if s.name in ("UnderReplicated", "UnderMinIsr", "AtMinIsr") else 5)
               for s in catalog.PARTITION + catalog.LOG}
 
