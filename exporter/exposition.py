@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, Iterator, Sequence
 
+from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples, scaled
 from exporter.model import Sample
-
-from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -157,19 +156,10 @@ def _table_lines(part: TableSeries, name: str, openmetrics: bool, append) -> Non
     line = (name.replace("{", "{{").replace("}", "}}") + labels + " {2}\n").format
     topics = [_escape_label_value(t) for t in table.topics]
     topic, partition, values, present = table.topic, table.partition, table.values, table.present
-    get_value = _value_memo.get
-    copysign = math.copysign
     fixed, factor = tpl.fixed, tpl.factor
     for i in part.positions:
-        if not present[i]:
-            continue
-        number = (float(values[i]) if fixed is None else fixed) * factor
-        value = get_value(number)
-        if value is None:
-            value = go_double(number)
-        elif value is _ZERO and copysign(1.0, number) < 0:
-            value = "-0.0"
-        append(line(topics[topic[i]], partition[i], value))
+        if present[i]:
+            append(line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))))
 
 
 def _bodies(family: Family, openmetrics: bool) -> Iterator[str]:

@@ -9,6 +9,12 @@ from typing import Iterable
 
 from exporter.model import BeanTable, Sample
 
+def scaled(value: float | int, fixed: float | None, factor: float) -> float:
+    """The number a rule exposes for a leaf: its `value:` when it has one, else the leaf's value;
+    times its `valueFactor`."""
+    return (float(value) if fixed is None else fixed) * factor
+
+
 # Label value slots of a MemberOutcome: the member's topic, the member's partition number.
 TOPIC = ("slot", "topic")
 PARTITION = ("slot", "partition")
@@ -49,6 +55,8 @@ class TableSeries:
 
     def __len__(self) -> int:
         present = self.table.present
+        if 0 not in present:  # the usual poll: every member there (a test in C)
+            return len(self.positions)
         return sum(1 for i in self.positions if present[i])
 
 

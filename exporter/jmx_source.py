@@ -174,9 +174,9 @@ class _Family:
         self.table.present[i] = 0
 
 
-def _member_canonical(domain: str, type_: str, name: str, m: Members) -> Callable[[int], str]:
-    """Member i's `getCanonicalName()` (keys sorted: name, partition, topic, type)."""
-    return lambda i: f"{domain}:name={name},partition={m.partition[i]},topic={m.topics[m.topic[i]]},type={type_}"
+def _member_canonical(m: Members) -> Callable[[int], str]:
+    """Member i's `getCanonicalName()` (asked only for names sharing a bucket)."""
+    return lambda i: canonical_name(ObjectName.parse(m.name(i)))
 
 
 class JmxSource:
@@ -256,16 +256,15 @@ class JmxSource:
         keys = [k for k in _TABULATED if self._tabulable(k)]
         names, hashes, members = self.client.list_split([f"{d}:type={t},name={n}" for d, t, n in keys])
         rest_texts = list(self.client.name_texts)
-        rest_canonical: list[Callable[[int], str]] = [lambda i: canonical_name(names[i])]
         all_hashes = array("i", hashes)
         families = []
         offsets = []  # (offset into all_hashes, family) for the tables
         whole: list[tuple[ObjectName, int]] = []  # family members read whole, and their hash index
-        canonical_of: list[tuple[int, Callable[[int], str]]] = [(0, rest_canonical[0])]
+        canonical_of: list[tuple[int, Callable[[int], str]]] = [(0, lambda i: canonical_name(names[i]))]
         for key, m in zip(keys, members):
             if not len(m):
                 continue
-            canonical_of.append((len(all_hashes), _member_canonical(*key, m)))
+            canonical_of.append((len(all_hashes), _member_canonical(m)))
             template = self._template(m)
             if template is None:  # not shaped like Kafka's gauge: read whole, like any other MBean
                 for i in range(len(m)):

@@ -105,10 +105,6 @@ class Sample:
     timestamp_ms: int | None = field(default=None, compare=False)
 
 
-# The keys that tell the members of a `BeanTable` apart, after its fixed keys.
-MEMBER_KEYS = ("topic", "partition")
-
-
 class BeanTable:
     """The MBeans `domain:<keys>,topic=T,partition=P` of one class with the one attribute
     `attribute`, as columns: the same information as one `MBean` per member, at a few bytes a

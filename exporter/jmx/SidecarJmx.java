@@ -237,26 +237,37 @@ public final class SidecarJmx {
 
     // --- per-partition families as columns ------------------------------------------------------
 
-    /** The members `family,topic=T,partition=P` of one family `domain:type=X,name=Y`, as columns
-     *  sorted by (topic, partition): about 12 bytes a member instead of a ~150-byte name. */
+    /** The members `family,topic=T,partition=P` of one family `domain:type=X,name=Y`, sorted by
+     *  (topic, partition) and kept as one long each (topic index << 32 | partition): 8 bytes a
+     *  member instead of a ~150-byte name, and a member's position by binary search. */
     public static final class Members {
         public final String family;
         public final String[] topics;  // distinct, sorted
-        public final int[] topic, partition;
-        public final int[] hash;  // the member's getCanonicalName().hashCode() (jmx_exporter's order)
-        final long[] keys;  // topic index << 32 | partition, ascending: position by binary search
+        final long[] keys;
 
-        Members(String family, String[] topics, int[] topic, int[] partition, int[] hash) {
+        Members(String family, String[] topics, long[] keys) {
             this.family = family;
             this.topics = topics;
-            this.topic = topic;
-            this.partition = partition;
-            this.hash = hash;
-            keys = new long[topic.length];
-            for (int i = 0; i < keys.length; i++) keys[i] = ((long) topic[i] << 32) | partition[i];
+            this.keys = keys;
         }
 
-        public String name(int i) { return family + ",topic=" + topics[topic[i]] + ",partition=" + partition[i]; }
+        public int size() { return keys.length; }
+
+        /** The topic index column (for Python's copy). */
+        public int[] topicColumn() {
+            int[] out = new int[keys.length];
+            for (int i = 0; i < out.length; i++) out[i] = (int) (keys[i] >>> 32);
+            return out;
+        }
+
+        /** The partition column (for Python's copy). */
+        public int[] partitionColumn() {
+            int[] out = new int[keys.length];
+            for (int i = 0; i < out.length; i++) out[i] = (int) keys[i];
+            return out;
+        }
+
+        public String name(int i) { return family + ",topic=" + topics[(int) (keys[i] >>> 32)] + ",partition=" + (int) keys[i]; }
 
         public String topicsText() { return String.join("\n", topics); }
 
@@ -268,7 +279,7 @@ public final class SidecarJmx {
         }
 
         String[] names(int[] positions) {
-            int n = positions == null ? topic.length : positions.length;
+            int n = positions == null ? keys.length : positions.length;
             String[] out = new String[n];
             for (int i = 0; i < n; i++) out[i] = name(positions == null ? i : positions[i]);
             return out;
@@ -279,6 +290,7 @@ public final class SidecarJmx {
         public Names rest;
         public int[] restHash;  // getCanonicalName().hashCode() of each rest name, in rest order
         public Members[] families;  // in the order asked for; a family with no member is empty
+        public int[][] hashes;  // per family, each member's getCanonicalName().hashCode() (not kept)
     }
 
     /** "type=X,name=Y,topic=T,partition=P" -> {"type=X,name=Y", T, P}, or null for any other shape
@@ -320,6 +332,7 @@ public final class SidecarJmx {
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
         for (ObjectName n : rest) out.restHash[restPos.get(n.toString())] = n.getCanonicalName().hashCode();
         out.families = new Members[families.length];
+        out.hashes = new int[families.length][];
         for (int f = 0; f < families.length; f++) {
             List<Object[]> ms = members.get(f);
             ms.sort((a, b) -> {
@@ -328,15 +341,16 @@ public final class SidecarJmx {
             });
             List<String> topics = new ArrayList<>();
             int n = ms.size();
-            int[] topic = new int[n], partition = new int[n], hash = new int[n];
+            long[] keys = new long[n];
+            int[] hash = new int[n];
             for (int i = 0; i < n; i++) {
                 Object[] m = ms.get(i);
                 if (topics.isEmpty() || !topics.get(topics.size() - 1).equals(m[0])) topics.add(((String) m[0]).intern());
-                topic[i] = topics.size() - 1;
-                partition[i] = (Integer) m[1];
+                keys[i] = ((long) (topics.size() - 1) << 32) | (Integer) m[1];
                 hash[i] = (Integer) m[2];
             }
-            out.families[f] = new Members(families[f], topics.toArray(new String[0]), topic, partition, hash);
+            out.families[f] = new Members(families[f], topics.toArray(new String[0]), keys);
+            out.hashes[f] = hash;
         }
         return out;
     }

@@ -374,9 +374,7 @@ class JmxClient:
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
                       *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:
         """query_names(), answered as the positions of the members of each family it returned."""
-        q = self.query_exp(attribute, op, value)
-        for more_op, more_value in also:
-            q = self._Query.and_(q, self.query_exp(attribute, more_op, more_value))
+        q = self._query_exps(attribute, op, value, also)
         with self._lock:
             hits = self._call(lambda: self._engine.query_members(
                 self._mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
@@ -729,10 +727,14 @@ class JmxClient:
 
         Integer and Long gauges both compare as long against an int value; Byte/Short/Double
         compare as double (equal for small integers)."""
-        q = None if attribute is None else self.query_exp(attribute, op, value)
+        return self._query(pattern, None if attribute is None else self._query_exps(attribute, op, value, also))
+
+    def _query_exps(self, attribute: str, op: str, value: Any, also: Sequence[tuple[str, Any]]) -> Any:
+        """`attribute op value` and every `attribute op value` of `also`, as one QueryExp."""
+        q = self.query_exp(attribute, op, value)
         for more_op, more_value in also:
             q = self._Query.and_(q, self.query_exp(attribute, more_op, more_value))
-        return self._query(pattern, q)
+        return q
 
     def _query(self, pattern: str, q: Any) -> list[ObjectName]:
         with self._lock:

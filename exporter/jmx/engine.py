@@ -101,10 +101,10 @@ class JavaEngine:
         S = self.jpype.JArray(self.String)
         r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)), int(stall * 1000))
         out = []
-        for m in r.families:
+        for m, hashes in zip(r.families, r.hashes):
             text = str(m.topicsText())
-            out.append((m, text.split("\n") if text else [], _ints("I", m.topic), _ints("I", m.partition),
-                        _ints("i", m.hash)))
+            out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
+                        _ints("I", m.partitionColumn()), _ints("i", hashes)))
         return self._names(r.rest), _ints("i", r.restHash), out
 
     def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
@@ -112,7 +112,7 @@ class JavaEngine:
         jp = self.jpype.JArray(self.jpype.JInt)(positions) if positions is not None else None
         r = self.h.readMembers(conns, members, jp, attribute, _deadline_ms(deadline), int(stall * 1000))
         self._check(r)
-        count = len(positions) if positions is not None else len(members.topic)
+        count = len(positions) if positions is not None else int(members.size())
         return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
 
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:

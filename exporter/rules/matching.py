@@ -38,9 +38,9 @@ except ImportError:  # Python 3.10
 
 from exporter.model import BeanTable, MBean, Sample, Tabular
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
-from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, openmetrics_name, safe_name,
-                                   series_key, snake_case)
-from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
+from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
+from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, first_of_each, openmetrics_name,
+                                   safe_name, series_key, snake_case)
 from exporter.rules.series import assemble
 
 # --- Leaves ---------------------------------------------------------------------------------
@@ -604,27 +604,13 @@ class RuleEngine:
     def samples(self, mbeans: Iterable[MBean]) -> list[Sample]:
         """Apply the rules to one poll's MBeans: samples in MBean and attribute order, duplicates
         resolved for the naming mode."""
-        out: list[Sample] = []
-        append = out.append
-        if self._one_x:
-            entries: list[tuple[Sample, str]] = []  # (sample, ObjectName text) pairs
-            entry = entries.append
+        entries: list[tuple] = []
+        entry = entries.append
+        if self._one_x:  # (sample, ObjectName text) pairs
             self._each(mbeans, lambda _index, outcome, sample: entry((sample, outcome.objectname)))
             return add_objectname_on_collisions(entries)
-        seen: set[str] = set()
-        seen_add = seen.add
-        duplicates = 0
-
-        def keep_first(_index: int, outcome: Outcome, sample: Sample) -> None:
-            nonlocal duplicates
-            key = outcome.key  # 0.x: the first sample of a name and label set wins
-            if key in seen:
-                duplicates += 1
-            else:
-                seen_add(key)
-                append(sample)
-
-        self._each(mbeans, keep_first)
+        self._each(mbeans, lambda _index, outcome, sample: entry((outcome.key, sample)))
+        out, duplicates = first_of_each(entries)
         self.stats.duplicates += duplicates
         return out
 
@@ -688,8 +674,7 @@ class RuleEngine:
                         misses += 1
                     if outcome.__class__ is not Outcome:
                         continue
-                fixed = outcome.fixed
-                number = (float(value) if fixed is None else fixed) * outcome.factor
+                number = scaled(value, outcome.fixed, outcome.factor)
                 sample = outcome.last
                 if sample is None or sample.value != number:
                     sample = outcome.sample(number)
@@ -729,8 +714,8 @@ class RuleEngine:
             if outcome.__class__ is not Outcome:
                 self._count_drop(outcome)
                 continue
-            number = (float(value) if outcome.fixed is None else outcome.fixed) * outcome.factor
-            rest.append((table.rank[i], outcome.sample(number), outcome.key, outcome.objectname))
+            rest.append((table.rank[i], outcome.sample(scaled(value, outcome.fixed, outcome.factor)),
+                         outcome.key, outcome.objectname))
         return [TableSeries(frozen, self._templates[code], positions) for code, positions in cache.groups]
 
     def _plan_table(self, table: BeanTable, cache: "_TableCache") -> bool:
@@ -796,12 +781,10 @@ class RuleEngine:
                 self._count_drop(outcome)
                 continue
             value = leaf.value
-            if outcome.fixed is not None:
-                number = outcome.fixed * outcome.factor
-            elif value is True or value is False:
+            if outcome.fixed is None and (value is True or value is False):
                 number = 1.0 if value else 0.0  # booleans: 1/0, valueFactor not applied
             else:
-                number = float(value) * outcome.factor
+                number = scaled(value, outcome.fixed, outcome.factor)
             emit(index, outcome, outcome.sample(number))
         return hits, misses
 

@@ -87,14 +87,24 @@ def series_key(name: str, labels: Sequence[tuple[str, str]]) -> str:
 
 def keep_first(samples: Iterable[Sample]) -> list[Sample]:
     """0.x duplicates: the first sample with a given name and label set wins."""
+    return first_of_each((series_key(s.name, s.labels), s) for s in samples)[0]
+
+
+def first_of_each(keyed: Iterable[tuple[str, Sample]]) -> tuple[list[Sample], int]:
+    """keep_first over (series key, sample) pairs whose keys are known: the kept samples, and
+    how many duplicates were dropped."""
     seen: set[str] = set()
+    add = seen.add
     out = []
-    for s in samples:
-        key = series_key(s.name, s.labels)
-        if key not in seen:
-            seen.add(key)
-            out.append(s)
-    return out
+    append = out.append
+    dropped = 0
+    for key, s in keyed:
+        if key in seen:
+            dropped += 1
+        else:
+            add(key)
+            append(s)
+    return out, dropped
 
 
 def add_objectname_on_collisions(entries: Sequence[tuple[Sample, str]]) -> list[Sample]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from exporter.families import Family, TableSeries, of_samples
+from exporter.families import Family, TableSeries, of_samples, scaled
 from exporter.model import Sample
-from exporter.rules.naming import add_objectname_on_collisions, series_key
+from exporter.rules.naming import add_objectname_on_collisions, first_of_each, series_key
 
 
 def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:
@@ -27,7 +27,7 @@ def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:
         if not present[i]:
             continue
         labels = tpl.member_labels(t.topics[t.topic[i]], str(t.partition[i]))
-        number = (float(values[i]) if tpl.fixed is None else tpl.fixed) * tpl.factor
+        number = scaled(values[i], tpl.fixed, tpl.factor)
         bean = t.domain + "<" + ", ".join(k + "=" + v for k, v in t.member_keys(i)) + "><>"
         yield (rank[i], Sample(tpl.name, labels, number, tpl.type, tpl.help), series_key(tpl.name, labels),
                bean + tpl.objectname_attr)
@@ -65,14 +65,8 @@ def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequen
         if one_x:
             kept = add_objectname_on_collisions([(s, objectname) for _, s, _, objectname in entries])
         else:
-            seen: set[str] = set()
-            kept = []
-            for _, s, key, _ in entries:
-                if key in seen:
-                    dropped += 1
-                else:
-                    seen.add(key)
-                    kept.append(s)
+            kept, duplicates = first_of_each((key, s) for _, s, key, _ in entries)
+            dropped += duplicates
         f = of_samples(kept)[0]
         ordered.append((entries[0][0], f))
     ordered.sort(key=lambda x: x[0])

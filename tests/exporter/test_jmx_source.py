@@ -192,7 +192,7 @@ def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target
         for f in source._families:
             m = f.members
             assert len(m) == TOPICS * PARTITIONS
-            canonical = _member_canonical(*f.key, m)
+            canonical = _member_canonical(m)
             for i in range(len(m)):
                 name = ObjectName.parse(m.name(i))
                 assert canonical(i) == canonical_name(name)
