@@ -52,6 +52,7 @@ import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanInfo;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
+import javax.management.Query;
 import javax.management.QueryExp;
 import javax.management.openmbean.CompositeData;
 import javax.management.openmbean.TabularData;
@@ -225,13 +226,7 @@ public final class SidecarJmx {
         ObjectName[] ex = new ObjectName[exclude.length];
         for (int i = 0; i < exclude.length; i++) ex[i] = new ObjectName(exclude[i]);
         List<ObjectName> kept = new ArrayList<>(all.size());
-        for (ObjectName n : all) {
-            boolean excluded = false;
-            for (ObjectName e : ex) {
-                if (e.apply(n)) { excluded = true; break; }
-            }
-            if (!excluded) kept.add(n);
-        }
+        for (ObjectName n : all) if (!excluded(n, ex)) kept.add(n);
         return kept;
     }
 
@@ -310,49 +305,86 @@ public final class SidecarJmx {
     }
 
     /** listNames with the members of `families` ("domain:type=X,name=Y") taken out as columns:
-     *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions). */
+     *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
+     *  Listed a family at a time, so that no more than one family's ObjectNames (~0.5 KB each once
+     *  deserialized) are alive at once: the other names with `not (member of a family)` evaluated
+     *  by the broker, then each family's names with the include patterns as the query. An
+     *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
     public static Split listSplit(MBeanServerConnection conn, String[] include, String[] exclude,
                                   String[] families, long timeoutMs) throws Exception {
         Split out = new Split();
         out.rest = new Names();
-        Map<String, Integer> wanted = new HashMap<>();
-        for (int f = 0; f < families.length; f++) wanted.put(families[f], f);
-        List<List<Object[]>> members = new ArrayList<>();
-        for (int f = 0; f < families.length; f++) members.add(new ArrayList<>());
-        List<ObjectName> rest = new ArrayList<>();
-        for (ObjectName n : kept(conn, include, exclude, timeoutMs, out.rest)) {
-            String[] parts = memberParts(n.getKeyPropertyListString());
-            Integer f = parts == null ? null : wanted.get(n.getDomain() + ":" + parts[0]);
-            if (f == null) rest.add(n);
-            else members.get(f).add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode()});
+        ObjectName[] in = new ObjectName[include.length];
+        for (int i = 0; i < in.length; i++) in[i] = new ObjectName(include[i]);
+        ObjectName[] ex = new ObjectName[exclude.length];
+        for (int i = 0; i < ex.length; i++) ex[i] = new ObjectName(exclude[i]);
+        ObjectName[] fam = new ObjectName[families.length];
+        for (int f = 0; f < fam.length; f++) fam[f] = new ObjectName(families[f] + ",*");
+        QueryExp notMember = fam.length == 0 ? null : Query.not(anyOf(fam));
+        Set<ObjectName> others = new HashSet<>();
+        for (ObjectName p : in) {
+            others.addAll(bounded(() -> conn.queryNames(p, notMember), timeoutMs));
+            out.rest.roundTrips++;
         }
+        // a family's names that are not shaped like a member are read whole, with the others
+        boolean everything = false;
+        for (ObjectName p : in) everything |= p.equals(ObjectName.WILDCARD);
+        final QueryExp included = everything || in.length == 0 ? null : anyOf(in);
+        out.families = new Members[families.length];
+        out.hashes = new int[families.length][];
+        for (int f = 0; f < families.length; f++) {
+            final ObjectName pattern = fam[f];
+            Set<ObjectName> found = in.length == 0 ? Set.of() : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
+            if (in.length > 0) out.rest.roundTrips++;
+            List<Object[]> ms = new ArrayList<>(found.size());
+            for (ObjectName n : found) {
+                if (excluded(n, ex)) continue;
+                String[] parts = memberParts(n.getKeyPropertyListString());
+                if (parts == null || !families[f].equals(n.getDomain() + ":" + parts[0])) others.add(n);
+                else ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode()});
+            }
+            found = null;  // before the next family's names arrive
+            out.hashes[f] = columns(families[f], ms, out.families, f);
+        }
+        List<ObjectName> rest = new ArrayList<>(others.size());
+        for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
         sorted(rest, out.rest);
         out.restHash = new int[rest.size()];
         Map<String, Integer> restPos = new HashMap<>();
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
         for (ObjectName n : rest) out.restHash[restPos.get(n.toString())] = n.getCanonicalName().hashCode();
-        out.families = new Members[families.length];
-        out.hashes = new int[families.length][];
-        for (int f = 0; f < families.length; f++) {
-            List<Object[]> ms = members.get(f);
-            ms.sort((a, b) -> {
-                int c = ((String) a[0]).compareTo((String) b[0]);
-                return c != 0 ? c : Integer.compare((Integer) a[1], (Integer) b[1]);
-            });
-            List<String> topics = new ArrayList<>();
-            int n = ms.size();
-            long[] keys = new long[n];
-            int[] hash = new int[n];
-            for (int i = 0; i < n; i++) {
-                Object[] m = ms.get(i);
-                if (topics.isEmpty() || !topics.get(topics.size() - 1).equals(m[0])) topics.add(((String) m[0]).intern());
-                keys[i] = ((long) (topics.size() - 1) << 32) | (Integer) m[1];
-                hash[i] = (Integer) m[2];
-            }
-            out.families[f] = new Members(families[f], topics.toArray(new String[0]), keys);
-            out.hashes[f] = hash;
-        }
         return out;
+    }
+
+    static QueryExp anyOf(ObjectName[] patterns) {
+        QueryExp q = patterns[0];
+        for (int i = 1; i < patterns.length; i++) q = Query.or(q, patterns[i]);
+        return q;
+    }
+
+    static boolean excluded(ObjectName n, ObjectName[] ex) {
+        for (ObjectName e : ex) if (e.apply(n)) return true;
+        return false;
+    }
+
+    /** Members {topic, partition, hash} sorted by (topic, partition) into out[f]; their hashes. */
+    static int[] columns(String family, List<Object[]> ms, Members[] out, int f) {
+        ms.sort((a, b) -> {
+            int c = ((String) a[0]).compareTo((String) b[0]);
+            return c != 0 ? c : Integer.compare((Integer) a[1], (Integer) b[1]);
+        });
+        List<String> topics = new ArrayList<>();
+        int n = ms.size();
+        long[] keys = new long[n];
+        int[] hash = new int[n];
+        for (int i = 0; i < n; i++) {
+            Object[] m = ms.get(i);
+            if (topics.isEmpty() || !topics.get(topics.size() - 1).equals(m[0])) topics.add(((String) m[0]).intern());
+            keys[i] = ((long) (topics.size() - 1) << 32) | (Integer) m[1];
+            hash[i] = (Integer) m[2];
+        }
+        out[f] = new Members(family, topics.toArray(new String[0]), keys);
+        return hash;
     }
 
     /** One attribute of the members at `positions` (null: all), one getAttributes each: read records. */

@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -529,15 +530,55 @@ _UNSEEN, _DROPPED, _REJECTED, _EMPTY, _VOLATILE = -1, -2, -3, -4, -5
 class _TableCache:
     """What the rules made of each member of one BeanTable's member list."""
 
-    __slots__ = ("topic", "codes", "volatile", "groups", "counted", "cached")
+    __slots__ = ("topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
 
-    def __init__(self, table: BeanTable):
+    def __init__(self, table: BeanTable, previous: "_TableCache | None" = None):
         self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
+        self.topics, self.partition = table.topics, table.partition
+        self.leaf = (table.attribute, table.description)  # with the name, all a rule sees of a member
         self.codes = array("i", [_UNSEEN]) * len(table)
         self.volatile: dict[int, _Volatile] = {}
         self.groups: list[tuple[int, array]] = []  # (template, members in visiting order)
         self.counted: list[tuple[int, list[int]]] = []  # rejected values and empty names, counted each poll
         self.cached = 0
+        if previous is not None and previous.leaf == self.leaf:
+            self._carry(previous)
+            self.regroup(table)
+
+    def _carry(self, old: "_TableCache") -> None:
+        """Take the codes of the members also in `old` (the list before a names refresh): the
+        regexes then run only for new members. Both lists are sorted by (topic, partition), so a
+        topic is one run of members in each; a run whose partitions did not change is copied whole."""
+        old_topic = {t: k for k, t in enumerate(old.topics)}
+        codes, topic, partition = self.codes, self.topic, self.partition
+        moved: dict[int, int] = {}  # old position -> new, for value-dependent members
+        start = 0
+        for k, name in enumerate(self.topics):
+            end = bisect_left(topic, k + 1, start)
+            j = old_topic.get(name)
+            if j is not None:
+                o_start = bisect_left(old.topic, j)
+                o_end = bisect_left(old.topic, j + 1, o_start)
+                if end - start == o_end - o_start and partition[start:end] == old.partition[o_start:o_end]:
+                    codes[start:end] = old.codes[o_start:o_end]
+                    if old.volatile:
+                        moved.update(zip(range(o_start, o_end), range(start, end)))
+                else:
+                    at = {old.partition[o]: o for o in range(o_start, o_end)}
+                    for i in range(start, end):
+                        o = at.get(partition[i])
+                        if o is not None:
+                            codes[i] = old.codes[o]
+                            moved[o] = i
+            start = end
+        for o, volatile in old.volatile.items():
+            i = moved.get(o)
+            if i is not None:
+                self.volatile[i] = volatile
+        if codes.count(_VOLATILE) != len(self.volatile):  # cannot happen; never serve a code without its rules
+            for i, code in enumerate(codes):
+                if code == _VOLATILE and i not in self.volatile:
+                    codes[i] = _UNSEEN
 
     @property
     def unseen(self) -> bool:
@@ -697,7 +738,7 @@ class RuleEngine:
         key = (table.domain, table.keys)
         cache = self._tables.get(key)
         if cache is None or cache.topic is not table.topic:
-            cache = self._tables[key] = _TableCache(table)
+            cache = self._tables[key] = _TableCache(table, cache)
         present = table.present
         if not (cache.unseen and self._plan_table(table, cache)):
             self.stats.cache_hits += sum(present)

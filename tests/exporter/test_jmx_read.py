@@ -250,6 +250,36 @@ def test_include_and_exclude_object_name_patterns(target):
         "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "kafka.server:type=Fetch"}
 
 
+@pytest.mark.parametrize("include, exclude", [
+    (("*:*",), ()),
+    (("kafka.cluster:type=Partition,name=Under*,*", "kafka.cluster:type=Partition,name=InSync*,topic=t1,*",
+      "kafka.server:*"), ("kafka.cluster:type=Partition,name=UnderReplicated,topic=t0,*",)),
+    (("kafka.cluster:*", "*:type=Partition,*"), ("kafka.cluster:type=Partition,*,partition=1",)),
+    (("kafka.server:*",), ()),
+])
+def test_split_listing_lists_what_a_whole_listing_lists(include, exclude):
+    """list_split takes the families' members out family by family (one query each, the include
+    patterns evaluated by the broker): with any include and exclude patterns, its rest plus its
+    members must be list_names() exactly, and a name shaped unlike a member stays in the rest."""
+    families = ["kafka.cluster:type=Partition,name=UnderReplicated", "kafka.cluster:type=Partition,name=InSyncReplicasCount",
+                "kafka.log:type=Log,name=Size"]
+    odd = ["kafka.cluster:type=Partition,name=UnderReplicated,topic=t0,partition=007",
+           "kafka.cluster:type=Partition,name=UnderReplicated,topic=t2,partition=1,extra=x",
+           "kafka.cluster:name=InSyncReplicasCount,type=Partition,topic=t1,partition=9",
+           'kafka.cluster:type=Partition,name=InSyncReplicasCount,topic="t1",partition=8']
+    with Target(topics=3, partitions=4) as target:
+        for name in odd:
+            assert target.command(f"add {name} int 1") == "OK"
+        with make(target, include_object_names=include, exclude_object_names=exclude) as c:
+            whole = {str(n) for n in c.list_names()}
+            rest, hashes, members = c.list_split(families)
+            listed = [str(n) for n in rest] + [m.name(i) for m in members for i in range(len(m))]
+    assert len(listed) == len(set(listed)) and set(listed) == whole
+    assert len(hashes) == len(rest)
+    assert {str(n) for n in rest} >= {n for n in odd if n in whole}
+    assert any(len(m) for m in members) == any(n.startswith("kafka.cluster:type=Partition") for n in whole)
+
+
 def test_bad_patterns_are_configuration_errors(target):
     with pytest.raises(JmxConfigError, match=r"excludeObjectNames: 'kafka.server:type' is not an ObjectName pattern"):
         make(target, exclude_object_names=("kafka.server:type",))

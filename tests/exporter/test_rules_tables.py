@@ -70,7 +70,13 @@ def build(seed: int):
     rnd = random.Random(seed)
     topics = sorted({rnd.choice(["a", "b", "orders", "x-1", "0", "__consumer_offsets", "t.q"]) + str(rnd.randint(0, 3))
                      for _ in range(6)})
-    members = [(t, p) for t in topics for p in range(rnd.randint(1, 4))]
+    return (rnd,) + tables_of([(t, p) for t in topics for p in range(rnd.randint(1, 4))])
+
+
+def tables_of(members: list[tuple[str, int]]):
+    """The FAMILIES as tables of `members` (sorted by topic, partition), plus some other MBeans,
+    with each member's rank in jmx_exporter's order."""
+    topics = sorted({t for t, _ in members})
     names: list[ObjectName] = []
     for domain, type_, name, _ in FAMILIES:
         for t, p in members:
@@ -89,7 +95,7 @@ def build(seed: int):
                                 array("I", [topics.index(t) for t, _ in members]), array("I", [p for _, p in members]),
                                 array("I", [rank[ObjectName(domain, keys + (("topic", t), ("partition", str(p))))]
                                             for t, p in members])))
-    return rnd, tables, others, rank
+    return tables, others, rank
 
 
 def fill(rnd: random.Random, tables, others):
@@ -182,3 +188,33 @@ def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     by_rank = sorted(range(len(names)), key=ranks.__getitem__)
     assert [names[i] for i in by_rank] == jmx_exporter_order(names)
     assert sorted(ranks) == list(range(len(names)))
+
+
+@pytest.mark.parametrize("rules", ["strimzi", "corners"])
+def test_a_names_refresh_runs_the_rules_only_for_new_members(rules):
+    """A new member list (topics created and deleted, partitions added and removed) keeps what
+    the rules made of the members it shares with the old one: the regexes run for the new members
+    only, and the output is still that of the same MBeans one by one."""
+    config = parse_config(RULES[rules])
+    rnd = random.Random(5)
+    before = [(t, p) for t in ("a1", "b2", "orders", "x-1") for p in range(5)]
+    after = ([(t, p) for t in ("a1", "orders") for p in range(5)] + [("b2", p) for p in (0, 2, 3, 6, 7)]
+             + [("new", p) for p in range(3)] + [("x-1", p) for p in range(3)])
+    after.sort()
+    by_tables, one_by_one = RuleEngine(config), RuleEngine(config)
+    planned: set[tuple] = set()  # (family, topic, partition) the rules have seen present
+    for members in (before, after, after):
+        tables, others, rank = tables_of(members)
+        rest = fill(rnd, tables, others)
+        rest.sort(key=lambda mb: rank[mb.name])
+        fresh = {(t.keys, t.topics[t.topic[i]], t.partition[i]) for t in tables for i in range(len(t))
+                 if t.present[i]} - planned
+        misses = by_tables.stats.cache_misses
+        families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+        expected = reference(one_by_one, tables, rest, rank)
+        got = Snapshot.render_families(families, 1.0, 0.0)
+        assert got.bodies["text"].decode() == Snapshot.render(expected, 1.0, 0.0).bodies["text"].decode()
+        # the MBeans outside tables are the same three each poll (one planned on the first)
+        assert by_tables.stats.cache_misses - misses == len(fresh) + (len(others) if not planned else 0)
+        planned |= fresh
+        assert by_tables.stats.rejected_values == one_by_one.stats.rejected_values
