@@ -674,6 +674,8 @@ class RuleEngine:
         live = {(t.domain, t.keys) for t in tables}
         if len(self._tables) > len(live):
             self._tables = {k: c for k, c in self._tables.items() if k in live}
+        if len(self._templates) > 64:
+            self._forget_templates()
         families, duplicates = assemble(rest, parts, self._one_x)
         self.stats.duplicates += duplicates
         self.stats.cached_leaves = self._cached + sum(c.cached for c in self._tables.values())
@@ -758,6 +760,21 @@ class RuleEngine:
             rest.append((table.rank[i], outcome.sample(scaled(value, outcome.fixed, outcome.factor)),
                          outcome.key, outcome.objectname))
         return [TableSeries(frozen, self._templates[code], positions) for code, positions in cache.groups]
+
+    def _forget_templates(self) -> None:
+        """Drop the templates no member uses any more (topics deleted, when a rule puts the topic
+        in the name), once they are most of them; the codes are renumbered."""
+        used = sorted({code for cache in self._tables.values() for code, _ in cache.groups})
+        if 2 * len(used) >= len(self._templates):
+            return
+        number = [-1] * len(self._templates)
+        for new, old in enumerate(used):
+            number[old] = new
+        for cache in self._tables.values():
+            cache.codes = array("i", [number[c] if c >= 0 else c for c in cache.codes])
+            cache.groups = [(number[code], members) for code, members in cache.groups]
+        self._templates = [self._templates[old] for old in used]
+        self._template_index = {k: number[code] for k, code in self._template_index.items() if number[code] >= 0}
 
     def _plan_table(self, table: BeanTable, cache: "_TableCache") -> bool:
         """Run the rules on the present members not seen yet; False when there were none."""

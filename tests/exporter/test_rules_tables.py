@@ -218,3 +218,25 @@ def test_a_names_refresh_runs_the_rules_only_for_new_members(rules):
         assert by_tables.stats.cache_misses - misses == len(fresh) + (len(others) if not planned else 0)
         planned |= fresh
         assert by_tables.stats.rejected_values == one_by_one.stats.rejected_values
+
+
+def test_templates_of_deleted_topics_are_forgotten():
+    """With a rule that puts the topic in the metric name, each topic has templates of its own;
+    topics come and go for as long as the sidecar runs, and the templates of the gone ones must
+    not pile up (nor may forgetting them change the output)."""
+    config = parse_config(CORNERS)
+    rnd = random.Random(9)
+    by_tables, one_by_one = RuleEngine(config), RuleEngine(config)
+    sizes = []
+    for generation in (0, 1, 2, 2):
+        members = [(f"g{generation}-{k:03d}", p) for k in range(60) for p in range(2)]
+        tables, others, rank = tables_of(members)
+        rest = fill(rnd, tables, others)
+        rest.sort(key=lambda mb: rank[mb.name])
+        families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+        expected = reference(one_by_one, tables, rest, rank)
+        got = Snapshot.render_families(families, 1.0, 0.0)
+        assert got.bodies["text"].decode() == Snapshot.render(expected, 1.0, 0.0).bodies["text"].decode()
+        sizes.append(len(by_tables._templates))
+    assert sizes[0] >= 60  # one kafka_log_end_<topic> per topic, at least
+    assert max(sizes) < 2 * sizes[0] + 2
