@@ -82,13 +82,13 @@ def _object_name_text(key: tuple) -> str:
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
 # serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
-# never a scrape) and a heap that starts small and gives memory back after a collection. With
-# Strimzi's rules at 40,000 partitions that is ~0.5 GB committed instead of ~1 GB (G1 grew the
-# heap to 2.9 GB during the first poll). C1-only compilation (-XX:TieredStopAtLevel=1) saves a
-# little more but made the client's reads ~40% slower. The heap's ceiling stays the JVM's default
-# (a quarter of the container's memory): the client keeps every listed name in the JVM as text
-# (~0.15 KB each; at 40,000 partitions and Strimzi's rules ~70 MB of live heap), so a fixed -Xmx
-# small enough to matter would fail on a bigger broker.
+# never a scrape) and a heap that starts small and gives memory back after a collection (G1 grew
+# the heap to 2.9 GB during a first poll at 40,000 partitions). C1-only compilation
+# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower. The
+# heap's ceiling stays the JVM's default (a quarter of the container's memory): what the client
+# keeps grows with the broker (the names read whole as text, the partition families as columns,
+# and while listing one family's ObjectNames), so a fixed -Xmx small enough to matter would fail
+# on some bigger broker. At 40,000 partitions with Strimzi's rules: ~60 MB committed.
 # `sidecar.jvmOptions` replaces these.
 DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
 
