@@ -70,8 +70,12 @@ def state_json_head(s: PartitionState) -> str:
     is the slowest step of `health` on describe input."""
     if s.live_brokers is not None or not _SAFE_TOPIC.fullmatch(s.topic):
         return json.dumps(state_as_object(s))[:-1]
-    return (f'{{"topic": "{s.topic}", "partition": {s.partition}, '
-            f'"leader": {"null" if s.leader is None else s.leader}, "replicas": {_id_array(s.replicas)}, '
+    return f'{{"topic": "{s.topic}", "partition": {s.partition}' + _json_after_partition(s)
+
+
+def _json_after_partition(s: PartitionState) -> str:
+    """The fields after `partition` (no live_brokers), as state_json_head writes them."""
+    return (f', "leader": {"null" if s.leader is None else s.leader}, "replicas": {_id_array(s.replicas)}, '
             f'"isr": {_id_array(s.isr)}, "adding_replicas": {_id_array(s.adding_replicas)}, '
             f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}')
 
@@ -149,24 +153,42 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
     rejected: list[tuple[int, str]] = []
     # A fleet has few distinct count shapes, so each is judged once (same formulas, memoised).
     verdicts: dict = {}
+    # Describe input: few distinct states but for topic and partition (brokers x replication
+    # factor), so each one's verdict and JSON after the partition are made once per batch.
+    shapes: dict = {}
     judged = printed = 0
     jsonl = job.output == "jsonl"
     for item in items:
         if item.__class__ is Rejected:
             rejected.append((item.line_no, item.reason))
             continue
-        c = counts_of(item.state)
-        flags = verdicts.get(c)
-        if flags is None:
-            flags = verdicts[c] = judge_counts(c, profile)
+        state = item.state
+        if jsonl_input:
+            c = counts_of(state)
+            flags = verdicts.get(c)
+            if flags is None:
+                flags = verdicts[c] = judge_counts(c, profile)
+            line = None
+        else:
+            key = state[2:]
+            shape = shapes.get(key)
+            if shape is None:
+                c = counts_of(state)
+                flags = verdicts.get(c)
+                if flags is None:
+                    flags = verdicts[c] = judge_counts(c, profile)
+                shape = shapes[key] = (flags, _json_after_partition(state) + _SUFFIX[flags] + "\n")
+            flags, line = shape
         judged += 1
         if only and not any(getattr(flags, f) for f in only):
             continue
         printed += 1
-        if jsonl:
-            out.append(_jsonl_line(item, flags))
+        if not jsonl:
+            rows.append(_table_row(state, flags))
+        elif line is not None and state.topic.isascii() and _SAFE_TOPIC.fullmatch(state.topic):
+            out.append(f'{{"topic": "{state.topic}", "partition": {state.partition}' + line)
         else:
-            rows.append(_table_row(item.state, flags))
+            out.append(_jsonl_line(item, flags))
     return BatchResult("".join(out), rows, judged, printed, rejected)
 
 

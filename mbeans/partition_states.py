@@ -164,13 +164,27 @@ def _min_isr_from_configs(configs: str) -> int | None:
     return None
 
 
-# The common partition line of every release in one pass; anything else (Offline:, odd spacing,
-# a malformed field) goes through the general field splitter, which also explains errors.
-_PARTITION_LINE = re.compile(
-    r"\s*Topic: ?([\w.-]+)\tPartition: ?(\d+)\tLeader: ?(none|-?\d+)\tReplicas: ?(-?\d+(?:,-?\d+)*)"
+# The common partition line of every release, as its head (topic, partition) and its tail (leader,
+# replicas, ISR, ...); anything else (Offline:, odd spacing, a malformed field) goes through the
+# general field splitter, which also explains errors. A fleet repeats few tails (brokers x
+# replication factor), so each distinct tail is parsed once per batch of lines.
+_PARTITION_HEAD = re.compile(r"\s*Topic: ?([\w.-]+)\tPartition: ?(\d+)")
+_PARTITION_TAIL = re.compile(
+    r"\tLeader: ?(none|-?\d+)\tReplicas: ?(-?\d+(?:,-?\d+)*)"
     r"\tIsr: ?((?:\d+(?:,\d+)*)?)(?:\tAdding Replicas: ?((?:-?\d+(?:,-?\d+)*)?)"
     r"\tRemoving Replicas: ?((?:-?\d+(?:,-?\d+)*)?))?(?:\tElr: [^\t]*\tLastKnownElr: [^\t]*)?"
     r"(?:\tMarkedForDeletion: true)?\s*$")
+_TAILS_KEPT = 100_000  # distinct tails remembered per call before starting over
+
+
+def _tail(text: str) -> tuple | None:
+    """(leader, replicas, isr, adding, removing) of a common partition line's tail, else None."""
+    m = _PARTITION_TAIL.match(text)
+    if m is None:
+        return None
+    leader, replicas, isr, adding, removing = m.groups()
+    return (None if leader == "none" or leader == "-1" else int(leader),
+            _ints(replicas), _ints(isr), _ints(adding), _ints(removing))
 
 
 def _ints(text: str | None) -> tuple[int, ...]:
@@ -201,15 +215,23 @@ def read_describe(lines: Iterable[str], default_min_isr: int = 1, first_line_no:
     prints no headers: `default_min_isr` applies, as the broker default would). `min_isr_of`
     carries headers read before `lines` began."""
     min_isr_of = dict(min_isr_of or {})
+    tails: dict[str, tuple | None] = {}
     for line_no, line in enumerate(lines, first_line_no):
-        m = _PARTITION_LINE.match(line)
+        m = _PARTITION_HEAD.match(line)
         if m:
-            topic, partition, leader, replicas, isr, adding, removing = m.groups()
-            yield _new_state(Parsed, (line_no, _new_state(PartitionState, (
-                topic, int(partition), None if leader == "none" or leader == "-1" else int(leader),
-                _ints(replicas), _ints(isr), _ints(adding), _ints(removing),
-                min_isr_of.get(topic, default_min_isr), None)), ""))
-            continue
+            text = line[m.end():]
+            tail = tails.get(text, False)
+            if tail is False:
+                if len(tails) >= _TAILS_KEPT:
+                    tails.clear()
+                tail = tails[text] = _tail(text)
+            if tail is not None:
+                topic = m.group(1)
+                leader, replicas, isr, adding, removing = tail
+                yield _new_state(Parsed, (line_no, _new_state(PartitionState, (
+                    topic, int(m.group(2)), leader, replicas, isr, adding, removing,
+                    min_isr_of.get(topic, default_min_isr), None)), ""))
+                continue
         if not line.strip():
             continue
         f = _fields(line)

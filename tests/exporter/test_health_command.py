@@ -566,6 +566,26 @@ def test_describe_lines_read_back_as_written(states, release):
     assert [i.line_no for i in items] == list(range(2, 2 * len(states) + 1, 2))
 
 
+@settings(max_examples=40, deadline=None)
+@given(hs.lists(partition_states(placeholders=True), min_size=1, max_size=4),
+       hs.lists(hs.tuples(TOPIC, hs.integers(0, 5000), hs.integers(0, 3)), min_size=1, max_size=30))
+def test_describe_lines_sharing_a_tail_are_each_judged_and_printed_as_their_own(shapes, uses):
+    """Describe input is judged once per distinct state shape (all but topic and partition):
+    lines sharing a shape under other topics, partitions and min ISRs must each print exactly what
+    the same state alone would (json.dumps of it plus its own verdict)."""
+    from exporter.health_report import Job, judge_batch, state_as_object
+    from mbeans.health import PROFILES, counts_of, judge_counts
+
+    states = [shapes[k % len(shapes)]._replace(topic=t, partition=p, min_isr=1 + k % 3) for t, p, k in uses]
+    text = describe_text(states, "4.1")
+    result = judge_batch(Job("kafka-3.7", (), "jsonl", 1), text.splitlines(keepends=True), 1, False, None)
+    assert result.rejected == [] and result.judged == len(states)
+    got = [json.loads(line) for line in result.text.splitlines()]
+    want = [{**state_as_object(s), **judge_counts(counts_of(s), PROFILES["kafka-3.7"])._asdict()} for s in states]
+    assert got == want
+    assert [list(g) for g in got] == [list(w) for w in want]  # the key order too
+
+
 @settings(max_examples=60, deadline=None)
 @given(partition_states(placeholders=True), hs.randoms(use_true_random=False),
        hs.one_of(hs.none(), hs.frozensets(hs.integers(0, 20))), hs.booleans())
