@@ -57,8 +57,16 @@ def _add_sidecar(sub) -> None:
     p.set_defaults(func=lambda a: _sidecar().scrape(a.config, a.openmetrics))
 
     p = sub.add_parser("check-config", help="validate a configuration file (exit 0 or 2)")
-    p.add_argument("file", metavar="FILE")
-    p.set_defaults(func=lambda a: _sidecar().check_config(a.file))
+    p.add_argument("file", metavar="FILE", nargs="?")
+    p.add_argument("--config", metavar="FILE", help="the same as FILE, spelled as serve and scrape take it")
+    p.set_defaults(func=_run_check_config)
+
+
+def _run_check_config(args) -> int:
+    if (args.file is None) == (args.config is None):
+        print("error: check-config takes one configuration file: FILE or --config FILE", file=sys.stderr)
+        return 2
+    return _sidecar().check_config(args.file or args.config)
 
 
 def _sidecar():

@@ -191,7 +191,8 @@ def test_broken_config_is_refused_with_file_line_and_reason(tmp_path, text, wher
     path = config(tmp_path, "hostPort: 127.0.0.1:1\n" + text)
     # the file has a hostPort line first: every line number is one more than in `text`
     shifted = {":2:": ":3:", ":3:": ":4:"}.get(where[:3], where[:3]) + where[3:]
-    for r in (cli("check-config", path), cli("serve", "--config", path), cli("scrape", "--config", path)):
+    for r in (cli("check-config", path), cli("check-config", "--config", path), cli("serve", "--config", path),
+              cli("scrape", "--config", path)):
         assert r.returncode == 2
         assert r.stderr.startswith(path + shifted), r.stderr
         assert what in r.stderr
