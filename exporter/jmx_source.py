@@ -194,6 +194,7 @@ class JmxSource:
         # the names read one getAttributes each, as their listed text: the same list object
         # every poll (the client keeps its plan while it is), and no new string per name
         self._rest_texts: list[str] = []
+        self._listed_texts: list[str] | None = None  # the names listed whole at the last listing
         self._families: list[_Family] = []
         self._rest_rank: dict[tuple, int] = {}  # (domain, keys) of a name read whole -> its visiting rank
         self._ordered: list[ObjectName] = []  # without tables: the names in jmx_exporter's visiting order
@@ -254,7 +255,16 @@ class JmxSource:
             self._ordered, self._rest_rank = jmx_exporter_order(names), {}
             return
         keys = [k for k in _TABULATED if self._tabulable(k)]
-        names, hashes, members = self.client.list_split([f"{d}:type={t},name={n}" for d, t, n in keys])
+        was = {f.key: f.members for f in self._families}
+        previous = [was.get(k) for k in keys]
+        listed_before = self._listed_texts
+        names, hashes, members = self.client.list_split([f"{d}:type={t},name={n}" for d, t, n in keys], previous)
+        self._listed_texts = self.client.name_texts
+        if self.client.name_texts == listed_before and all(
+                m is p if p is not None else not len(m) for m, p in zip(members, previous)):
+            # nothing came or went since the last listing (a broker's usual names refresh): the
+            # tables, their ranks and what was learned of their values stay as they are
+            return
         rest_texts = list(self.client.name_texts)
         all_hashes = array("i", hashes)
         families = []

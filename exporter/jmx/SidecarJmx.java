@@ -285,7 +285,8 @@ public final class SidecarJmx {
         public Names rest;
         public int[] restHash;  // getCanonicalName().hashCode() of each rest name, in rest order
         public Members[] families;  // in the order asked for; a family with no member is empty
-        public int[][] hashes;  // per family, each member's getCanonicalName().hashCode() (not kept)
+        public int[][] hashes;  // per family, each member's getCanonicalName().hashCode() (not kept);
+                                // null where the family is the `previous` one given, unchanged
     }
 
     /** "type=X,name=Y,topic=T,partition=P" -> {"type=X,name=Y", T, P}, or null for any other shape
@@ -311,7 +312,7 @@ public final class SidecarJmx {
      *  by the broker, then each family's names with the include patterns as the query. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
     public static Split listSplit(MBeanServerConnection conn, String[] include, String[] exclude,
-                                  String[] families, long timeoutMs) throws Exception {
+                                  String[] families, Object[] previous, long timeoutMs) throws Exception {
         Split out = new Split();
         out.rest = new Names();
         ObjectName[] in = new ObjectName[include.length];
@@ -344,7 +345,14 @@ public final class SidecarJmx {
                 else ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode()});
             }
             found = null;  // before the next family's names arrive
-            out.hashes[f] = columns(families[f], ms, out.families, f);
+            int[] hash = columns(families[f], ms, out.families, f);
+            Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
+            if (was != null && was.family.equals(families[f]) && Arrays.equals(was.keys, out.families[f].keys)
+                    && Arrays.equals(was.topics, out.families[f].topics)) {
+                out.families[f] = was;  // unchanged since the last listing: the same object, no hashes
+                hash = null;
+            }
+            out.hashes[f] = hash;
         }
         List<ObjectName> rest = new ArrayList<>(others.size());
         for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);

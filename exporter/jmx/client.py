@@ -334,20 +334,25 @@ class JmxClient:
         """Whether list_split() is available (it needs the compiled helper)."""
         return hasattr(self._engine, "list_split")
 
-    def list_split(self, families: Sequence[str]) -> tuple[list[ObjectName], Any, list[Members]]:
+    def list_split(self, families: Sequence[str], previous: Sequence[Members | None] = ()
+                   ) -> tuple[list[ObjectName], Any, list[Members]]:
         """list_names(), with the members of `families` ("domain:type=X,name=Y") taken out as
         columns instead of names: (the other names, their canonical name hashes, the members per
-        family). read() reads the other names; read_members() and query_members() the members."""
+        family). read() reads the other names; read_members() and query_members() the members.
+        A family whose members are those of its `previous` Members comes back as that object."""
         s = self.settings
+        previous = list(previous) + [None] * (len(families) - len(previous))
         with self._lock:
             nl, hashes, fams = self._call(
                 lambda: self._engine.list_split(self._mbscs[0], s.include_object_names, s.exclude_object_names,
-                                                 families, s.read_timeout_seconds),
+                                                 families, [p.handle if p else None for p in previous],
+                                                 s.read_timeout_seconds),
                 "queryNames")
             self._stats.round_trips += nl.round_trips
             self._stats.queries += nl.round_trips
             self._set_names(nl)
-            return self._names, hashes, [Members(f, *m) for f, m in zip(families, fams)]  # type: ignore[misc]
+            return self._names, hashes, [was if m is None else Members(f, *m)  # type: ignore[misc]
+                                         for f, m, was in zip(families, fams, previous)]
 
     def read_members(self, members: Members, positions: Sequence[int] | None, attribute: str,
                      deadline: float | None = None) -> list[Any]:

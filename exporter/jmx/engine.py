@@ -95,13 +95,18 @@ class JavaEngine:
         return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
 
     def list_split(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
-                   stall: float) -> tuple[NameList, array, list]:
+                   previous: Sequence[Any], stall: float) -> tuple[NameList, array, list]:
         """list_names with the members of `families` as columns: the rest, the rest's canonical
-        name hashes, and per family (handle, topics, topic, partition, hash columns)."""
+        name hashes, and per family (handle, topics, topic, partition, hash columns), or None
+        where the family is its `previous` handle, unchanged."""
         S = self.jpype.JArray(self.String)
-        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)), int(stall * 1000))
+        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)),
+                             self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
         out = []
         for m, hashes in zip(r.families, r.hashes):
+            if hashes is None:
+                out.append(None)
+                continue
             text = str(m.topicsText())
             out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
                         _ints("I", m.partitionColumn()), _ints("i", hashes)))

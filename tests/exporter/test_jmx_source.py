@@ -200,3 +200,29 @@ def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target
                 assert f.table.object_name(i) == name
     finally:
         source.close()
+
+
+def test_a_names_refresh_keeps_the_tables_when_no_member_came_or_went(target):
+    """A names refresh (every namesRefreshSeconds) usually finds the same names: the JVM then
+    hands back the same member lists, and the tables, their ranks and values stay the same
+    objects. A member added or removed gives new tables holding exactly the broker's members."""
+    source = make_source(target)
+    try:
+        first, _ = served(source)
+        tables = {f.key: f.table for f in source._families}
+        source._listed_at = None  # due for a refresh
+        again, _ = served(source)
+        assert again == first
+        assert {f.key: f.table for f in source._families} == tables  # the same objects (identity)
+        added = UR.format(t=1, p=PARTITIONS + 3)
+        assert target.command(f"add {added} int 1") == "OK"
+        source._listed_at = None
+        after_add, _ = served(source)
+        assert after_add == {**first, added: 1}
+        ur = next(f for f in source._families if f.key[2] == "UnderReplicated")
+        assert ur.table is not tables[ur.key] and len(ur.table) == TOPICS * PARTITIONS + 1
+        assert target.command(f"remove {added}") == "OK"
+        source._listed_at = None
+        assert served(source)[0] == first
+    finally:
+        source.close()
