@@ -1,7 +1,8 @@
 """The production `Source`: a Kafka broker over JMX, read with as few RMI round trips as the
 configuration allows.
 
-- The ObjectName list is re-read on a slow clock (`sidecar.namesRefreshSeconds`), not every poll.
+- The ObjectName list is re-read on a slow clock (`sidecar.namesRefreshSeconds`), not every poll;
+  a refresh that finds the same names changes nothing here.
 - Kafka's per-partition gauges (`kafka.cluster:type=Partition`, `kafka.log:type=Log`; 98% of a
   big broker's MBeans) are listed as columns, not names: the JVM keeps each family's topics and
   (topic, partition) pairs, and this side a `BeanTable` per family that the rule engine and the
