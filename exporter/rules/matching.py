@@ -571,14 +571,10 @@ class _TableCache:
                             codes[i] = old.codes[o]
                             moved[o] = i
             start = end
-        for o, volatile in old.volatile.items():
+        for o, volatile in old.volatile.items():  # every _VOLATILE code copied has its entry here
             i = moved.get(o)
             if i is not None:
                 self.volatile[i] = volatile
-        if codes.count(_VOLATILE) != len(self.volatile):  # cannot happen; never serve a code without its rules
-            for i, code in enumerate(codes):
-                if code == _VOLATILE and i not in self.volatile:
-                    codes[i] = _UNSEEN
 
     @property
     def unseen(self) -> bool:

@@ -83,7 +83,7 @@ def visiting_ranks(hashes: Sequence[int], canonical: Callable[[int], str]) -> ar
     mask = hashset_table_size(n) - 1
     # one sorted list of (bucket << 32 | name index): a third of the memory of sorting indices
     # by a bucket key (400,000 names at 40,000 partitions)
-    order = sorted([((h & 0xFFFFFFFF ^ (h & 0xFFFFFFFF) >> 16) & mask) << 32 | i for i, h in enumerate(hashes)])
+    order = sorted([_bucket(h, mask) << 32 | i for i, h in enumerate(hashes)])
     ranks = array("I", bytes(4 * n))
     i = 0
     while i < n:
