@@ -97,11 +97,19 @@ def _escape_help_004(h: str) -> str:
     return h
 
 
+def _label_set(pairs: Iterable[tuple[str, str]], openmetrics: bool) -> str:
+    """`{k="v",...}` of (label, value text already escaped) pairs; "" for none."""
+    if openmetrics:
+        text = ",".join(f'{k}="{v}"' for k, v in pairs)
+    else:
+        text = "".join(f'{k}="{v}",' for k, v in pairs)  # simpleclient 0.16 ends every label with '",'
+    return "{" + text + "}" if text else ""
+
+
 def _labels_004(labels: tuple) -> str:
     text = _labels_004_memo.get(labels)
     if text is None:
-        # simpleclient 0.16 ends every label, the last one too, with '",'.
-        text = "{" + "".join(f'{k}="{_escape_label_value(v)}",' for k, v in labels) + "}" if labels else ""
+        text = _label_set([(k, _escape_label_value(v)) for k, v in labels], False)
         if len(_labels_004_memo) >= _MEMO_LIMIT:
             _labels_004_memo.clear()
         _labels_004_memo[labels] = text
@@ -111,7 +119,7 @@ def _labels_004(labels: tuple) -> str:
 def _labels_om(labels: tuple) -> str:
     text = _labels_om_memo.get(labels)
     if text is None:
-        text = "{" + ",".join(f'{k}="{_escape_label_value(v)}"' for k, v in labels) + "}" if labels else ""
+        text = _label_set([(k, _escape_label_value(v)) for k, v in labels], True)
         if len(_labels_om_memo) >= _MEMO_LIMIT:
             _labels_om_memo.clear()
         _labels_om_memo[labels] = text
@@ -145,15 +153,12 @@ def _table_lines(part: TableSeries, name: str, openmetrics: bool, append) -> Non
     """The hot loop for a table: its present members' lines from the columns, no object per
     member. The label text is one format with the topic and the partition number as holes."""
     table, tpl = part.table, part.template
-    pieces = []
-    for k, v in tpl.labels:
-        text = "{0}" if v is TOPIC else "{1}" if v is PARTITION else _escape_label_value(v).replace("{", "{{").replace("}", "}}")
-        pieces.append(f'{k}="{text}"')
-    if openmetrics:
-        labels = "{{" + ",".join(pieces) + "}}" if pieces else ""
-    else:
-        labels = "{{" + "".join(p + "," for p in pieces) + "}}" if pieces else ""
-    line = (name.replace("{", "{{").replace("}", "}}") + labels + " {2}\n").format
+    braces = str.maketrans({"{": "{{", "}": "}}"})  # literal text inside a str.format template
+    labels = _label_set([(k.translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
+                          else _escape_label_value(v).translate(braces)) for k, v in tpl.labels], openmetrics)
+    if labels:  # the set's own braces are literal too
+        labels = "{{" + labels[1:-1] + "}}"
+    line = (name.translate(braces) + labels + " {2}\n").format
     topics = [_escape_label_value(t) for t in table.topics]
     topic, partition, values, present = table.topic, table.partition, table.values, table.present
     fixed, factor = tpl.fixed, tpl.factor

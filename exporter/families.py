@@ -9,6 +9,7 @@ from typing import Iterable
 
 from exporter.model import BeanTable, Sample
 
+
 def scaled(value: float | int, fixed: float | None, factor: float) -> float:
     """The number a rule exposes for a leaf: its `value:` when it has one, else the leaf's value;
     times its `valueFactor`."""
@@ -85,5 +86,3 @@ def of_samples(samples: Iterable[Sample]) -> list[Family]:
                 f.type = "untyped"
             f.parts[0].append(s)
     return list(families.values())
-
-

@@ -40,8 +40,8 @@ except ImportError:  # Python 3.10
 from exporter.model import BeanTable, MBean, Sample, Tabular
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
-from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, first_of_each, openmetrics_name,
-                                   safe_name, series_key, snake_case)
+from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each,
+                                   openmetrics_name, safe_name, series_key, snake_case)
 from exporter.rules.series import assemble
 
 # --- Leaves ---------------------------------------------------------------------------------
@@ -78,8 +78,7 @@ class Leaf:
     @property
     def bean_name(self) -> str:
         """`domain<k1=v1, k2=v2><path>`: the match string up to the attribute name."""
-        return (self.domain + "<" + ", ".join([k + "=" + v for k, v in self.keys]) + "><"
-                + ", ".join(self.path) + ">")
+        return bean_text(self.domain, self.keys, self.path)
 
     def match_string(self, snake: bool = False, cache: bool = False) -> str:
         """`domain<k1=v1, k2=v2><path>attrName: value` as a rule sees it."""

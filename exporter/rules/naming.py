@@ -25,6 +25,12 @@ _snake_memo: dict[str, str] = {}
 _MEMO_LIMIT = 200_000
 
 
+def bean_text(domain: str, keys: Sequence[tuple[str, str]], path: Sequence[str] = ()) -> str:
+    """`domain<k1=v1, k2=v2><path>`: a leaf's match string up to its attribute name; with the
+    attribute appended, what 1.x's `_objectname` label holds."""
+    return domain + "<" + ", ".join([k + "=" + v for k, v in keys]) + "><" + ", ".join(path) + ">"
+
+
 def safe_name(name: str) -> str:
     """`test-_-test` -> `test_test`, `__test` -> `_test`, `001` -> `_001`."""
     out = _safe_memo.get(name)

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from exporter.families import Family, TableSeries, of_samples, scaled
 from exporter.model import Sample
-from exporter.rules.naming import add_objectname_on_collisions, first_of_each, series_key
+from exporter.rules.naming import add_objectname_on_collisions, bean_text, first_of_each, series_key
 
 
 def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:
@@ -28,9 +28,8 @@ def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:
             continue
         labels = tpl.member_labels(t.topics[t.topic[i]], str(t.partition[i]))
         number = scaled(values[i], tpl.fixed, tpl.factor)
-        bean = t.domain + "<" + ", ".join(k + "=" + v for k, v in t.member_keys(i)) + "><>"
         yield (rank[i], Sample(tpl.name, labels, number, tpl.type, tpl.help), series_key(tpl.name, labels),
-               bean + tpl.objectname_attr)
+               bean_text(t.domain, t.member_keys(i)) + tpl.objectname_attr)
 
 
 def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequence[TableSeries],

@@ -60,6 +60,7 @@ rules:
       topic: "$1"
       partition: "$2"
       same: "$1"
+      odd: 'x{1}"\\y}'  # braces, a quote and a backslash: literal text in a line format
   - pattern: kafka.server<type=(.+), name=(.+)><>Value
     name: kafka_server_$1_$2
 """
