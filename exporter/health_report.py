@@ -68,9 +68,17 @@ def _id_array(ids: Sequence[int]) -> str:
 def state_json_head(s: PartitionState) -> str:
     """`json.dumps(state_as_object(s))` without its closing brace, built directly: the encoder
     is the slowest step of `health` on describe input."""
-    if s.live_brokers is not None or not _SAFE_TOPIC.fullmatch(s.topic):
+    head = None if s.live_brokers is not None else _json_up_to_partition(s)
+    if head is None:
         return json.dumps(state_as_object(s))[:-1]
-    return f'{{"topic": "{s.topic}", "partition": {s.partition}' + _json_after_partition(s)
+    return head + _json_after_partition(s)
+
+
+def _json_up_to_partition(s: PartitionState) -> str | None:
+    """`{"topic": "T", "partition": N`, or None when the topic would need escaping."""
+    if not _SAFE_TOPIC.fullmatch(s.topic):
+        return None
+    return f'{{"topic": "{s.topic}", "partition": {s.partition}'
 
 
 def _json_after_partition(s: PartitionState) -> str:
@@ -158,25 +166,26 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
     shapes: dict = {}
     judged = printed = 0
     jsonl = job.output == "jsonl"
+
+    def verdict(state: PartitionState) -> HealthFlags:
+        c = counts_of(state)
+        flags = verdicts.get(c)
+        if flags is None:
+            flags = verdicts[c] = judge_counts(c, profile)
+        return flags
+
     for item in items:
         if item.__class__ is Rejected:
             rejected.append((item.line_no, item.reason))
             continue
         state = item.state
         if jsonl_input:
-            c = counts_of(state)
-            flags = verdicts.get(c)
-            if flags is None:
-                flags = verdicts[c] = judge_counts(c, profile)
-            line = None
+            flags, line = verdict(state), None
         else:
             key = state[2:]
             shape = shapes.get(key)
             if shape is None:
-                c = counts_of(state)
-                flags = verdicts.get(c)
-                if flags is None:
-                    flags = verdicts[c] = judge_counts(c, profile)
+                flags = verdict(state)
                 shape = shapes[key] = (flags, _json_after_partition(state) + _SUFFIX[flags] + "\n")
             flags, line = shape
         judged += 1
@@ -185,8 +194,8 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
         printed += 1
         if not jsonl:
             rows.append(_table_row(state, flags))
-        elif line is not None and state.topic.isascii() and _SAFE_TOPIC.fullmatch(state.topic):
-            out.append(f'{{"topic": "{state.topic}", "partition": {state.partition}' + line)
+        elif line is not None and (head := _json_up_to_partition(state)) is not None:
+            out.append(head + line)
         else:
             out.append(_jsonl_line(item, flags))
     return BatchResult("".join(out), rows, judged, printed, rejected)

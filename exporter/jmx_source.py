@@ -354,11 +354,16 @@ class JmxSource:
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
                           tables=[f.table for f in self._families], ranks=ranks)
 
-    def _read_all(self, f: _Family) -> None:
+    def _read_members(self, f: _Family, positions: list[int] | None) -> list[Any]:
+        """The values of f's members at `positions` (None: all), one getAttributes each."""
         started = time.monotonic()
-        values = self.client.read_members(f.members, None, "Value")
+        values = self.client.read_members(f.members, positions, "Value")
         if len(values) >= 100:
             self._note_reads(time.monotonic() - started, len(values))
+        return values
+
+    def _read_all(self, f: _Family) -> None:
+        values = self._read_members(f, None)
         t = f.table
         column, present, integral = t.values, t.present, t.integral
         for i, v in enumerate(values):
@@ -439,11 +444,7 @@ class JmxSource:
                     explicit[i] = second
                 to_read = sorted({i for i in others if i not in same} | unusual)
         if to_read:
-            started = time.monotonic()
-            values = self.client.read_members(f.members, to_read, "Value")
-            if len(to_read) >= 100:
-                self._note_reads(time.monotonic() - started, len(to_read))
-            for i, v in zip(to_read, values):
+            for i, v in zip(to_read, self._read_members(f, to_read)):
                 if v is MISSING:
                     gone.add(i)
                 else:

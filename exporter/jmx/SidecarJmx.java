@@ -223,8 +223,7 @@ public final class SidecarJmx {
             all.addAll(bounded(() -> conn.queryNames(pattern, null), timeoutMs));
             out.roundTrips++;
         }
-        ObjectName[] ex = new ObjectName[exclude.length];
-        for (int i = 0; i < exclude.length; i++) ex[i] = new ObjectName(exclude[i]);
+        ObjectName[] ex = objectNames(exclude, "");
         List<ObjectName> kept = new ArrayList<>(all.size());
         for (ObjectName n : all) if (!excluded(n, ex)) kept.add(n);
         return kept;
@@ -315,12 +314,9 @@ public final class SidecarJmx {
                                   String[] families, Object[] previous, long timeoutMs) throws Exception {
         Split out = new Split();
         out.rest = new Names();
-        ObjectName[] in = new ObjectName[include.length];
-        for (int i = 0; i < in.length; i++) in[i] = new ObjectName(include[i]);
-        ObjectName[] ex = new ObjectName[exclude.length];
-        for (int i = 0; i < ex.length; i++) ex[i] = new ObjectName(exclude[i]);
-        ObjectName[] fam = new ObjectName[families.length];
-        for (int f = 0; f < fam.length; f++) fam[f] = new ObjectName(families[f] + ",*");
+        ObjectName[] in = objectNames(include, "");
+        ObjectName[] ex = objectNames(exclude, "");
+        ObjectName[] fam = objectNames(families, ",*");
         QueryExp notMember = fam.length == 0 ? null : Query.not(anyOf(fam));
         Set<ObjectName> others = new HashSet<>();
         for (ObjectName p : in) {
@@ -361,6 +357,12 @@ public final class SidecarJmx {
         Map<String, Integer> restPos = new HashMap<>();
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
         for (ObjectName n : rest) out.restHash[restPos.get(n.toString())] = n.getCanonicalName().hashCode();
+        return out;
+    }
+
+    static ObjectName[] objectNames(String[] texts, String suffix) throws Exception {
+        ObjectName[] out = new ObjectName[texts.length];
+        for (int i = 0; i < out.length; i++) out[i] = new ObjectName(texts[i] + suffix);
         return out;
     }
 
