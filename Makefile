@@ -17,11 +17,14 @@ demo: $(STAMP)
 	@$(VENV)/bin/kafka-jmx-sidecar demo
 
 test: $(STAMP)
-	@scripts/ensure-system-deps --prometheus
+	@scripts/ensure-system-deps --test
+	@# the real Kafka brokers and jmx_exporter releases, from Maven Central into ~/.cache (once)
+	@$(PY) -m tests.real.programs fetch
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	@scripts/ensure-system-deps
+	@scripts/ensure-system-deps --test
+	@$(PY) -m tests.real.programs fetch
 	@# every program in bench/ (modules without a __main__ guard are shared helpers)
 	@for b in bench/*.py; do grep -q '__main__' $$b || continue; echo "== $$b"; $(PY) $$b || exit 1; done
 

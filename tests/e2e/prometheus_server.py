@@ -27,7 +27,7 @@ class Prometheus:
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
                  cert_file: str | None = None, key_file: str | None = None):
         if not shutil.which("prometheus"):
-            raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --prometheus")
+            raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
         self.port = free_port()
         job: dict = {"job_name": "kafka", "scrape_interval": scrape_interval, "scrape_timeout": scrape_interval,

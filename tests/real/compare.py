@@ -1,0 +1,101 @@
+"""Comparing two Prometheus expositions (text 0.0.4 or OpenMetrics) the way the differential tests
+judge them: the same families with the same TYPE, HELP (and UNIT), the same series in the same order
+with the same label order, and the same values where the source did not move.
+
+`unmoved(first, second)` keeps the series whose value the reference printed alike in two reads
+taken before and after ours: those are the values a faithful copy must print too.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)( \S+)?$')
+
+Key = tuple  # (name, the label set as printed, braces included: "" when none)
+
+
+@dataclass
+class Exposition:
+    text: str
+    families: dict[str, dict] = field(default_factory=dict)   # name -> {"type", "help", "unit"}
+    family_order: list[str] = field(default_factory=list)
+    series: dict[Key, str] = field(default_factory=dict)       # key -> value text
+    order: list[Key] = field(default_factory=list)
+
+    def without(self, *prefixes: str) -> "Exposition":
+        """A copy without the families and series whose names start with any of `prefixes`."""
+        keep = lambda name: not name.startswith(prefixes)  # noqa: E731
+        out = Exposition(self.text)
+        out.families = {k: v for k, v in self.families.items() if keep(k)}
+        out.family_order = [k for k in self.family_order if keep(k)]
+        out.series = {k: v for k, v in self.series.items() if keep(k[0])}
+        out.order = [k for k in self.order if keep(k[0])]
+        return out
+
+
+def parse(text: str) -> Exposition:
+    exp = Exposition(text)
+    for line in text.splitlines():
+        if line.startswith("# "):
+            parts = line.split(" ", 3)
+            if len(parts) >= 3 and parts[1] in ("HELP", "TYPE", "UNIT"):
+                name = parts[2]
+                if name not in exp.families:
+                    exp.families[name] = {}
+                    exp.family_order.append(name)
+                exp.families[name][parts[1].lower()] = parts[3] if len(parts) > 3 else ""
+            continue
+        if not line:
+            continue
+        m = _SAMPLE.match(line)
+        if not m:
+            raise AssertionError(f"not a sample line: {line!r}")
+        key = (m.group(1), m.group(2) or "")
+        if key in exp.series:
+            raise AssertionError(f"series printed twice: {line!r}")
+        exp.series[key] = m.group(3)
+        exp.order.append(key)
+    return exp
+
+
+def unmoved(first: Exposition, second: Exposition) -> set[Key]:
+    return {k for k, v in first.series.items() if second.series.get(k) == v}
+
+
+def differences(ours: Exposition, theirs: Exposition, stable: set[Key] | None = None,
+                check_order: bool = True) -> list[str]:
+    """Every way `ours` differs from `theirs`, one line each (empty: the same)."""
+    out: list[str] = []
+    for name in sorted(set(theirs.families) | set(ours.families)):
+        a, b = ours.families.get(name), theirs.families.get(name)
+        if a is None:
+            out.append(f"family missing: {name} {b}")
+        elif b is None:
+            out.append(f"family extra: {name} {a}")
+        elif a != b:
+            out.append(f"family {name}: ours {a} theirs {b}")
+    missing = [k for k in theirs.order if k not in ours.series]
+    extra = [k for k in ours.order if k not in theirs.series]
+    out += [f"series missing: {_show(k)}" for k in missing]
+    out += [f"series extra: {_show(k)}" for k in extra]
+    for key in sorted(stable or (), key=repr):
+        if key in ours.series and key in theirs.series and ours.series[key] != theirs.series[key]:
+            out.append(f"value of {_show(key)}: ours {ours.series[key]} theirs {theirs.series[key]}")
+    if check_order and not out:
+        if ours.family_order != theirs.family_order:
+            out.append(f"family order differs: first at {_first_difference(ours.family_order, theirs.family_order)}")
+        if ours.order != theirs.order:
+            out.append(f"series order differs: first at {_first_difference(ours.order, theirs.order)}")
+    return out
+
+
+def _show(key: Key) -> str:
+    return key[0] + key[1]
+
+
+def _first_difference(a: list, b: list) -> str:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"#{i}: ours {x!r} theirs {y!r}"
+    return f"lengths {len(a)} and {len(b)}"

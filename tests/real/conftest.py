@@ -1,0 +1,90 @@
+"""Fixtures that start the real programs: Kafka clusters of several releases and jmx_exporter.
+
+`real_kafka(release, brokers=1, jmx="plain")` returns a running cluster shared by every test of the
+session that asks for the same arguments, so its start-up (10 to 20 s) is paid once; at most two
+shared clusters run at a time (the oldest is stopped when a third is asked for), and all are
+stopped at the end of the session. A test that changes a shared cluster (stops a broker, moves
+partitions) puts it back before it ends, or asks `own_kafka(...)` for a cluster of its own, which
+is stopped when the test ends. Every process is stopped by PID, and checked gone.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import pytest
+
+from tests.real import processes
+from tests.real.jmx_exporter import JmxExporter
+from tests.real.kafka import KafkaCluster
+
+SHARED_AT_ONCE = 2
+
+
+class _Clusters:
+    def __init__(self) -> None:
+        self.running: OrderedDict[tuple, KafkaCluster] = OrderedDict()
+
+    def get(self, release: str, brokers: int = 1, jmx: str = "plain") -> KafkaCluster:
+        key = (release, brokers, jmx)
+        if key in self.running:
+            self.running.move_to_end(key)
+            cluster = self.running[key]
+            for node_id, node in cluster.brokers.items():
+                assert node.running, f"a test left broker {node_id} of the shared Kafka {release} cluster stopped"
+            return cluster
+        while len(self.running) >= SHARED_AT_ONCE:
+            _, oldest = self.running.popitem(last=False)
+            _remove(oldest)
+        cluster = KafkaCluster(release, brokers=brokers, jmx=jmx).start()
+        self.running[key] = cluster
+        return cluster
+
+    def stop_all(self) -> None:
+        while self.running:
+            _, cluster = self.running.popitem(last=False)
+            _remove(cluster)
+
+
+def _remove(cluster: KafkaCluster) -> None:
+    pids = cluster.pids()
+    cluster.remove()
+    alive = [p for p in pids if processes.pid_alive(p)]
+    assert not alive, f"Kafka processes still running after stop: {alive}"
+
+
+@pytest.fixture(scope="session")
+def real_kafka():
+    clusters = _Clusters()
+    yield clusters.get
+    clusters.stop_all()
+
+
+@pytest.fixture
+def own_kafka():
+    started: list[KafkaCluster] = []
+
+    def start(release: str, brokers: int = 1, jmx: str = "plain", **kwargs) -> KafkaCluster:
+        cluster = KafkaCluster(release, brokers=brokers, jmx=jmx, **kwargs)
+        started.append(cluster)
+        return cluster.start()
+
+    yield start
+    for cluster in started:
+        _remove(cluster)
+
+
+@pytest.fixture
+def jmx_exporter():
+    """jmx_exporter(release, config_path) -> a started standalone JmxExporter, stopped after the test."""
+    started: list[JmxExporter] = []
+
+    def start(release: str, config, **kwargs) -> JmxExporter:
+        exporter = JmxExporter(release, config, **kwargs)
+        started.append(exporter)
+        return exporter.start()
+
+    yield start
+    for exporter in started:
+        pid = exporter.process.pid if exporter.process else None
+        exporter.stop()
+        assert pid is None or not processes.pid_alive(pid)

@@ -1,0 +1,441 @@
+"""Real Apache Kafka clusters on loopback for the tests and benchmarks.
+
+    with KafkaCluster("4.1", brokers=3) as kafka:
+        kafka.create_topic("orders", partitions=3, replication_factor=3, min_isr=2)
+        kafka.produce("orders", records=1000)
+        kafka.jmx_url(1)                       # remote JMX of broker 1
+        kafka.stop_broker(3); kafka.start_broker(3)
+        kafka.reassign({("orders", 0): [1, 2]}, throttle=10_000)   # starts it, throttled
+        kafka.finish_reassignment()            # lifts the throttle, waits until complete
+        kafka.describe()                       # `kafka-topics.sh --describe` output
+
+Every broker runs `kafka.Kafka` from the release's Maven classpath (tests/real/programs) with remote
+JMX enabled on its own port: plain, or with `jmx="secure"` a password file, read-only access and
+the RMI registry and connector over SSL. KRaft releases get one dedicated controller node (so any
+broker can be stopped); ZooKeeper releases get a ZooKeeper server from the zookeeper jar on the
+broker's own classpath. The tools are the release's own classes (TopicCommand,
+ReassignPartitionsCommand, ProducerPerformance) run on the same classpath, as the shell scripts run
+them. Everything is stopped by PID, also when a test fails (processes.spawn).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.real import processes, programs
+
+
+@dataclass(frozen=True)
+class Release:
+    """How one Kafka release is started and driven."""
+
+    name: str                  # "4.1"
+    program: str               # tests/real/programs name
+    kraft: bool
+    log4j2: bool               # log4j2 (4.x) or log4j 1 / reload4j
+    topic_command: str
+    reassign_command: str
+    topics_via_zookeeper: bool     # TopicCommand needs --zookeeper (before 2.2)
+    reassign_via_zookeeper: bool   # ReassignPartitionsCommand needs --zookeeper (before 2.5)
+    producer_performance: str = "org.apache.kafka.tools.ProducerPerformance"
+
+    @property
+    def version(self) -> str:
+        return programs.PROGRAMS[self.program].version
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(p) for p in self.version.split("."))
+
+
+RELEASES: dict[str, Release] = {r.name: r for r in (
+    Release("4.1", "kafka-4.1", kraft=True, log4j2=True,
+            topic_command="org.apache.kafka.tools.TopicCommand",
+            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=False),
+    Release("3.6", "kafka-3.6", kraft=True, log4j2=False,
+            topic_command="kafka.admin.TopicCommand",
+            reassign_command="kafka.admin.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=False),
+    Release("2.4", "kafka-2.4", kraft=False, log4j2=False,
+            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=True),
+    Release("2.2", "kafka-2.2", kraft=False, log4j2=False,
+            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=True),
+    Release("0.11", "kafka-0.11", kraft=False, log4j2=False,
+            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
+            topics_via_zookeeper=True, reassign_via_zookeeper=True),
+)}
+
+CONTROLLER_ID = 100  # KRaft: the dedicated controller's node id, apart from the brokers' 1..n
+BROKER_HEAP = ("-Xms64m", "-Xmx384m")
+_STARTED = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)|"
+                      r"\], started \(kafka\.server\.KafkaServer\)")
+
+
+class KafkaError(RuntimeError):
+    pass
+
+
+def java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return str(Path(home, "bin", "java"))
+    found = shutil.which("java")
+    if not found:
+        raise KafkaError("java is not on PATH; install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
+    return found
+
+
+@dataclass
+class Node:
+    """One JVM of the cluster: a broker, the KRaft controller or ZooKeeper."""
+
+    node_id: int
+    port: int                     # client listener (ZooKeeper: client port)
+    jmx_port: int
+    directory: Path
+    controller_port: int = 0      # KRaft controller listener
+    process: subprocess.Popen | None = None
+    log_offset: int = 0
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "server.log"
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class JmxAccess:
+    """How the brokers' remote JMX is secured (`secure`: password file, read-only role, SSL)."""
+
+    secure: bool = False
+    user: str = "monitor"
+    password: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+
+
+class KafkaCluster:
+    def __init__(self, release: str, brokers: int = 1, jmx: str = "plain", workdir: Path | None = None,
+                 broker_config: dict[str, str] | None = None, start_timeout: float = 120.0):
+        if release not in RELEASES:
+            raise KafkaError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASES)}")
+        if not 1 <= brokers <= 3:
+            raise KafkaError("a test cluster has 1 to 3 brokers")
+        if jmx not in ("plain", "secure"):
+            raise KafkaError("jmx is 'plain' or 'secure'")
+        self.release = RELEASES[release]
+        self.classpath = programs.classpath(self.release.program)
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"kafka-{release}-"))
+        self.jmx = JmxAccess(secure=jmx == "secure")
+        self.broker_config = dict(broker_config or {})
+        self.start_timeout = start_timeout
+        self.brokers: dict[int, Node] = {
+            i: Node(i, processes.free_port(), processes.free_port(), self.workdir / f"broker-{i}",
+                    controller_port=0) for i in range(1, brokers + 1)}
+        self.controller: Node | None = None
+        self.zookeeper: Node | None = None
+        if self.release.kraft:
+            self.controller = Node(CONTROLLER_ID, 0, processes.free_port(), self.workdir / "controller",
+                                   controller_port=processes.free_port())
+        else:
+            self.zookeeper = Node(0, processes.free_port(), 0, self.workdir / "zookeeper")
+        self._reassignment: Path | None = None
+
+    # -- addresses ---------------------------------------------------------------------------
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers.values())
+
+    @property
+    def zookeeper_connect(self) -> str:
+        assert self.zookeeper, "a KRaft cluster has no ZooKeeper"
+        return f"127.0.0.1:{self.zookeeper.port}"
+
+    def jmx_host_port(self, node_id: int) -> str:
+        node = self.controller if node_id == CONTROLLER_ID else self.brokers[node_id]
+        return f"127.0.0.1:{node.jmx_port}"
+
+    def jmx_url(self, node_id: int) -> str:
+        return f"service:jmx:rmi:///jndi/rmi://{self.jmx_host_port(node_id)}/jmxrmi"
+
+    # -- start and stop ----------------------------------------------------------------------
+
+    def start(self) -> "KafkaCluster":
+        try:
+            for node in self._all_nodes():
+                node.directory.mkdir(parents=True, exist_ok=True)
+            if self.release.kraft:
+                self._format_kraft()
+                self._start_node(self.controller)
+            else:
+                self._start_zookeeper()
+            for node in self.brokers.values():
+                self._start_node(node, wait=False)
+            for node in self.brokers.values():
+                self._wait_started(node)
+            self._wait_for_brokers(len(self.brokers))
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stops every process by PID (brokers first, so their controlled shutdown can finish)."""
+        errors = []
+        for node in [*self.brokers.values(), self.controller, self.zookeeper]:
+            if node is None:
+                continue
+            try:
+                processes.stop(node.process, grace=20)
+            except RuntimeError as e:
+                errors.append(str(e))
+            node.process = None
+        if errors:
+            raise KafkaError("; ".join(errors))
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "KafkaCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+    def pids(self) -> list[int]:
+        return [n.process.pid for n in self._all_nodes() if n.process is not None]
+
+    def stop_broker(self, node_id: int, hard: bool = False) -> None:
+        """SIGTERM (a controlled shutdown) or, with `hard`, SIGKILL; returns when the PID is gone."""
+        node = self.brokers[node_id]
+        processes.stop(node.process, grace=60, hard=hard)
+        node.process = None
+
+    def start_broker(self, node_id: int, wait: bool = True) -> None:
+        node = self.brokers[node_id]
+        if node.running:
+            raise KafkaError(f"broker {node_id} is running")
+        self._start_node(node, wait=wait)
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True) -> str:
+        """Runs one of the release's command-line classes; returns its stdout."""
+        cmd = [java(), "-Xmx256m", *self._logging_flags(self.workdir / "tools.log"),
+               "-cp", f"{self.classpath}/*", main_class, *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise KafkaError(f"{main_class.rsplit('.', 1)[-1]} {' '.join(args)} failed "
+                             f"({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-2000:]}")
+        return proc.stdout
+
+    def _topic_target(self) -> list[str]:
+        if self.release.topics_via_zookeeper:
+            return ["--zookeeper", self.zookeeper_connect]
+        return ["--bootstrap-server", self.bootstrap]
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     min_isr: int | None = None, assignment: list[list[int]] | None = None,
+                     config: dict[str, str] | None = None) -> None:
+        """`assignment`: the replicas of each partition, leader first (instead of a count and RF)."""
+        args = ["--create", "--topic", name, *self._topic_target()]
+        if assignment:
+            args += ["--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment)]
+        else:
+            args += ["--partitions", str(partitions), "--replication-factor", str(replication_factor)]
+        settings = dict(config or {})
+        if min_isr is not None:
+            settings["min.insync.replicas"] = str(min_isr)
+        for k, v in settings.items():
+            args += ["--config", f"{k}={v}"]
+        self.tool(self.release.topic_command, *args)
+        count = len(assignment) if assignment else partitions
+        self.wait_for(lambda: self._leaders_known(name, count), f"topic {name} with leaders", 60)
+
+    def _leaders_known(self, topic: str, partitions: int) -> bool:
+        lines = [l for l in self.describe(topic).splitlines() if re.search(r"\bPartition:\s*\d", l)]
+        return len(lines) == partitions and all(not re.search(r"Leader:\s*(-1|none)", l) for l in lines)
+
+    def describe(self, topic: str | None = None, *filters: str) -> str:
+        """`kafka-topics.sh --describe` output (`filters`: e.g. "--under-replicated-partitions")."""
+        args = ["--describe", *self._topic_target(), *filters]
+        if topic:
+            args += ["--topic", topic]
+        return self.tool(self.release.topic_command, *args)
+
+    def produce(self, topic: str, records: int = 1000, record_size: int = 100, acks: str = "1") -> None:
+        self.tool(self.release.producer_performance, "--topic", topic, "--num-records", str(records),
+                  "--record-size", str(record_size), "--throughput", "-1", "--producer-props",
+                  f"bootstrap.servers={self.bootstrap}", f"acks={acks}", "linger.ms=5", timeout=300)
+
+    def _reassign_target(self) -> list[str]:
+        if self.release.reassign_via_zookeeper:
+            return ["--zookeeper", self.zookeeper_connect]
+        return ["--bootstrap-server", self.bootstrap]
+
+    def reassign(self, moves: dict[tuple[str, int], list[int]], throttle: int | None = None) -> None:
+        """Starts moving each (topic, partition) to its new replica list, throttled to `throttle`
+        bytes/s when given (the tool's --throttle, which also marks the throttled replicas)."""
+        plan = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                             for (t, p), r in sorted(moves.items())]}
+        self._reassignment = self.workdir / f"reassign-{int(time.time() * 1000)}.json"
+        self._reassignment.write_text(json.dumps(plan))
+        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target()]
+        if throttle is not None:
+            args += ["--throttle", str(throttle)]
+        self.tool(self.release.reassign_command, *args)
+
+    def finish_reassignment(self, timeout: float = 180.0) -> None:
+        """Lifts the throttle and waits until `--verify` says every move is complete (which also
+        removes the throttle configs, as the tool does)."""
+        assert self._reassignment, "no reassignment started"
+        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target(),
+                "--throttle", str(1 << 30)]
+        if self.release.version_tuple >= (2, 5):
+            args.append("--additional")
+        self.tool(self.release.reassign_command, *args, check=False)
+        self.wait_for(self._reassignment_complete, "the reassignment to complete", timeout, interval=1.0)
+
+    def _reassignment_complete(self) -> bool:
+        out = self.tool(self.release.reassign_command, "--verify", "--reassignment-json-file",
+                        str(self._reassignment), *self._reassign_target(), check=False)
+        lines = [l for l in out.splitlines() if "eassignment of partition" in l]
+        return bool(lines) and all(re.search(r"complete|completed successfully", l) for l in lines) \
+            and not any("progress" in l for l in lines)
+
+    def wait_for(self, ready, what: str, timeout: float = 60.0, interval: float = 0.5) -> None:
+        processes.wait_until(what, ready, timeout, interval=interval)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _all_nodes(self) -> list[Node]:
+        return [n for n in (self.zookeeper, self.controller, *self.brokers.values()) if n is not None]
+
+    def _logging_flags(self, log: Path) -> list[str]:
+        if self.release.log4j2:
+            conf = log.with_suffix(".log4j2.properties")
+            conf.write_text("status = error\nappender.f.type = File\nappender.f.name = F\n"
+                            f"appender.f.fileName = {log}\nappender.f.layout.type = PatternLayout\n"
+                            "appender.f.layout.pattern = [%d] %p %m (%c)%n\n"
+                            "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n")
+            return [f"-Dlog4j2.configurationFile={conf}"]
+        conf = log.with_suffix(".log4j.properties")
+        conf.write_text("log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
+                        f"log4j.appender.F.File={log}\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+                        "log4j.appender.F.layout.ConversionPattern=[%d] %p %m (%c)%n\n")
+        return [f"-Dlog4j.configuration=file:{conf}"]
+
+    def _jmx_flags(self, node: Node) -> list[str]:
+        p = node.jmx_port
+        flags = [f"-Dcom.sun.management.jmxremote.port={p}", f"-Dcom.sun.management.jmxremote.rmi.port={p}",
+                 "-Dcom.sun.management.jmxremote.host=127.0.0.1", "-Djava.rmi.server.hostname=127.0.0.1",
+                 "-Dcom.sun.management.jmxremote.local.only=false"]
+        if not self.jmx.secure:
+            return flags + ["-Dcom.sun.management.jmxremote.authenticate=false",
+                            "-Dcom.sun.management.jmxremote.ssl=false"]
+        from tests.exporter.jmx_target import keystores
+
+        pw, acc = node.directory / "jmxremote.password", node.directory / "jmxremote.access"
+        pw.write_text(f"{self.jmx.user} {self.jmx.password}\n")
+        acc.write_text(f"{self.jmx.user} readonly\n")
+        os.chmod(pw, 0o600)
+        os.chmod(acc, 0o600)
+        ks = keystores()
+        return flags + ["-Dcom.sun.management.jmxremote.authenticate=true",
+                        f"-Dcom.sun.management.jmxremote.password.file={pw}",
+                        f"-Dcom.sun.management.jmxremote.access.file={acc}",
+                        "-Dcom.sun.management.jmxremote.ssl=true",
+                        "-Dcom.sun.management.jmxremote.registry.ssl=true",
+                        f"-Djavax.net.ssl.keyStore={ks.keystore}",
+                        f"-Djavax.net.ssl.keyStorePassword={ks.password}",
+                        "-Djavax.net.ssl.keyStoreType=PKCS12"]
+
+    def _properties(self, node: Node) -> Path:
+        n = len(self.brokers)
+        props = {
+            "log.dirs": str(node.directory / "data"),
+            "offsets.topic.replication.factor": str(n),
+            "offsets.topic.num.partitions": "3",
+            "transaction.state.log.replication.factor": str(n),
+            "transaction.state.log.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "false",
+        }
+        if self.release.kraft:
+            voters = f"{CONTROLLER_ID}@127.0.0.1:{self.controller.controller_port}"
+            props.update({"node.id": str(node.node_id), "controller.quorum.voters": voters,
+                          "controller.listener.names": "CONTROLLER",
+                          "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
+            if node is self.controller:
+                props.update({"process.roles": "controller",
+                              "listeners": f"CONTROLLER://127.0.0.1:{node.controller_port}"})
+            else:
+                props.update({"process.roles": "broker", "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+                              "inter.broker.listener.name": "PLAINTEXT"})
+        else:
+            props.update({"broker.id": str(node.node_id), "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+                          "zookeeper.connect": self.zookeeper_connect,
+                          "zookeeper.connection.timeout.ms": "30000"})
+        if node is not self.controller:
+            props.update(self.broker_config)
+        path = node.directory / "server.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        return path
+
+    def _format_kraft(self) -> None:
+        cluster_id = self.tool("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
+        for node in [self.controller, *self.brokers.values()]:
+            self.tool("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self._properties(node)))
+
+    def _start_zookeeper(self) -> None:
+        zk = self.zookeeper
+        zk.process = processes.spawn(
+            [java(), "-Xmx128m", *self._logging_flags(zk.log), "-Dzookeeper.admin.enableServer=false",
+             "-cp", f"{self.classpath}/*", "org.apache.zookeeper.server.ZooKeeperServerMain",
+             str(zk.port), str(zk.directory / "data")], zk.directory / "stdout.log")
+        processes.wait_until("ZooKeeper", lambda: processes.port_open(zk.port), self.start_timeout,
+                             zk.process, zk.log)
+
+    def _start_node(self, node: Node, wait: bool = True) -> None:
+        props = node.directory / "server.properties"
+        if not props.exists() or not self.release.kraft:
+            props = self._properties(node)
+        node.log_offset = node.log.stat().st_size if node.log.exists() else 0
+        node.process = processes.spawn(
+            [java(), *BROKER_HEAP, "-XX:+UseSerialGC", *self._logging_flags(node.log), *self._jmx_flags(node),
+             "-cp", f"{self.classpath}/*", "kafka.Kafka", str(props)], node.directory / "stdout.log")
+        if wait:
+            self._wait_started(node)
+
+    def _wait_started(self, node: Node) -> None:
+        what = f"Kafka {self.release.version} node {node.node_id}"
+        processes.wait_until(what, lambda: processes.log_has(node.log, _STARTED, node.log_offset),
+                             self.start_timeout, node.process, node.log)
+        processes.wait_until(f"{what}: JMX port", lambda: processes.port_open(node.jmx_port),
+                             30, node.process, node.log)
+
+    def _wait_for_brokers(self, count: int) -> None:
+        """Until the cluster's metadata lists `count` brokers (ZooKeeper registration or KRaft
+        registration and unfencing take a moment after each broker says it started)."""
+        probe = f"__probe_{uuid.uuid4().hex[:8]}"
+
+        def ready() -> bool:
+            out = self.tool(self.release.topic_command, "--create", "--topic", probe, "--partitions", "1",
+                            "--replication-factor", str(count), *self._topic_target(), check=False)
+            return "Created topic" in out or "already exists" in out
+        processes.wait_until(f"{count} registered brokers", ready, self.start_timeout, interval=1.0)
+        self.tool(self.release.topic_command, "--delete", "--topic", probe, *self._topic_target(), check=False)

@@ -1,0 +1,135 @@
+"""The real programs the tests and benchmarks run, resolved from Maven Central by the project's own
+files (`tests/real/programs/<name>/pom.xml`) into a cache outside the git tree.
+
+    python -m tests.real.programs fetch        # every program; `make test` runs this first
+    programs.classpath("kafka-4.1")            # the directory of jars, resolving it when missing
+
+A program's jars live in `$KAFKA_JMX_SIDECAR_CACHE/programs/<name>-<digest of its pom>/` (default
+cache `~/.cache/kafka-jmx-sidecar`), written to a temporary directory and renamed into place, so
+a half-finished download is never taken for a program. Maven keeps its own copy in `~/.m2`.
+A failed resolution raises `ProgramUnavailable` with one line naming the program, its version and
+Maven's error: the tests that need the program fail with it, never skip.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+POMS = HERE / "programs"
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    title: str      # what it is, for messages: "Apache Kafka 2.2.2"
+    version: str
+
+
+PROGRAMS: dict[str, Program] = {p.name: p for p in (
+    Program("kafka-4.1", "Apache Kafka", "4.1.1"),
+    Program("kafka-3.6", "Apache Kafka", "3.6.2"),
+    Program("kafka-2.4", "Apache Kafka", "2.4.1"),
+    Program("kafka-2.2", "Apache Kafka", "2.2.2"),
+    Program("kafka-0.11", "Apache Kafka", "0.11.0.3"),
+    Program("jmx_exporter-0.20.0", "Prometheus jmx_exporter", "0.20.0"),
+    Program("jmx_exporter-1.0.1", "Prometheus jmx_exporter", "1.0.1"),
+    Program("jmx_exporter-1.6.0", "Prometheus jmx_exporter collector", "1.6.0"),
+)}
+
+
+class ProgramUnavailable(RuntimeError):
+    pass
+
+
+def cache_root() -> Path:
+    base = os.environ.get("KAFKA_JMX_SIDECAR_CACHE") or Path.home() / ".cache" / "kafka-jmx-sidecar"
+    return Path(base) / "programs"
+
+
+def _pom(name: str) -> Path:
+    if name not in PROGRAMS:
+        raise ProgramUnavailable(f"unknown program {name!r}; known: {', '.join(PROGRAMS)}")
+    return POMS / name / "pom.xml"
+
+
+def _directory(name: str) -> Path:
+    digest = hashlib.sha256(_pom(name).read_bytes()).hexdigest()[:12]
+    return cache_root() / f"{name}-{digest}"
+
+
+def _maven_error(output: str) -> str:
+    """The line of Maven's output that says what failed, without its boilerplate."""
+    for line in output.splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+        if line.startswith("[ERROR]") and len(line) > 8:
+            text = line[8:].strip()
+            if not text.startswith(("->", "To see", "Re-run", "For more", "[Help")):
+                return text
+    tail = [l for l in output.strip().splitlines() if l.strip()]
+    return tail[-1] if tail else "no output"
+
+
+def classpath(name: str) -> Path:
+    """The directory holding every jar of program `name` (resolved on first use)."""
+    target = _directory(name)
+    if (target / ".complete").is_file():
+        return target
+    program = PROGRAMS[name]
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise ProgramUnavailable(f"{program.title} {program.version} ({name}): mvn is not on PATH; "
+                                 f"install Maven (apt-get install maven)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
+    try:
+        proc = subprocess.run([mvn, "-B", "-q", "-f", str(_pom(name)), "dependency:copy-dependencies",
+                               f"-DoutputDirectory={tmp}"], capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0 or not any(tmp.glob("*.jar")):
+            raise ProgramUnavailable(f"{program.title} {program.version} ({name}): Maven could not resolve "
+                                     f"it: {_maven_error(proc.stdout + proc.stderr)}")
+        (tmp / ".complete").write_text(f"{program.title} {program.version}\n")
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first
+            if not (target / ".complete").is_file():
+                raise
+        return target
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def jar(name: str, prefix: str) -> Path:
+    """The one jar of program `name` whose file name starts with `prefix`."""
+    found = sorted(classpath(name).glob(f"{prefix}*.jar"))
+    if len(found) != 1:
+        raise ProgramUnavailable(f"{name}: expected one {prefix}*.jar, found {[p.name for p in found]}")
+    return found[0]
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "fetch":
+        print("usage: python -m tests.real.programs fetch [NAME ...]", file=sys.stderr)
+        return 2
+    names = argv[1:] or list(PROGRAMS)
+    for name in names:
+        try:
+            fresh = not (_directory(name) / ".complete").is_file()
+            path = classpath(name)
+        except ProgramUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        if fresh:
+            print(f"resolved {PROGRAMS[name].title} {PROGRAMS[name].version} into {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
