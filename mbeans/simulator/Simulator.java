@@ -23,6 +23,10 @@
  *    has them and only the active controller reports non-zero values.
  *  - Meters: Yammer 2.2 Meter (5 s ticks, 1/5/15-minute EWMAs, mean rate since creation).
  *  - Reassignment bytes: In on the adding broker, Out on the leader, both also in ReplicationBytesIn/Out.
+ *  - Replication: every live replica but the leader fetches from the live leader; the beans that
+ *    creates (the inventory's scopes L, F, P and TotalFetchRequestsPerSec per topic) come and go with it.
+ *  - KRaft 4.1+ keeps eligible leader replicas (KIP-966): a stopped last ISR member leaves the ISR
+ *    empty and stays eligible, and is elected when it comes back.
  */
 
 import java.io.IOException;
@@ -640,6 +644,7 @@ final class Part {
     final Topic topic;
     final int index;
     int[] replicas, isr, adding = new int[0], removing = new int[0];
+    int[] elr = new int[0]; // KIP-966 eligible leader replicas (KRaft 4.1+)
     int leader;
     long size, leo, logStart;
     // reassignment in progress
@@ -1165,6 +1170,7 @@ final class Inventory {
     static final class Row {
         String roles;
         boolean perTopic;
+        char scope; // '-' at start, 'T' per topic, 'L' follower fetches served, 'F' per leader fetched from, 'P' per followed partition
         Shape shape;
         String template;
         String[] values;
@@ -1205,7 +1211,9 @@ final class Inventory {
                 } else if (f[0].equals("M")) {
                     Row r = new Row();
                     r.roles = f[1];
-                    r.perTopic = f[2].equals("T");
+                    r.scope = f[2].charAt(0);
+                    if ("-TLFP".indexOf(r.scope) < 0 || f[2].length() != 1) throw new IllegalArgumentException("unknown scope " + f[2]);
+                    r.perTopic = r.scope == 'T';
                     r.shape = inv.shapes.get(Integer.parseInt(f[3]));
                     r.template = f[4];
                     r.values = Arrays.copyOfRange(f, 5, f.length);
@@ -1236,9 +1244,14 @@ final class Inventory {
         return null;
     }
 
-    static Object convert(String runtime, String text, Model m) {
+    static Object convert(String runtime, String text, Model m, Node n) {
         text = text.replace("{version}", m.versionText).replace("{cluster_id}", m.clusterId)
                 .replace("{start_ms}", Long.toString(m.clock.startEpochMs));
+        if (text.startsWith("{raft_")) {
+            boolean leads = n.id == m.activeController;
+            text = text.replace("{raft_state}", leads ? "leader" : n.controller ? "follower" : "observer")
+                    .replace("{raft_leader}", Integer.toString(m.activeController));
+        }
         switch (runtime) {
             case "java.lang.Integer": return Integer.valueOf(text);
             case "java.lang.Long": return Long.valueOf(text);
@@ -1249,6 +1262,48 @@ final class Inventory {
             case "java.util.concurrent.TimeUnit": return TimeUnit.valueOf(text);
             default: return text;
         }
+    }
+}
+
+/** A partition a follower fetches, from which leader, and its scope 'P' beans. */
+final class Following {
+    final int leader;
+    final List<ObjectName> names = new ArrayList<>();
+
+    Following(int leader) {
+        this.leader = leader;
+    }
+}
+
+/** FetcherLagMetrics ConsumerLag of a followed partition: how far this replica's log is behind the leader's. */
+final class FetcherLagBean extends SimBean {
+    final Node node;
+    final Part part;
+    final Inventory.Shape shape;
+    final ObjectName objectName;
+
+    FetcherLagBean(Node node, Part part, Inventory.Shape shape, ObjectName objectName) {
+        this.node = node;
+        this.part = part;
+        this.shape = shape;
+        this.objectName = objectName;
+    }
+
+    Object lock() {
+        return node.model;
+    }
+
+    public MBeanInfo getMBeanInfo() {
+        return shape.info;
+    }
+
+    ObjectName name() {
+        return objectName;
+    }
+
+    Object read(String a) throws AttributeNotFoundException {
+        if (!a.equals("Value")) throw new AttributeNotFoundException(a);
+        return Math.max(0L, part.leo - node.model.replicaLogEndOffset(node, part));
     }
 }
 
@@ -1264,6 +1319,9 @@ final class Node {
     final Map<String, YMeter> meters = new HashMap<>();
     final Map<String, Map<String, YMeter>> topicMeters = new HashMap<>();
     final Set<Part> hosted = new HashSet<>();
+    boolean servesFollowers;                                     // its scope 'L' beans exist
+    final Map<Integer, List<ObjectName>> fetchers = new HashMap<>(); // leader id -> scope 'F' beans
+    final Map<Part, Following> following = new HashMap<>();      // followed partition -> scope 'P' beans
     long rmStamp = -1;
     final long[] rm = new long[HealthSpec.NUM_RM];
 
@@ -1279,6 +1337,9 @@ final class Node {
         meters.clear();
         topicMeters.clear();
         hosted.clear();
+        servesFollowers = false;
+        fetchers.clear();
+        following.clear();
         rmStamp = -1;
         server = endpoint == null ? null : MBeanServerFactory.newMBeanServer();
         if (server != null) registerPlatformBeans();
@@ -1306,10 +1367,11 @@ final class Node {
         }
         if (model.inventory != null) {
             for (Inventory.Row r : model.inventory.rows) {
-                if (r.perTopic || !applies(r.roles)) continue;
+                if (r.scope != '-' || !applies(r.roles)) continue;
                 List<Integer> ids = r.template.contains("{broker}") ? model.brokerIds : Collections.singletonList(id);
                 for (int b : ids) {
-                    String name = r.template.replace("{node}", Integer.toString(id)).replace("{broker}", Integer.toString(b));
+                    String name = r.template.replace("{node}", Integer.toString(id)).replace("{broker}", Integer.toString(b))
+                            .replace("{version}", model.versionText);
                     if (r.shape.isMeter && model.topicTemplates.containsKey(r.name) && r.type.equals("BrokerTopicMetrics")) {
                         YMeter meter = new YMeter(model.clock);
                         meters.put(r.name, meter);
@@ -1317,8 +1379,7 @@ final class Node {
                         continue;
                     }
                     Object[] values = new Object[r.values.length];
-                    for (int k = 0; k < values.length; k++) values[k] = Inventory.convert(r.shape.runtime[k], r.values[k], model);
-                    register(new StaticBean(model, r.shape, values, new ObjectName(name)));
+                    register(staticBean(r, name));
                 }
             }
         }
@@ -1329,7 +1390,16 @@ final class Node {
         if (roles.indexOf('b') >= 0 && !broker) return false;
         if (roles.indexOf('c') >= 0 && !controller) return false;
         if (roles.indexOf('k') >= 0 && !model.kraft) return false;
+        boolean quorumLeader = model.kraft && id == model.activeController;
+        if (roles.indexOf('q') >= 0 && !quorumLeader) return false;
+        if (roles.indexOf('o') >= 0 && quorumLeader) return false;
         return true;
+    }
+
+    StaticBean staticBean(Inventory.Row r, String name) throws MalformedObjectNameException {
+        Object[] values = new Object[r.values.length];
+        for (int k = 0; k < values.length; k++) values[k] = Inventory.convert(r.shape.runtime[k], r.values[k], model, this);
+        return new StaticBean(model, r.shape, values, new ObjectName(name));
     }
 
     void stop() {
@@ -1337,6 +1407,9 @@ final class Node {
         server = null;
         hosted.clear();
         topicMeters.clear();
+        servesFollowers = false;
+        fetchers.clear();
+        following.clear();
     }
 
     private void registerPlatformBeans() {
@@ -1415,6 +1488,14 @@ final class Node {
     /** A per-topic BrokerTopicMetrics meter: created (and registered) on its first use, as Kafka does. */
     void markTopic(String topic, String name, long n, long from) throws Exception {
         if (n <= 0) return;
+        YMeter m = topicMeter(topic, name);
+        if (m == null) return;
+        if (from < 0) m.mark(n);
+        else m.markOver(n, from);
+    }
+
+    /** The per-topic meter, created and registered now if this is the topic's first such event; null if not modelled. */
+    YMeter topicMeter(String topic, String name) throws Exception {
         String eventType;
         MBeanInfo info;
         HealthSpec hs = model.topicSpecs.get(name);
@@ -1426,7 +1507,7 @@ final class Node {
             eventType = row.values[row.shape.index.get("EventType")];
             info = row.shape.info;
         } else {
-            return;
+            return null;
         }
         Map<String, YMeter> byName = topicMeters.computeIfAbsent(topic, t -> new HashMap<>());
         YMeter m = byName.get(name);
@@ -1438,8 +1519,86 @@ final class Node {
                 register(new MeterBean(model, m, eventType, new ObjectName(on), info));
             }
         }
-        if (from < 0) m.mark(n);
-        else m.markOver(n, from);
+        return m;
+    }
+
+    /**
+     * A follower fetches partition p from this node, its leader: the first such fetch registers the
+     * scope 'L' beans, each topic's first its TotalFetchRequestsPerSec (ReplicaManager marks the
+     * meter for every partition a fetch reads, follower fetches included).
+     */
+    void serveFollower(Part p) throws Exception {
+        if (!servesFollowers) {
+            servesFollowers = true;
+            for (Inventory.Row r : model.inventory.rows) {
+                if (r.scope == 'L' && applies(r.roles)) register(staticBean(r, r.template));
+            }
+        }
+        if (topicMeters.containsKey(p.topic.name) && topicMeters.get(p.topic.name).containsKey("TotalFetchRequestsPerSec")) return;
+        YMeter m = topicMeter(p.topic.name, "TotalFetchRequestsPerSec");
+        if (m == null) return;
+        m.mark(1);
+        markOver("TotalFetchRequestsPerSec", 1, -1);
+    }
+
+    /**
+     * This node, a follower, now fetches exactly `follows` (partition -> its leader): Kafka's
+     * ReplicaFetcherManager adds and removes partitions per leader and shuts a fetcher thread down
+     * once it has none, taking its FetcherStats and replica-fetcher-metrics with it; a partition's
+     * FetcherLagMetrics go when it leaves its fetcher (leader change, reassignment, leadership).
+     */
+    void syncFetchers(Map<Part, Integer> follows) throws Exception {
+        for (Iterator<Map.Entry<Part, Following>> it = following.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Part, Following> e = it.next();
+            Integer leader = follows.get(e.getKey());
+            if (leader != null && leader == e.getValue().leader) continue;
+            unregisterAll(e.getValue().names);
+            it.remove();
+        }
+        Set<Integer> leaders = new HashSet<>(follows.values());
+        for (Iterator<Map.Entry<Integer, List<ObjectName>>> it = fetchers.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<Integer, List<ObjectName>> e = it.next();
+            if (leaders.contains(e.getKey())) continue;
+            unregisterAll(e.getValue());
+            it.remove();
+        }
+        for (int leader : leaders) {
+            if (fetchers.containsKey(leader)) continue;
+            List<ObjectName> names = new ArrayList<>();
+            for (Inventory.Row r : model.inventory.rows) {
+                if (server == null) break; // not served: only the bookkeeping
+                if (r.scope != 'F' || !applies(r.roles)) continue;
+                StaticBean b = staticBean(r, r.template.replace("{leader}", Integer.toString(leader))
+                        .replace("{leader_host}", Model.LEADER_HOST).replace("{leader_port}", Integer.toString(Model.LEADER_PORT)));
+                register(b);
+                names.add(b.objectName);
+            }
+            fetchers.put(leader, names);
+        }
+        for (Map.Entry<Part, Integer> e : follows.entrySet()) {
+            Part p = e.getKey();
+            if (following.containsKey(p)) continue;
+            Following f = new Following(e.getValue());
+            for (Inventory.Row r : model.inventory.rows) {
+                if (server == null) break;
+                if (r.scope != 'P' || !applies(r.roles)) continue;
+                ObjectName on = new ObjectName(r.template.replace("{leader}", Integer.toString(f.leader))
+                        .replace("{topic}", p.topic.name).replace("{partition}", Integer.toString(p.index)));
+                register(new FetcherLagBean(this, p, r.shape, on));
+                f.names.add(on);
+            }
+            following.put(p, f);
+        }
+    }
+
+    void unregisterAll(List<ObjectName> names) {
+        if (server == null) return;
+        for (ObjectName on : names) {
+            try {
+                server.unregisterMBean(on);
+            } catch (Exception ignored) {
+            }
+        }
     }
 
     void dropTopic(String topic) {
@@ -1474,6 +1633,8 @@ final class Model {
     final Inventory inventory;
     final long defaultReassignRate;
     final long segmentBytes = 1L << 30;
+    static final String LEADER_HOST = "127.0.0.1"; // FetcherStats' brokerHost/brokerPort: the leader's listener
+    static final int LEADER_PORT = 9092;
     Node posed;
     long stamp; // bumped whenever a partition's assignment, ISR or leader may have changed
     boolean hostingDirty = true;
@@ -1660,14 +1821,16 @@ final class Model {
             case HealthSpec.P_REPLICAS: return lead ? replicationFactor(p) : 0;
             case HealthSpec.P_LSO_LAG: return 0;
             case HealthSpec.L_SIZE: return replicaSize(n, p);
-            case HealthSpec.L_LEO: {
-                long size = replicaSize(n, p);
-                return p.size == 0 || size >= p.size ? p.leo : (long) (p.leo * (size / (double) p.size));
-            }
+            case HealthSpec.L_LEO: return replicaLogEndOffset(n, p);
             case HealthSpec.L_START: return p.logStart;
             case HealthSpec.L_SEGMENTS: return 1 + replicaSize(n, p) / segmentBytes;
             default: return 0;
         }
+    }
+
+    long replicaLogEndOffset(Node n, Part p) {
+        long size = replicaSize(n, p);
+        return p.size == 0 || size >= p.size ? p.leo : (long) (p.leo * (size / (double) p.size));
     }
 
     long replicaSize(Node n, Part p) {
@@ -1832,8 +1995,11 @@ final class Model {
         for (Topic t : topics.values()) {
             for (Part p : t.parts) {
                 if (!Part.has(p.replicas, n.id)) continue;
-                // The controller removes a fenced broker from the ISR, except the last member.
-                if (Part.has(p.isr, n.id) && p.isr.length > 1) p.isr = Part.without(p.isr, n.id);
+                // The controller removes a fenced broker from the ISR, except the last member; with
+                // ELR (KIP-966, on by default from 4.1) the last member too, which stays eligible
+                // (seen on a real 4.1 cluster: an RF 1 partition's only replica stopped gives
+                // "Leader: none Isr: (empty) Elr: 3").
+                if (Part.has(p.isr, n.id) && (p.isr.length > 1 || elrEnabled())) setIsr(p, Part.without(p.isr, n.id));
                 if (p.leader == n.id) p.leader = electLeader(p.replicas, p.isr);
             }
         }
@@ -1858,6 +2024,10 @@ final class Model {
                     }
                     if (!Part.has(p.replicas, n.id)) continue;
                     if (p.leader < 0 && Part.has(p.isr, n.id)) p.leader = n.id; // its last ISR member is back
+                    if (p.leader < 0 && p.isr.length == 0 && Part.has(p.elr, n.id)) {
+                        setIsr(p, new int[] {n.id}); // KIP-966: an unfenced eligible replica is elected
+                        p.leader = n.id;
+                    }
                 }
             }
         }
@@ -1866,12 +2036,33 @@ final class Model {
             for (Topic t : topics.values()) {
                 for (Part p : t.parts) {
                     if (Part.has(p.replicas, n.id) && !Part.has(p.isr, n.id) && p.addingIndex(n.id) < 0 && p.leader >= 0) {
-                        p.isr = Part.with(p.isr, n.id);
+                        setIsr(p, Part.with(p.isr, n.id));
                         nodes.get(p.leader).mark("IsrExpandsPerSec", 1);
                     }
                 }
             }
         }
+    }
+
+    /** KIP-966 eligible leader replicas: on by default for KRaft clusters created by 4.1 and later. */
+    boolean elrEnabled() {
+        return kraft && ge(4, 1);
+    }
+
+    /**
+     * A new ISR, and the ELR the controller keeps with it (PartitionChangeBuilder): cleared while the
+     * ISR holds min ISR replicas; below that, the former ISR members and eligible replicas not in
+     * the new ISR (a fail_broker is a clean shutdown: the replica stays eligible).
+     */
+    void setIsr(Part p, int[] isr) {
+        int[] old = p.isr;
+        p.isr = isr;
+        if (!elrEnabled()) return;
+        if (isr.length >= minIsr(p)) {
+            p.elr = new int[0];
+            return;
+        }
+        p.elr = Part.minus(concat(p.elr, Part.minus(old, p.elr)), isr);
     }
 
     Node leaderNode(Part p, String what) {
@@ -1885,7 +2076,7 @@ final class Model {
                 + "; a leader never drops itself (use fail_broker)");
         if (!Part.has(p.isr, broker)) throw new UserError("shrink_isr: broker " + broker + " is not in the ISR "
                 + Arrays.toString(p.isr) + " of " + p.topic.name + "-" + p.index);
-        p.isr = Part.without(p.isr, broker);
+        setIsr(p, Part.without(p.isr, broker));
         leader.mark("IsrShrinksPerSec", 1);
     }
 
@@ -1897,7 +2088,7 @@ final class Model {
                 + p.topic.name + "-" + p.index);
         Node b = nodes.get(broker);
         if (b == null || !b.alive) throw new UserError("expand_isr: broker " + broker + " is not alive");
-        p.isr = Part.with(p.isr, broker);
+        setIsr(p, Part.with(p.isr, broker));
         int k = p.addingIndex(broker);
         if (k >= 0 && p.copied != null) p.copied[k] = p.size;
         leader.mark("IsrExpandsPerSec", 1);
@@ -1956,7 +2147,7 @@ final class Model {
             for (int a : p.adding) {
                 Node n = nodes.get(a);
                 if (n != null && n.alive && p.leader >= 0 && !Part.has(p.isr, a)) {
-                    p.isr = Part.with(p.isr, a);
+                    setIsr(p, Part.with(p.isr, a));
                     nodes.get(p.leader).mark("IsrExpandsPerSec", 1);
                 }
             }
@@ -1969,7 +2160,7 @@ final class Model {
         }
         hostingDirty = true;
         p.replicas = target;
-        p.isr = Part.intersect(p.isr, target);
+        setIsr(p, Part.intersect(p.isr, target));
         p.adding = new int[0];
         p.removing = new int[0];
         p.original = null;
@@ -1988,7 +2179,7 @@ final class Model {
                     + " is in the ISR " + Arrays.toString(p.isr) + "; reverting would need an unclean leader election");
         }
         p.replicas = original;
-        p.isr = isr;
+        setIsr(p, isr);
         hostingDirty = true;
         p.adding = new int[0];
         p.removing = new int[0];
@@ -2149,7 +2340,7 @@ final class Model {
                         leader.markOver("ReplicationBytesOutPerSec", bytes, from);
                     }
                     if (p.copied[k] >= p.size && p.autoComplete) {
-                        p.isr = Part.with(p.isr, a); // caught up: the leader expands the ISR
+                        setIsr(p, Part.with(p.isr, a)); // caught up: the leader expands the ISR
                         leader.mark("IsrExpandsPerSec", 1);
                         changed = true;
                     }
@@ -2226,6 +2417,26 @@ final class Model {
                 }
             }
         }
+        syncReplication();
+    }
+
+    /** Every live replica that is not its partition's leader fetches from the live leader, in sync or not. */
+    void syncReplication() throws Exception {
+        if (inventory == null) return;
+        for (Node n : nodes.values()) {
+            if (!n.alive || !n.broker) continue;
+            Map<Part, Integer> follows = new HashMap<>();
+            for (Topic t : topics.values()) {
+                for (Part p : t.parts) {
+                    if (p.leader < 0 || p.leader == n.id || !Part.has(p.replicas, n.id)) continue;
+                    Node leader = nodes.get(p.leader);
+                    if (leader == null || !leader.alive) continue;
+                    follows.put(p, p.leader);
+                    leader.serveFollower(p);
+                }
+            }
+            n.syncFetchers(follows);
+        }
     }
 
     // ----- read back -------------------------------------------------------------------------------
@@ -2242,6 +2453,7 @@ final class Model {
                 m.put("isr", p.isr);
                 m.put("adding_replicas", p.adding);
                 m.put("removing_replicas", p.removing);
+                m.put("elr", p.elr);
                 m.put("min_isr", t.minIsr);
                 m.put("size_bytes", p.size);
                 out.add(m);

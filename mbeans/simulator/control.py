@@ -150,6 +150,11 @@ class Controls:
             removing_replicas=tuple(p["removing_replicas"]), min_isr=p["min_isr"], live_brokers=live,
         ) for p in json.loads(self._java(self._entry.partitionStates))]
 
+    def eligible_leader_replicas(self) -> dict[tuple[str, int], tuple[int, ...]]:
+        """(topic, partition) -> its KIP-966 eligible leader replicas (empty unless KRaft 4.1+ and the
+        ISR is below min ISR), as `kafka-topics.sh --describe` prints them in its Elr column."""
+        return {(p["topic"], p["partition"]): tuple(p["elr"]) for p in json.loads(self._java(self._entry.partitionStates))}
+
     def heap_used_bytes(self, gc: bool = False) -> int:
         """The simulator JVM's used heap (after a System.gc() with `gc`)."""
         return int(self._java(self._entry.gc if gc else self._entry.heapUsedBytes))

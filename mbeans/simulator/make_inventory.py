@@ -10,16 +10,25 @@ the same node, whose HELP lines carry the attribute descriptions of Kafka's own 
 The output is a tab-separated file with three kinds of lines:
 
     S <shape> <MBeanInfo class name> <attribute>|<declared type>|<runtime class>|<description> ...
-    M <roles> <shape> <ObjectName template> <value> ...      (values in the shape's attribute order)
+    M <roles> <scope> <shape> <ObjectName template> <value> ...   (values in the shape's attribute order)
     # comment
 
 Beans of the health catalog (mbeans/catalog.py) are left out: the simulator's model serves them
 (except the Log beans of the KRaft metadata log, `__cluster_metadata`, which is no model partition).
-ObjectName templates use `{node}` for the node's own id and `{broker}` for a bean a controller
-keeps per registered broker; values use `{version}`, `{start_ms}` and `{cluster_id}`. Roles say
+ObjectName templates use `{node}` for the node's own id, `{broker}` for a bean a controller
+keeps per registered broker and `{version}` for the client software version of the node's peers;
+values use `{version}`, `{start_ms}`, `{cluster_id}`, `{raft_state}` and `{raft_leader}`. Roles say
 where a bean exists: `b` broker nodes only, `c` controller nodes only (every broker under
-ZooKeeper), `k` KRaft only; no letter: every node. The roles of beans other than the health ones
+ZooKeeper), `k` KRaft only, `q` the KRaft quorum leader (the active controller) only, `o` every
+node but the quorum leader; no letter: every node. The roles of beans other than the health ones
 are an approximation (the reference is one combined broker+controller node); see ROLE_RULES.
+
+Scopes say when a bean appears: `-` when the node starts; `T` per topic, on the topic's first
+traffic; and for replication, which the single captured node never did (REPLICATION, as a real
+broker-only node of a three-broker cluster serves them): `L` once a follower has fetched from the
+node, `F` per leader the node fetches from (`{leader}`, `{leader_host}`, `{leader_port}`), `P` per
+partition it follows (`{leader}`, `{topic}`, `{partition}`); `F` and `P` beans go away with the
+fetch, as Kafka's idle fetcher threads and moved partitions take theirs.
 """
 from __future__ import annotations
 
@@ -33,11 +42,13 @@ DEFAULT_DESCRIPTION = "Attribute exposed for management"  # what a standard MBea
 KAFKA_MBEAN = "org.apache.kafka.common.metrics.JmxReporter$KafkaMbean"
 NODE_ID = "1"  # the captured node's id
 
-# Request types only a KRaft controller serves (ListenerType CONTROLLER only).
+# Request types only a KRaft controller serves (ListenerType CONTROLLER only). AddRaftVoter,
+# RemoveRaftVoter and UnregisterBroker are not among them: a real 4.1 broker-only node has their
+# RequestMetrics too (brokers take them and forward them to the controller).
 CONTROLLER_REQUESTS = {
-    "AddRaftVoter", "AllocateProducerIds", "AlterPartition", "AssignReplicasToDirs", "BeginQuorumEpoch",
+    "AllocateProducerIds", "AlterPartition", "AssignReplicasToDirs", "BeginQuorumEpoch",
     "BrokerHeartbeat", "BrokerRegistration", "ControllerRegistration", "EndQuorumEpoch", "Envelope",
-    "FetchSnapshot", "RemoveRaftVoter", "UnregisterBroker", "UpdateRaftVoter", "Vote",
+    "FetchSnapshot", "UpdateRaftVoter", "Vote",
 }
 # KafkaController gauges and ControllerStats meters that exist only under KRaft.
 KRAFT_CONTROLLER_NAMES = {
@@ -66,8 +77,10 @@ def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
     type_, name = k.get("type", ""), k.get("name", "")
     if domain == "kafka.controller":
         return "ck" if name in KRAFT_CONTROLLER_NAMES else "c"
-    if type_ == "ControllerServer" or k.get("listener") == "CONTROLLER":
-        return "ck"
+    if type_ == "ControllerServer" or k.get("listener") == "CONTROLLER" or type_ == "registration-metrics":
+        return "ck"  # registration-metrics: the ControllerServer's registration channel, not on a broker-only node
+    if k.get("listener") == "PLAINTEXT":
+        return "b"  # the broker listener: a dedicated controller has none
     if type_ == "RequestMetrics" and k.get("request") in CONTROLLER_REQUESTS:
         return "ck"
     if domain == "kafka.log" and k.get("topic") == "__cluster_metadata":
@@ -78,6 +91,54 @@ def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
     if type_ == "RequestMetrics" and k.get("request") in {"ApiVersions", "DescribeCluster", "DescribeQuorum"}:
         return ""
     return "b" + kraft
+
+
+# kafka.server:type=raft-metrics attributes only the quorum leader registers (a real 4.1 broker-only
+# node, an observer, lacks them): the simulator serves the captured bean on the active controller
+# and a copy without them on every other KRaft node.
+RAFT_LEADER_ONLY = ("number-of-observers", "uncommitted-voter-change")
+
+# Beans of replication, which the captured single node never did, as a real Kafka 4.1.1 broker-only
+# node of a three-broker KRaft cluster serves them (tests/real/test_simulator_vs_broker.py checks
+# the simulator against it): (roles, scope, ObjectName template, the captured bean whose shape they
+# share, replaced values). A KafkaMbean shape of their own is given as (attribute, declared, runtime,
+# description, value) tuples instead of a captured bean.
+_METER_AT_ZERO = {"Count": "0", "MeanRate": "0.0", "OneMinuteRate": "0.0", "FiveMinuteRate": "0.0",
+                  "FifteenMinuteRate": "0.0"}
+_REQUESTS_METER = "kafka.server:type=BrokerTopicMetrics,name=TotalFetchRequestsPerSec"
+REPLICATION = [
+    # on a leader, from a follower's first fetch on (RequestChannel marks a follower's fetch under
+    # FetchFollower and Fetch, its errors under Fetch only; DelayedFetchMetrics registers both
+    # fetcher types at once; the LeaderReplication quota sensor records every follower fetch)
+    ("b", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Fetch,version=18",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=FetchFollower,version=18",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "L", "kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,error=NONE",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "L", "kafka.server:type=DelayedFetchMetrics,name=ExpiresPerSec,fetcherType=consumer",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "L", "kafka.server:type=DelayedFetchMetrics,name=ExpiresPerSec,fetcherType=follower",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "L", "kafka.server:type=LeaderReplication",
+     [("byte-rate", "double", "java.lang.Double", "Tracking byte-rate for LeaderReplication", "0.0")], {}),
+    # on a leader, per topic a follower fetches (BrokerTopicStats marks every fetched partition's topic)
+    ("b", "T", "kafka.server:type=BrokerTopicMetrics,name=TotalFetchRequestsPerSec,topic={topic}",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    # on a follower, per leader it fetches from (one fetcher thread: num.replica.fetchers=1)
+    ("b", "F", "kafka.server:type=FetcherStats,name=BytesPerSec,clientId=ReplicaFetcherThread-0-{leader},"
+               "brokerHost={leader_host},brokerPort={leader_port}",
+     "kafka.server:type=BrokerTopicMetrics,name=BytesRejectedPerSec", _METER_AT_ZERO),
+    ("b", "F", "kafka.server:type=FetcherStats,name=RequestsPerSec,clientId=ReplicaFetcherThread-0-{leader},"
+               "brokerHost={leader_host},brokerPort={leader_port}",
+     _REQUESTS_METER, _METER_AT_ZERO),
+    ("b", "F", "kafka.server:type=replica-fetcher-metrics,broker-id={leader},fetcher-id=0",
+     "kafka.server:type=heartbeat-metrics,BrokerId=1", {}),
+    # on a follower, per partition it follows (its value: the simulator's lag of that replica)
+    ("b", "P", "kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=ReplicaFetcherThread-0-{leader},"
+               "topic={topic},partition={partition}",
+     "kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica", {"Value": "0"}),
+]
 
 
 def parse_dump(path: Path):
@@ -142,6 +203,7 @@ def main(argv: list[str]) -> int:
 
     shapes: dict[tuple, int] = {}
     rows = []
+    captured: dict[str, tuple[str, list]] = {}  # ObjectName -> (class, [(attr|declared|runtime|desc, value)])
     for name, cls, attrs in beans:
         domain, keys = split_keys(name)
         k = dict(keys)
@@ -174,9 +236,30 @@ def main(argv: list[str]) -> int:
             elif value == start_ms and runtime == "java.lang.Long":
                 value = "{start_ms}"
             values.append(value)
-        shape = shapes.setdefault((cls, tuple(shape_attrs)), len(shapes))
+        captured[name] = (cls, list(zip(shape_attrs, values)))
         scope = "T" if "{topic}" in template else "-"
+        template = re.sub(r"clientSoftwareVersion=" + re.escape(version) + r"\b", "clientSoftwareVersion={version}",
+                          template)
+        shape = shapes.setdefault((cls, tuple(shape_attrs)), len(shapes))
+        if k.get("type") == "raft-metrics":
+            values = ["{raft_state}" if an == "current-state" else "{raft_leader}" if an == "current-leader" else v
+                      for (an, *_), v in zip(attrs, values)]
+            rows.append(("qk", scope, shape, template, values))
+            kept = [i for i, (an, *_) in enumerate(attrs) if an not in RAFT_LEADER_ONLY]
+            lesser = shapes.setdefault((cls, tuple(shape_attrs[i] for i in kept)), len(shapes))
+            rows.append(("ok", scope, lesser, template, [values[i] for i in kept]))
+            continue
         rows.append((roles_of(domain, keys) or "-", scope, shape, template, values))
+
+    for roles, scope, template, like, replaced in REPLICATION:
+        if isinstance(like, str):
+            cls, pairs = captured[like]
+            attrs = [a for a, _ in pairs]
+            values = [replaced.get(a.split("|", 1)[0], v) for a, v in pairs]
+        else:
+            cls, attrs, values = KAFKA_MBEAN, ["|".join(a[:4]) for a in like], [a[4] for a in like]
+        shape = shapes.setdefault((cls, tuple(attrs)), len(shapes))
+        rows.append((roles, scope, shape, template, values))
 
     out = sys.stdout
     out.write("# kafka-jmx-sidecar broker simulator: MBean inventory of a real Kafka 4.1.0 node\n")
