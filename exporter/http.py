@@ -62,14 +62,21 @@ class _Handler(BaseHTTPRequestHandler):
         header = self.headers.get("Authorization", "")
         user = password = None
         if header.startswith("Basic "):
+            encoded = header[6:]
             try:
-                user, _, password = base64.b64decode(header[6:]).decode("utf-8").partition(":")
+                # Padding is optional, as for Java's decoder (jmx_exporter); anything else is strict.
+                decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError):
-                pass
+                decoded = ""
+            if ":" in decoded:
+                user, _, password = decoded.partition(":")
         if self.web.authorized(user, password):
             return True
+        # jmx_exporter (the JDK's BasicAuthenticator) challenges only a request with no credentials
+        # or wrong Basic ones, not one that sent another scheme.
+        challenge = not header or header.startswith("Basic ") or self.web.challenge_any_scheme
         self._send(401, [b"Unauthorized\n"], "text/plain; charset=utf-8",
-                   {"WWW-Authenticate": 'Basic realm="kafka-jmx-sidecar"'})
+                   {"WWW-Authenticate": self.web.challenge} if challenge else {})
         return False
 
     def do_HEAD(self):

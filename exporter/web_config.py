@@ -38,30 +38,103 @@ _TLS_VERSIONS = {"TLS10": ssl.TLSVersion.TLSv1, "TLS11": ssl.TLSVersion.TLSv1_1,
 _TOP = {"tls_server_config", "http_server_config", "basic_auth_users"}
 
 
+class TlsError(ValueError):
+    """Why a certificate, key or trust store cannot serve; the caller adds file, line and key."""
+
+
+class _NoPassword(Exception):
+    pass
+
+
+def _no_password() -> bytes:
+    # Without a password callback OpenSSL would prompt on the terminal for an encrypted key.
+    raise _NoPassword()
+
+
+def server_context(cert_file: str, key_file: str, key_password: str | None = None) -> ssl.SSLContext:
+    """A TLS server context from PEM files: the certificate (chain) and its private key,
+    unencrypted or encrypted (PKCS#8 or traditional) with `key_password`. One definition for the
+    web-config file, the httpServer block's PEM files and its key stores (converted to PEM)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        ctx.load_cert_chain(cert_file, key_file, key_password if key_password is not None else _no_password)
+    except _NoPassword:
+        raise TlsError(f"the private key in {key_file} is encrypted and no password is given") from None
+    except ssl.SSLError as e:
+        raise TlsError(f"cannot load the certificate {cert_file} with the key {key_file} ({e.reason or e}): "
+                       "the key does not match the certificate, a password is wrong, "
+                       "or a file is not PEM") from None
+    except OSError as e:
+        raise TlsError(f"cannot read {e.filename or cert_file} ({e.strerror})") from None
+    return ctx
+
+
+def server_context_from_pem(cert_chain_pem: bytes, key_pem: bytes, key_password: str) -> ssl.SSLContext:
+    """`server_context` for a certificate and key held in memory (converted from a key store):
+    OpenSSL reads files only, so they go to anonymous in-memory files (memfd), never to disk;
+    the key stays encrypted with `key_password` even there."""
+    fds = []
+    try:
+        paths = []
+        for name, data in (("cert", cert_chain_pem), ("key", key_pem)):
+            fd = os.memfd_create(f"kafka-jmx-sidecar-{name}", os.MFD_CLOEXEC)
+            fds.append(fd)
+            os.write(fd, data)
+            paths.append(f"/proc/self/fd/{fd}")
+        return server_context(paths[0], paths[1], key_password)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def require_client_certificates(ctx: ssl.SSLContext, mode: int, cafile: str | None = None,
+                                cadata: str | None = None) -> None:
+    ctx.verify_mode = mode
+    try:
+        ctx.load_verify_locations(cafile=cafile, cadata=cadata)
+    except (ssl.SSLError, OSError) as e:
+        raise TlsError(f"cannot load the client CA certificates ({getattr(e, 'reason', None) or e})") from None
+
+
+Verifier = Callable[[str], bool]
+
+
+def bcrypt_verifier(hashed: bytes) -> Verifier:
+    def verify(password: str) -> bool:
+        import bcrypt
+
+        return bcrypt.checkpw(password.encode(), hashed)
+
+    return verify
+
+
 @dataclass
 class WebConfig:
     source: str | None = None
     ssl_context: ssl.SSLContext | None = None
-    users: dict[str, bytes] = field(default_factory=dict)
+    users: dict[str, Verifier] = field(default_factory=dict)  # user name -> checks a password
     headers: dict[str, str] = field(default_factory=dict)
+    challenge: str = 'Basic realm="kafka-jmx-sidecar"'  # the WWW-Authenticate of a 401
+    challenge_any_scheme: bool = True  # also when the request sent another scheme than Basic
     _verified: dict[str, bool] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cache_key: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
 
     def authorized(self, username: str | None, password: str | None) -> bool:
-        """bcrypt costs tens of milliseconds by design; a scraper sends the same credentials every
-        time, so a verified pair is remembered (by a keyed digest, never in clear)."""
+        """bcrypt and PBKDF2 cost tens of milliseconds to seconds by design; a scraper sends the
+        same credentials every time, so a checked pair is remembered (by a keyed digest, never in
+        clear), right or wrong, as jmx_exporter does."""
         if not self.users:
             return True
         if username is None or password is None or username not in self.users:
             return False
-        key = hmac.new(self.users[username], f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
+        key = hmac.new(self._cache_key, f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
         with self._lock:
             known = self._verified.get(key)
         if known is not None:
             return known
-        import bcrypt
-
-        ok = bcrypt.checkpw(password.encode(), self.users[username])
+        ok = self.users[username](password)
         with self._lock:
             if len(self._verified) > 1024:
                 self._verified.clear()
@@ -104,7 +177,7 @@ def load_web_config(path: str | None) -> WebConfig:
             raise err(("basic_auth_users", user), "is not a bcrypt hash",
                       "generate one with `htpasswd -nBC 12 '' | tr -d ':\\n'` or python -c "
                       "\"import bcrypt; print(bcrypt.hashpw(b'secret', bcrypt.gensalt()).decode())\"")
-        cfg.users[str(user)] = hashed.encode()
+        cfg.users[str(user)] = bcrypt_verifier(hashed.encode())
     return cfg
 
 
@@ -125,12 +198,11 @@ def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError]) -> ssl.SS
     cert, key = path_of("cert_file"), path_of("key_file")
     if not cert or not key:
         raise err(k, "cert_file and key_file are both required", "give the server certificate and key (PEM)")
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     try:
-        ctx.load_cert_chain(cert, key)
-    except (ssl.SSLError, OSError) as e:
-        raise err(k + ("cert_file",), f"cannot load the certificate and key: {e}",
-                  "check that key_file is the private key of cert_file, both PEM") from e
+        ctx = server_context(cert, key)
+    except TlsError as e:
+        raise err(k + ("cert_file",), str(e), "check that key_file is the unencrypted private key of cert_file, "
+                  "both PEM") from None
     ctx.minimum_version = _tls_version(tls, "min_version", "TLS12", err)
     if "max_version" in tls:
         ctx.maximum_version = _tls_version(tls, "max_version", "TLS13", err)
@@ -145,7 +217,10 @@ def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError]) -> ssl.SS
     if ctx.verify_mode != ssl.CERT_NONE:
         if not ca:
             raise err(k + ("client_auth_type",), f"{auth} needs client_ca_file", "give the CA that signs client certificates")
-        ctx.load_verify_locations(ca)
+        try:
+            require_client_certificates(ctx, ctx.verify_mode, cafile=ca)
+        except TlsError as e:
+            raise err(k + ("client_ca_file",), str(e), "give the PEM file of the CA that signs client certificates") from None
     return ctx
 
 

@@ -32,10 +32,10 @@ _TOP_LEVEL = {
     "includeObjectNames", "excludeObjectNames", "whitelistObjectNames", "blacklistObjectNames",
     "includeObjectNameAttributes", "excludeObjectNameAttributes", "autoExcludeObjectNameAttributes",
     "inferCounterTypeFromName", "rules", "sidecar",
+    "httpServer",  # TLS and basic auth of /metrics: exporter/http_server_block.py
 }
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
 _NOT_SUPPORTED = {
-    "httpServer": "configure the HTTP endpoint under sidecar:",
     "metricCustomizers": "metricCustomizers are not supported",
     "excludeJvmMetrics": "there is no JVM of our own to exclude",
     "openTelemetry": "OpenTelemetry export is not supported",

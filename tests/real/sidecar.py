@@ -8,6 +8,7 @@ command (`scrape` once, or `serve` in a process of its own), configured with a j
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -59,11 +60,21 @@ def scrape_file(path: Path, openmetrics: bool = False, env: dict | None = None) 
     return proc.stdout
 
 
+def _unverified() -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 class Serve:
     """`kafka-jmx-sidecar serve` in a process of its own, on a free loopback port."""
 
-    def __init__(self, config: Path, env: dict | None = None, args: tuple[str, ...] = ()):
+    def __init__(self, config: Path, env: dict | None = None, args: tuple[str, ...] = (), https: bool = False):
         self.port = processes.free_port()
+        # https: the probes and get() speak TLS without checking the certificate (tests compare it)
+        self.scheme = "https" if https else "http"
+        self._context = _unverified() if https else None
         self.config = config
         self.log = Path(tempfile.mkdtemp(prefix="sidecar-serve-")) / "serve.log"
         self._cmd = [*command(), "serve", "--config", str(config), "--listen", f"127.0.0.1:{self.port}", *args]
@@ -80,7 +91,8 @@ class Serve:
 
     def status(self, path: str) -> int:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as r:
+            with urllib.request.urlopen(f"{self.scheme}://127.0.0.1:{self.port}{path}", timeout=10,
+                                        context=self._context) as r:
                 return r.status
         except urllib.error.HTTPError as e:
             return e.code
@@ -88,9 +100,9 @@ class Serve:
             return 0
 
     def get(self, path: str = "/metrics", openmetrics: bool = False, timeout: float = 30.0) -> str:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
+        request = urllib.request.Request(f"{self.scheme}://127.0.0.1:{self.port}{path}",
                                          headers={"Accept": OPENMETRICS} if openmetrics else {})
-        with urllib.request.urlopen(request, timeout=timeout) as r:
+        with urllib.request.urlopen(request, timeout=timeout, context=self._context) as r:
             return r.read().decode("utf-8")
 
     def wait_for_poll_after(self, t: float, timeout: float = 60.0) -> str:
