@@ -272,7 +272,8 @@ class _Block:
                 cadata = key_store.read_trusted_certificates(filename, password, self._store_type(trust, t))
                 require_client_certificates(ctx, ssl.CERT_REQUIRED, cadata=cadata)
             except (key_store.KeyStoreError, TlsError) as e:
-                raise self.error(t + ("filename",), f"cannot read the trust store {filename}: {e}",
+                raise self.error(t + ("password" if "password" in str(e) else "filename",),
+                                 f"cannot read the trust store {filename}: {e}",
                                  "check the file, its type and its password") from None
         elif s.get("trustStore") is not None:
             self.warn(k + ("trustStore",), "ignored: it serves client certificates, and mutualTLS is not true")
