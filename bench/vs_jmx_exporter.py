@@ -1,0 +1,631 @@
+"""Benchmark: the sidecar against the real Prometheus jmx_exporter standalone, over the same broker.
+
+For each broker (a real Kafka 4.1 broker with as many partitions as this machine holds, and the
+simulator at 10,000 and 40,000 partitions), each rule file (Strimzi's, unchanged, and the shipped
+`rules/kafka-health.yml`: jmx_exporter is given the same file, which is what a user of those rules
+with jmx_exporter pays) and each jmx_exporter release (0.20.0 against the sidecar's 0.x naming, the
+newest 1.x, 1.6.0, against `sidecar: {naming: "1.x"}`), both are measured two ways:
+
+- one-shot, what a cron job or a first scrape pays. jmx_exporter: from starting its standalone
+  server to the last byte of its first /metrics response (it walks JMX on request, so that response
+  is its first walk). Sidecar: the `kafka-jmx-sidecar scrape --config FILE` process, start to exit.
+- steady. jmx_exporter: the duration of a later /metrics request (every request walks JMX again).
+  Sidecar: a steady poll of `kafka-jmx-sidecar serve`, read from its self metrics: the poll
+  (`jmx_scrape_duration_seconds`, the JMX read and the rules; the histogram
+  `kafka_jmx_sidecar_poll_duration_seconds` gives the mean over the same window) plus the
+  rendering of its snapshot (`kafka_jmx_sidecar_poll_phase_seconds{phase="render"}`), the
+  first poll (which lists every MBean name) excluded. Not the sidecar's /metrics response time:
+  that is served from the last snapshot and says nothing of the broker.
+
+Before anything else is timed for a configuration, the outputs are checked to be the same: the
+first one-shot readings of both (sidecar between two of jmx_exporter's readings) must have the same
+families (TYPE, HELP) and the same series (names and label sets, compared as sets: order aside),
+and the same values where jmx_exporter printed the same value before and after (a mismatch is read
+again once, as a real broker's histogram percentiles drift and come back); the first snapshot of
+`serve` must have the same families and series. Self metrics (`jmx_*`, `kafka_jmx_sidecar_*`,
+`process_*`) are left out. Any difference aborts the run with the differences (exit code 2).
+
+Targets at 10,000 partitions and more: Strimzi's rules at least 10x faster than jmx_exporter
+one-shot and 20x steady; the shipped health rules at least 50x one-shot and 100x steady. Smaller
+brokers are measured and printed, not judged.
+
+jmx_exporter walks every MBean the rules select with getMBeanInfo and getAttributes over RMI, one
+MBean at a time: at 40,000 partitions ~400,000 MBeans, minutes per scrape. So on brokers of
+`--big` partitions and more it is measured `--big-repeat` times (default: 1 one-shot, 2 steady
+requests); the output gives n for every figure.
+
+    python3 bench/vs_jmx_exporter.py [--sizes 10000,40000] [--real-partitions N | --skip-real-broker]
+        [--rules strimzi,health] [--releases 0.20.0,1.6.0] [--repeat 3] [--polls 5]
+        [--big 10000] [--big-repeat 1,2] [--exporter-jvm-options "-Xmx2g"] [--poll-interval 5]
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sidecar_setup as setup  # noqa: E402  (puts the repository on sys.path)
+
+from tests.real import compare, processes  # noqa: E402
+from tests.real import jmx_exporter as jx  # noqa: E402
+from tests.real.sidecar import Serve, config_text, naming_block  # noqa: E402
+from tests.real.sidecar import command as sidecar_command  # noqa: E402
+
+RULES = {"strimzi": setup.STRIMZI_RULES, "health": setup.HEALTH_RULES}
+NAMING = {"0.20.0": "0.x", "1.0.1": "1.x", "1.6.0": "1.x"}
+# (rules, way) -> the least ratio jmx_exporter / sidecar (issue 10, item 4)
+TARGETS = {("strimzi", "one-shot"): 10.0, ("strimzi", "steady"): 20.0,
+           ("health", "one-shot"): 50.0, ("health", "steady"): 100.0}
+JUDGED_FROM = 10_000  # partitions: the targets are set at 10,000 and 40,000
+SELF_PREFIXES = ("jmx_", "kafka_jmx_sidecar_", "process_")
+# The real broker: Kafka's own start script gives a broker 1 GiB (KAFKA_HEAP_OPTS); small segments
+# and indexes (an index file is preallocated and mapped at its maximum size) keep each idle
+# partition's footprint small.
+REAL_BROKER_HEAP = ("-Xms1g", "-Xmx1g")
+REAL_BROKER_CONFIG = {"log.segment.bytes": "1048576", "log.index.size.max.bytes": "16384"}
+REAL_TOPIC_PARTITIONS = 1000  # partitions per topic created on the real broker
+# What one broker holds comfortably here: each partition keeps its active segment's file open and
+# maps its two indexes, and the machine allows 20,000 open files (hard limit) and 65,530 maps; at
+# 10,000 partitions the broker had 10,133 files open, 20,361 maps, ~320 MiB of live heap. 15,000
+# keeps a quarter of the file limit spare.
+DEFAULT_REAL_PARTITIONS = 15_000
+
+
+class OutputsDiffer(RuntimeError):
+    pass
+
+
+# -- brokers ---------------------------------------------------------------------------------
+
+@dataclass
+class Broker:
+    label: str
+    partitions: int
+    host_port: str
+
+
+@contextmanager
+def simulated_broker(partitions: int):
+    sim = setup.start_simulator(partitions)  # Kafka 4.1's MBeans, manual clock: no value moves
+    try:
+        yield Broker(f"simulator, {partitions:,} partitions", partitions, setup.host_port(sim.url))
+    finally:
+        sim.stop()
+
+
+@contextmanager
+def real_broker(partitions: int):
+    """One Kafka 4.1 broker (and its KRaft controller) holding `partitions` partitions, RF 1, in
+    topics of REAL_TOPIC_PARTITIONS."""
+    from tests.real import kafka
+
+    saved = kafka.BROKER_HEAP
+    kafka.BROKER_HEAP = REAL_BROKER_HEAP  # the harness's test heap (384 MiB) is for small clusters
+    cluster = kafka.KafkaCluster("4.1", brokers=1, broker_config=REAL_BROKER_CONFIG, start_timeout=300)
+    try:
+        t0 = time.monotonic()
+        cluster.start()
+        topics = _create_partitions(cluster, partitions)
+        pid = cluster.brokers[1].process.pid
+        print(f"real broker: Kafka {cluster.release.version}, {partitions:,} partitions in {topics} topics (RF 1), "
+              f"ready in {time.monotonic() - t0:.0f} s; JVM {' '.join(REAL_BROKER_HEAP)} -XX:+UseSerialGC; "
+              f"{_process_resources(pid)}", flush=True)
+        yield Broker(f"Kafka {cluster.release.version} broker, {partitions:,} partitions", partitions,
+                     cluster.jmx_host_port(1))
+        print(f"real broker at the end: {_process_resources(pid)}", flush=True)
+    finally:
+        kafka.BROKER_HEAP = saved
+        cluster.remove()
+
+
+def _create_partitions(cluster, partitions: int) -> int:
+    """Topics of REAL_TOPIC_PARTITIONS partitions (RF 1) until `partitions`; returns when the broker
+    holds a log for each and the metadata names a leader for each. (KafkaCluster.create_topic
+    describes each new topic at once, which a broker still catching up on metadata refuses.)"""
+    names = [f"bench-{i:03d}" for i in range(-(-partitions // REAL_TOPIC_PARTITIONS))]
+    for i, name in enumerate(names):
+        count = min(REAL_TOPIC_PARTITIONS, partitions - i * REAL_TOPIC_PARTITIONS)
+        cluster.tool(cluster.release.topic_command, "--create", "--topic", name, "--partitions", str(count),
+                     "--replication-factor", "1", "--bootstrap-server", cluster.bootstrap, timeout=300)
+    data = cluster.brokers[1].directory / "data"
+    processes.wait_until("a log for every partition", lambda: sum(
+        1 for p in data.iterdir() if p.name.startswith("bench-")) == partitions, 600, interval=2.0)
+
+    def leaders() -> bool:
+        out = cluster.tool(cluster.release.topic_command, "--describe", "--bootstrap-server", cluster.bootstrap,
+                           timeout=300, check=False)
+        lines = [l for l in out.splitlines() if re.search(r"Topic:\s*bench-\d+\s+Partition:\s*\d", l)]
+        return len(lines) == partitions and not any(re.search(r"Leader:\s*(-1|none)", l) for l in lines)
+    processes.wait_until("a leader for every partition", leaders, 600, interval=5.0)
+    return len(names)
+
+
+def _process_resources(pid: int) -> str:
+    try:
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        with open(f"/proc/{pid}/maps") as f:
+            maps = sum(1 for _ in f)
+        rss = next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmRSS"))
+    except OSError:
+        return "resources not readable"
+    return f"open files {fds:,}, memory maps {maps:,}, RSS {rss // 1024:,} MiB"
+
+
+# -- jmx_exporter ----------------------------------------------------------------------------
+
+class Exporter:
+    """One standalone jmx_exporter server, started by `one_shot`, asked again by `request`."""
+
+    def __init__(self, release: str, config: Path, jvm_options: tuple[str, ...], timeout: float):
+        self.release = release
+        self.port = processes.free_port()
+        # computed before the clock starts (1.6.0's harness is compiled on first use)
+        self.cmd = jx.command(release, f"127.0.0.1:{self.port}", config, jvm_options)
+        self.log = Path(tempfile.mkdtemp(prefix=f"bench-jmx_exporter-{release}-")) / "exporter.log"
+        self.timeout = timeout
+        self.process = None
+
+    def one_shot(self) -> tuple[float, str]:
+        """Start the server; the seconds until the last byte of its first /metrics response."""
+        t0 = time.perf_counter()
+        self.process = processes.spawn(self.cmd, self.log)
+        while True:  # connect as soon as it listens (refused until then)
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+            try:
+                conn.connect()
+                break
+            except ConnectionRefusedError:
+                conn.close()
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"jmx_exporter {self.release} exited {self.process.returncode}:\n"
+                                       f"{processes.tail(self.log)}")
+                if time.perf_counter() - t0 > self.timeout:
+                    raise RuntimeError(f"jmx_exporter {self.release} not listening after {self.timeout:.0f} s")
+                time.sleep(0.01)
+        body = self._get(conn)
+        return time.perf_counter() - t0, body
+
+    def request(self) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        conn.connect()
+        body = self._get(conn)
+        return time.perf_counter() - t0, body
+
+    def _get(self, conn: http.client.HTTPConnection) -> str:
+        try:
+            conn.request("GET", "/metrics")
+            response = conn.getresponse()
+            body = response.read().decode("utf-8")
+        finally:
+            conn.close()
+        if response.status != 200:
+            raise RuntimeError(f"jmx_exporter {self.release}: HTTP {response.status}")
+        error = re.search(r"(?m)^jmx_scrape_error (\S+)$", body)
+        if error is None or float(error.group(1)) != 0:
+            raise RuntimeError(f"jmx_exporter {self.release} says its scrape failed (jmx_scrape_error "
+                               f"{error.group(1) if error else 'missing'}):\n{processes.tail(self.log)}")
+        return body
+
+    def stop(self) -> None:
+        processes.stop(self.process, grace=10)
+        self.process = None
+        shutil.rmtree(self.log.parent, ignore_errors=True)
+
+
+def own_duration(text: str) -> float:
+    """jmx_exporter's own jmx_scrape_duration_seconds in a response (1.x prints the previous
+    scrape's there: 0 in its first response)."""
+    m = re.search(r"(?m)^jmx_scrape_duration_seconds (\S+)$", text)
+    return float(m.group(1)) if m else float("nan")
+
+
+# -- the sidecar -----------------------------------------------------------------------------
+
+def sidecar_one_shot(config: Path, timeout: float) -> tuple[float, str]:
+    """`kafka-jmx-sidecar scrape --config FILE`, start to exit; its stdout."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.run([*sidecar_command(), "scrape", "--config", str(config)], stdout=out,
+                              stderr=subprocess.PIPE, timeout=timeout)
+        seconds = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"kafka-jmx-sidecar scrape exited {proc.returncode}: {proc.stderr.decode().strip()}")
+        out.seek(0)
+        return seconds, out.read().decode("utf-8")
+
+
+@dataclass
+class SelfReading:
+    last_success: float
+    duration: float       # jmx_scrape_duration_seconds: the last poll (read + rules)
+    render: float         # poll_phase_seconds{phase="render"} of the last poll
+    names: float          # poll_phase_seconds{phase="names"}: the listing, when the poll re-listed names
+    count: float          # kafka_jmx_sidecar_poll_duration_seconds_count
+    total: float          # ..._sum
+    failures: float
+
+
+_GZIP_HEADER = b"\x1f\x8b\x08"
+
+
+def _last_gzip_member(data: bytes) -> bytes:
+    """The decompressed last gzip member of a body made of several. The sidecar sends its
+    snapshot's stored gzip member, then one with this moment's self metrics: taking only the
+    last spares the bench from inflating the whole snapshot (tens of MB) at every reading, on the
+    CPUs the polls it times run on."""
+    at = len(data)
+    while True:
+        at = data.rfind(_GZIP_HEADER, 0, at)
+        if at < 0:
+            return zlib.decompress(data, 31)  # one member only
+        z = zlib.decompressobj(31)
+        try:
+            text = z.decompress(data[at:])
+        except zlib.error:
+            continue
+        if z.eof and not z.unused_data:
+            return text
+
+
+def read_self(port: int) -> SelfReading:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        # gzip: the sidecar then sends its stored member as it is, without work on its side
+        conn.request("GET", "/metrics", headers={"Accept-Encoding": "gzip"})
+        response = conn.getresponse()
+        data = response.read()
+    finally:
+        conn.close()
+    text = _last_gzip_member(data).decode("utf-8") if data[:2] == b"\x1f\x8b" else data.decode("utf-8")
+
+    def value(name: str, labels: str = "") -> float:
+        m = re.search(rf"(?m)^{re.escape(name + labels)} (\S+)$", text)
+        if m is None:
+            raise RuntimeError(f"serve: no {name}{labels} in its self metrics")
+        return float(m.group(1))
+
+    p = "kafka_jmx_sidecar_"
+    return SelfReading(value(p + "last_successful_poll_timestamp_seconds"), value("jmx_scrape_duration_seconds"),
+                       value(p + "poll_phase_seconds", '{phase="render"}'),
+                       value(p + "poll_phase_seconds", '{phase="names"}'),
+                       value(p + "poll_duration_seconds_count"), value(p + "poll_duration_seconds_sum"),
+                       value(p + "polls_total", '{result="failure"}'))
+
+
+@dataclass
+class Steady:
+    polls: list[float]        # poll + render, per steady poll seen
+    reads: list[float]        # the poll alone (read + rules)
+    renders: list[float]
+    histogram_mean: float     # poll_duration_seconds sum/count over the same window
+    window_polls: int
+    first_poll: float
+    names_polls: int          # steady polls that re-listed the names (namesRefreshSeconds)
+
+
+def serve_steady(config: Path, polls: int, interval: float, timeout: float,
+                 check) -> Steady:
+    """Run `serve`, check its first snapshot with `check(text)`, then watch `polls` steady polls."""
+    serve = Serve(config, args=("--log-level", "warning"))
+    try:
+        serve.start(ready=True, timeout=timeout)
+        r0 = read_self(serve.port)
+        first_poll = r0.duration + r0.render if r0.count == 1 else float("nan")  # nan: not seen alone
+        check(serve.get(timeout=timeout))
+        first = read_self(serve.port)  # the window starts here: every later poll is a steady one
+        last = first
+        seen: list[SelfReading] = []
+        deadline = time.monotonic() + timeout + polls * max(interval, 1.0) * 4
+        while len(seen) < polls:
+            time.sleep(max(0.2, interval / 4))  # read several times a poll so each poll is seen
+            r = read_self(serve.port)
+            if r.failures:
+                raise RuntimeError(f"a poll of serve failed; the end of its log:\n{processes.tail(serve.log)}")
+            if r.last_success != last.last_success:
+                if r.count - last.count == 1:  # exactly one poll since the last reading: it is this one
+                    seen.append(r)
+                last = r
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"serve: {len(seen)} of {polls} steady polls seen before the deadline")
+        mean = (last.total - first.total) / (last.count - first.count)
+        return Steady([r.duration + r.render for r in seen], [r.duration for r in seen], [r.render for r in seen],
+                      mean, int(last.count - first.count), first_poll,
+                      sum(1 for r in seen if r.names > 0.01))  # a poll that did not list takes microseconds
+    finally:
+        serve.stop()
+        shutil.rmtree(serve.log.parent, ignore_errors=True)
+
+
+# -- the check -------------------------------------------------------------------------------
+
+def parsed(text: str) -> compare.Exposition:
+    return compare.parse(text).without(*SELF_PREFIXES)
+
+
+def shape_differences(ours: compare.Exposition, theirs: compare.Exposition) -> list[str]:
+    """Families (TYPE, HELP, UNIT) and series (names, label sets) that differ; order aside."""
+    return compare.differences(ours, theirs, check_order=False)
+
+
+def value_suspects(before: compare.Exposition, ours: compare.Exposition, after: compare.Exposition) -> set:
+    """Series jmx_exporter printed alike before and after ours, with another value in ours."""
+    return {k for k in compare.unmoved(before, after)
+            if k in ours.series and ours.series[k] != before.series[k]}
+
+
+def describe_values(keys, ours: compare.Exposition, theirs: compare.Exposition) -> list[str]:
+    return [f"value of {k[0]}{k[1]}: sidecar {ours.series.get(k)} jmx_exporter {theirs.series.get(k)}"
+            for k in sorted(keys)]
+
+
+def abort_if(differences: list[str], what: str) -> None:
+    if differences:
+        shown = "\n  ".join(differences[:40])
+        more = f"\n  ... and {len(differences) - 40} more" if len(differences) > 40 else ""
+        raise OutputsDiffer(f"{what}: {len(differences)} difference(s):\n  {shown}{more}")
+
+
+# -- one configuration -----------------------------------------------------------------------
+
+@dataclass
+class Result:
+    broker: Broker
+    rules: str
+    release: str
+    series: int = 0
+    exporter_one_shot: list[float] = field(default_factory=list)
+    exporter_steady: list[float] = field(default_factory=list)
+    exporter_own: list[float] = field(default_factory=list)  # its jmx_scrape_duration_seconds, steady
+    sidecar_one_shot: list[float] = field(default_factory=list)
+    steady: Steady | None = None
+    value_rereads: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.broker.label}, {self.rules} rules, jmx_exporter {self.release}"
+
+    def ratio(self, way: str) -> float:
+        if way == "one-shot":
+            return statistics.median(self.exporter_one_shot) / statistics.median(self.sidecar_one_shot)
+        return statistics.median(self.exporter_steady) / statistics.median(self.steady.polls)
+
+    @property
+    def judged(self) -> bool:
+        return self.broker.partitions >= JUDGED_FROM
+
+
+def measure(broker: Broker, rules: str, release: str, args, workdir: Path) -> Result:
+    naming = NAMING[release]
+    body = RULES[rules].read_text(encoding="utf-8")
+    theirs_config = workdir / f"{rules}-{release}-jmx_exporter.yml"
+    ours_config = workdir / f"{rules}-{release}-sidecar.yml"
+    theirs_config.write_text(config_text(broker.host_port, body))
+    ours_config.write_text(config_text(broker.host_port, body,
+                                       naming_block(naming) + f"  pollIntervalSeconds: {args.poll_interval}\n"))
+    big = broker.partitions >= args.big
+    ex_one_shots, ex_steady = args.big_repeat if big else (args.repeat, args.repeat)
+    res = Result(broker, rules, release)
+    print(f"\n== {res.name} (sidecar naming {naming}); machine: {setup.machine()}", flush=True)
+
+    exporter = Exporter(release, theirs_config, tuple(args.exporter_jvm_options), args.timeout)
+    try:
+        seconds, before_text = exporter.one_shot()
+        res.exporter_one_shot.append(seconds)
+        print(f"  jmx_exporter one-shot: {seconds:.2f} s (its own scrape duration {own_duration(before_text):.2f} s)",
+              flush=True)
+        seconds, ours_text = sidecar_one_shot(ours_config, args.timeout)
+        res.sidecar_one_shot.append(seconds)
+        print(f"  sidecar one-shot (scrape): {seconds:.2f} s", flush=True)
+        seconds, after_text = exporter.request()
+        res.exporter_steady.append(seconds)
+        res.exporter_own.append(own_duration(after_text))
+        print(f"  jmx_exporter steady request: {seconds:.2f} s (its own scrape duration "
+              f"{own_duration(after_text):.2f} s)", flush=True)
+
+        before, ours, after = parsed(before_text), parsed(ours_text), parsed(after_text)
+        abort_if(shape_differences(ours, before), f"{res.name}: `scrape` against jmx_exporter")
+        res.series = len(before.series)
+        suspects = value_suspects(before, ours, after)
+        print(f"  outputs the same: {len(before.families):,} families, {res.series:,} series (as sets); "
+              f"{len(compare.unmoved(before, after)):,} values unmoved in jmx_exporter, "
+              f"{len(suspects)} differ in ours{' (read again)' if suspects else ''}", flush=True)
+        i = 1
+        while i < max(args.repeat, ex_steady) or suspects:
+            previous = after
+            if i < args.repeat or suspects:
+                seconds, ours_text = sidecar_one_shot(ours_config, args.timeout)
+                res.sidecar_one_shot.append(seconds)
+                print(f"  sidecar one-shot (scrape): {seconds:.2f} s", flush=True)
+            if i < ex_steady or suspects:
+                seconds, after_text = exporter.request()
+                res.exporter_steady.append(seconds)
+                res.exporter_own.append(own_duration(after_text))
+                print(f"  jmx_exporter steady request: {seconds:.2f} s (its own scrape duration "
+                      f"{own_duration(after_text):.2f} s)", flush=True)
+            if suspects:  # only a mismatch that repeats on a value that did not move counts
+                res.value_rereads += 1
+                ours, after = parsed(ours_text), parsed(after_text)
+                suspects &= value_suspects(previous, ours, after)
+                abort_if(describe_values(suspects, ours, previous), f"{res.name}: values that did not move")
+            i += 1
+    finally:
+        exporter.stop()
+    for _ in range(ex_one_shots - 1):
+        exporter = Exporter(release, theirs_config, tuple(args.exporter_jvm_options), args.timeout)
+        try:
+            seconds, _text = exporter.one_shot()
+        finally:
+            exporter.stop()
+        res.exporter_one_shot.append(seconds)
+        print(f"  jmx_exporter one-shot: {seconds:.2f} s", flush=True)
+
+    def check_serve(text: str) -> None:
+        abort_if(shape_differences(parsed(text), before), f"{res.name}: `serve`'s first snapshot against jmx_exporter")
+
+    res.steady = serve_steady(ours_config, args.polls, args.poll_interval, args.timeout, check_serve)
+    s = res.steady
+    print(f"  serve: first poll {s.first_poll:.2f} s (lists the names); snapshot the same as jmx_exporter's; "
+          f"steady polls (poll + render): {', '.join(f'{p:.3f}' for p in s.polls)} s; histogram mean "
+          f"{s.histogram_mean:.3f} s over {s.window_polls} polls", flush=True)
+    return res
+
+
+# -- the report ------------------------------------------------------------------------------
+
+def fmt(values: list[float]) -> str:
+    m = statistics.median(values)
+    text = f"{m:.2f} s" if m >= 0.995 else f"{m * 1000:.0f} ms"
+    return f"{text} (n={len(values)})"
+
+
+def report(results: list[Result]) -> bool:
+    print("\nOne-shot: jmx_exporter = server start to the last byte of its first /metrics response; "
+          "sidecar = the `scrape` process, start to exit.")
+    print("Steady: jmx_exporter = a later /metrics request; sidecar = a steady poll of `serve` from its self metrics "
+          "(read + rules + render), not its /metrics response time (served from the last snapshot).")
+    print("Medians of n runs.\n")
+    head = (f"{'broker':<36} {'rules':<8} {'release':<8} {'series':>9} | {'one-shot: jmx_exporter':>24} "
+            f"{'sidecar':>16} {'ratio':>7} | {'steady: jmx_exporter':>22} {'sidecar':>16} {'ratio':>7}")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        print(f"{r.broker.label:<36} {r.rules:<8} {r.release:<8} {r.series:>9,} | {fmt(r.exporter_one_shot):>24} "
+              f"{fmt(r.sidecar_one_shot):>16} {r.ratio('one-shot'):>6.1f}x | {fmt(r.exporter_steady):>22} "
+              f"{fmt(r.steady.polls):>16} {r.ratio('steady'):>6.0f}x")
+    print("\nSidecar steady polls in detail (median): the poll (JMX read + rules) and the render; "
+          "the histogram's mean over the window; jmx_exporter's own jmx_scrape_duration_seconds in its steady "
+          "responses (1.x prints the previous scrape's):")
+    for r in results:
+        s = r.steady
+        print(f"  {r.name}: poll {statistics.median(s.reads) * 1000:.0f} ms + render "
+              f"{statistics.median(s.renders) * 1000:.0f} ms; histogram mean {s.histogram_mean * 1000:.0f} ms "
+              f"over {s.window_polls} polls; first poll {s.first_poll:.2f} s"
+              f"{f'; {s.names_polls} re-listed the names' if s.names_polls else ''}; "
+              f"jmx_exporter's own {statistics.median(r.exporter_own):.2f} s")
+    print(f"\nTargets (judged at {JUDGED_FROM:,} partitions and more):")
+    ok_all = True
+    for r in results:
+        parts = []
+        for way in ("one-shot", "steady"):
+            target, ratio = TARGETS[(r.rules, way)], r.ratio(way)
+            if r.judged:
+                ok = ratio >= target
+                ok_all &= ok
+                parts.append(f"{way} {ratio:.1f}x (target >= {target:.0f}x) {'OK' if ok else 'MISSED'}")
+            else:
+                parts.append(f"{way} {ratio:.1f}x (not judged at this size)")
+        print(f"  {r.name}: " + "; ".join(parts))
+    return ok_all
+
+
+def prepare_sidecar(workdir: Path) -> None:
+    """What an installed sidecar has before its first run: its modules' bytecode and its Java
+    helper compiled. This machine's environment sets PYTHONDONTWRITEBYTECODE and the repository
+    is installed editable, so without this every `scrape` would compile the sidecar's modules
+    again; the bytecode goes to the bench's own directory, never into the working tree."""
+    import exporter
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")  # inherited by every sidecar process
+    root = Path(exporter.__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "exporter"), str(root / "mbeans")],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-c", "from exporter.jmx.jvm import helper, start_jvm; start_jvm(); helper()"],
+                   check=True)
+
+
+def code_version() -> str:
+    """The commit of the sidecar code measured, and whether its files differ from it."""
+    import exporter
+
+    root = Path(exporter.__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "exporter", "mbeans", "rules"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"{root} (not a git checkout)"
+    return f"{root} at {head}" + (" with uncommitted changes in exporter/, mbeans/ or rules/" if dirty else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,40000",
+                    help="simulator sizes in partitions, comma-separated ('' for none)")
+    ap.add_argument("--real-partitions", type=int, default=DEFAULT_REAL_PARTITIONS,
+                    help="partitions of the real Kafka 4.1 broker")
+    ap.add_argument("--skip-real-broker", action="store_true")
+    ap.add_argument("--rules", default="strimzi,health", help="rule files: strimzi, health")
+    ap.add_argument("--releases", default="0.20.0,1.6.0", help=f"jmx_exporter releases: {', '.join(NAMING)}")
+    ap.add_argument("--repeat", type=int, default=3, help="one-shot runs and steady requests of each side")
+    ap.add_argument("--polls", type=int, default=5, help="steady polls of serve watched")
+    ap.add_argument("--big", type=int, default=10_000, help="from this many partitions jmx_exporter runs --big-repeat")
+    ap.add_argument("--big-repeat", default="1,2", help="jmx_exporter one-shots and steady requests on big brokers")
+    ap.add_argument("--exporter-jvm-options", default="-Xmx2g",
+                    help="jmx_exporter's JVM options (its defaults but a heap large enough for big brokers)")
+    ap.add_argument("--poll-interval", type=float, default=5.0, help="serve's pollIntervalSeconds")
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for one scrape or poll")
+    args = ap.parse_args(argv)
+    args.exporter_jvm_options = shlex.split(args.exporter_jvm_options)
+    args.big_repeat = tuple(int(x) for x in args.big_repeat.split(","))
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    rules = [r.strip() for r in args.rules.split(",") if r.strip()]
+    releases = [r.strip() for r in args.releases.split(",") if r.strip()]
+    for r in rules:
+        if r not in RULES:
+            ap.error(f"--rules: unknown {r!r}; known: {', '.join(RULES)}")
+    for r in releases:
+        if r not in NAMING:
+            ap.error(f"--releases: unknown {r!r}; known: {', '.join(NAMING)}")
+    if len(args.big_repeat) != 2 or min(args.big_repeat) < 1 or args.repeat < 1 or args.polls < 1:
+        ap.error("--repeat, --polls and both --big-repeat counts are at least 1")
+
+    from exporter.jmx_source import DEFAULT_JVM_OPTIONS
+
+    print(f"machine: {setup.machine()}")
+    print(f"sidecar code: {code_version()}")
+    print(f"jmx_exporter JVM options: {' '.join(args.exporter_jvm_options) or 'the JVM defaults'} "
+          f"(0.20.0 and 1.0.1: the packaged jmx_prometheus_httpserver jar; 1.6.0: its collector and client_java's "
+          f"HTTPServer through tests/real/JmxExporterStandalone.java)")
+    print(f"sidecar JVM options: its defaults, {' '.join(DEFAULT_JVM_OPTIONS)}; serve's pollIntervalSeconds "
+          f"{args.poll_interval:g}, other settings default; its bytecode and Java helper compiled before timing, "
+          f"as an installed sidecar has them")
+    brokers = [] if args.skip_real_broker else [lambda: real_broker(args.real_partitions)]
+    brokers += [lambda n=n: simulated_broker(n) for n in sizes]
+    results: list[Result] = []
+    workdir = Path(tempfile.mkdtemp(prefix="bench-vs-jmx_exporter-"))
+    try:
+        prepare_sidecar(workdir)
+        for start in brokers:
+            with start() as broker:
+                for r in rules:
+                    for release in releases:
+                        results.append(measure(broker, r, release, args, workdir))
+    except OutputsDiffer as e:
+        print(f"\nOUTPUTS DIFFER, nothing more timed: {e}")
+        return 2
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    ok = report(results)
+    print(f"\nmachine at the end: {setup.machine()}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
