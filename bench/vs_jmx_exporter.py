@@ -258,6 +258,8 @@ class SelfReading:
     count: float          # kafka_jmx_sidecar_poll_duration_seconds_count
     total: float          # ..._sum
     failures: float
+    round_trips: float    # kafka_jmx_sidecar_rmi_round_trips of the last poll
+    mbeans: float         # kafka_jmx_sidecar_mbeans_read of the last poll
 
 
 _GZIP_HEADER = b"\x1f\x8b\x08"
@@ -304,7 +306,8 @@ def read_self(port: int) -> SelfReading:
                        value(p + "poll_phase_seconds", '{phase="render"}'),
                        value(p + "poll_phase_seconds", '{phase="names"}'),
                        value(p + "poll_duration_seconds_count"), value(p + "poll_duration_seconds_sum"),
-                       value(p + "polls_total", '{result="failure"}'))
+                       value(p + "polls_total", '{result="failure"}'), value(p + "rmi_round_trips"),
+                       value(p + "mbeans_read"))
 
 
 @dataclass
@@ -316,6 +319,8 @@ class Steady:
     window_polls: int
     first_poll: float
     names_polls: int          # steady polls that re-listed the names (namesRefreshSeconds)
+    round_trips: float        # RMI round trips of the last steady poll
+    mbeans: float             # MBeans it covered
 
 
 def serve_steady(config: Path, polls: int, interval: float, timeout: float,
@@ -345,7 +350,8 @@ def serve_steady(config: Path, polls: int, interval: float, timeout: float,
         mean = (last.total - first.total) / (last.count - first.count)
         return Steady([r.duration + r.render for r in seen], [r.duration for r in seen], [r.render for r in seen],
                       mean, int(last.count - first.count), first_poll,
-                      sum(1 for r in seen if r.names > 0.01))  # a poll that did not list takes microseconds
+                      sum(1 for r in seen if r.names > 0.01),  # a poll that did not list takes microseconds
+                      last.round_trips, last.mbeans)
     finally:
         serve.stop()
         shutil.rmtree(serve.log.parent, ignore_errors=True)
@@ -515,8 +521,9 @@ def report(results: list[Result]) -> bool:
         print(f"  {r.name}: poll {statistics.median(s.reads) * 1000:.0f} ms + render "
               f"{statistics.median(s.renders) * 1000:.0f} ms; histogram mean {s.histogram_mean * 1000:.0f} ms "
               f"over {s.window_polls} polls; first poll {s.first_poll:.2f} s"
-              f"{f'; {s.names_polls} re-listed the names' if s.names_polls else ''}; "
-              f"jmx_exporter's own {statistics.median(r.exporter_own):.2f} s")
+              f"{f'; {s.names_polls} re-listed the names' if s.names_polls else ''}; {s.mbeans:,.0f} MBeans in "
+              f"{s.round_trips:,.0f} RMI round trips; jmx_exporter's own {statistics.median(r.exporter_own):.2f} s"
+              f"{f'; values read again {r.value_rereads}x' if r.value_rereads else ''}")
     print(f"\nTargets (judged at {JUDGED_FROM:,} partitions and more):")
     ok_all = True
     for r in results:
@@ -606,25 +613,41 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sidecar JVM options: its defaults, {' '.join(DEFAULT_JVM_OPTIONS)}; serve's pollIntervalSeconds "
           f"{args.poll_interval:g}, other settings default; its bytecode and Java helper compiled before timing, "
           f"as an installed sidecar has them")
-    brokers = [] if args.skip_real_broker else [lambda: real_broker(args.real_partitions)]
-    brokers += [lambda n=n: simulated_broker(n) for n in sizes]
+    brokers = [] if args.skip_real_broker else [(f"real Kafka broker, {args.real_partitions:,} partitions",
+                                                  lambda: real_broker(args.real_partitions))]
+    brokers += [(f"simulator, {n:,} partitions", lambda n=n: simulated_broker(n)) for n in sizes]
     results: list[Result] = []
+    failed: list[str] = []  # what could not be measured, and why: reported, never dropped
     workdir = Path(tempfile.mkdtemp(prefix="bench-vs-jmx_exporter-"))
     try:
         prepare_sidecar(workdir)
-        for start in brokers:
-            with start() as broker:
-                for r in rules:
-                    for release in releases:
-                        results.append(measure(broker, r, release, args, workdir))
+        for label, start in brokers:
+            try:
+                with start() as broker:
+                    for r in rules:
+                        for release in releases:
+                            try:
+                                results.append(measure(broker, r, release, args, workdir))
+                            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                                if isinstance(e, OutputsDiffer):
+                                    raise
+                                failed.append(f"{broker.label}, {r} rules, jmx_exporter {release}: {e}")
+                                print(f"  NOT MEASURED: {e}", flush=True)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                if isinstance(e, OutputsDiffer):
+                    raise
+                failed.append(f"{label}: {e}")
+                print(f"\n{label}: NOT MEASURED: {e}", flush=True)
     except OutputsDiffer as e:
         print(f"\nOUTPUTS DIFFER, nothing more timed: {e}")
         return 2
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    ok = report(results)
+    ok = report(results) if results else False
+    for line in failed:
+        print(f"NOT MEASURED: {line}")
     print(f"\nmachine at the end: {setup.machine()}")
-    return 0 if ok else 1
+    return 0 if ok and not failed else 1
 
 
 if __name__ == "__main__":
