@@ -209,3 +209,26 @@ def test_pem_files_with_an_encrypted_key_from_the_environment(real_kafka, tmp_pa
         assert got["right"] == (200, None) and got["none"] == (401, CHALLENGE)
         cmdline = Path(f"/proc/{sidecar.process.pid}/cmdline").read_bytes()
     assert b"pem-secret" not in cmdline and "pem-secret" not in sidecar.log.read_text()
+
+
+@pytest.mark.parametrize("case", ["alias in another case", "algorithm in lowercase", "blank password",
+                                  "hash without salt"])
+def test_what_jmx_exporter_refuses_the_sidecar_refuses(tmp_path, case):
+    from tests.real.jmx_exporter import command
+    from tests.real.sidecar import command as sidecar_command
+
+    store = make_key_stores(tmp_path)["JKS"] if case == "alias in another case" else None
+    http_server = {
+        "alias in another case": f"  ssl:\n    keyStore:\n      filename: {store}\n      password: changeit\n"
+                                 "    certificate:\n      alias: Server\n",
+        "algorithm in lowercase": basic_block("SHA-256").replace("algorithm: SHA-256", "algorithm: sha-256"),
+        "blank password": "      username: p\n      password: \"  \"\n",
+        "hash without salt": "      username: p\n      algorithm: SHA-1\n      passwordHash: ab\n",
+    }[case]
+    if not http_server.startswith("  ssl"):
+        http_server = "  authentication:\n    basic:\n" + http_server
+    config = write_config(tmp_path / "exporter.yml", "127.0.0.1:1", http_server)
+    real = subprocess.run(command("1.0.1", "127.0.0.1:0", config), capture_output=True, text=True, timeout=120)
+    assert real.returncode != 0 and "Configuration Exception" in real.stdout + real.stderr
+    ours = subprocess.run([*sidecar_command(), "check-config", str(config)], capture_output=True, text=True, timeout=120)
+    assert ours.returncode == 2 and ours.stderr.startswith(f"{config}:"), ours.stderr
