@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Protocol, Sequence
 
+from exporter.families import RejectedPoll
 from exporter.model import BeanTable, MBean
 from exporter.rules import RuleEngine
 from exporter.rules.config import Config, ConfigError, load_config
@@ -220,7 +221,7 @@ class Collector:
             result = self.source.read()
             read = time.monotonic()
             families = self._engine.series(result.mbeans, result.ranks, result.tables)
-        except SourceError as e:
+        except (SourceError, RejectedPoll) as e:
             self._failed(str(e), time.monotonic() - started)
             return False
         except Exception as e:  # a bug must not take the endpoint down; say so loudly
@@ -229,7 +230,7 @@ class Collector:
             return False
         ruled = time.monotonic()
         elapsed = ruled - started
-        snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats())
+        snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats(), self.settings.naming)
         phases = dict(result.phases)
         phases.update(rules=ruled - read, render=time.monotonic() - ruled)
         if self._freeze_gc:

@@ -3,8 +3,9 @@
 The 0.0.4 text is what jmx_exporter 0.x prints through Prometheus simpleclient 0.16, quirks
 included, because users' parsers and diff tools see them: a trailing comma after every label set,
 Java's `Double.toString` for values (`0.0`, `1.0E9`), `# HELP`/`# TYPE` named `<name>_total` for a
-counter whose samples are named without it. A family (the samples sharing a name, in the order
-they first appear) takes HELP from its first sample; samples of different types make it untyped.
+counter whose samples are named without it. In 1.x naming the writers are client_java 1.x's
+(`naming="1.x"`): no trailing comma, no HELP line for an empty help, counter series named
+`<family>_total`. Families come as `exporter.rules.series` ordered and typed them.
 
 This renders one to two million samples per scrape at 40,000 partitions, so the loop does as
 little as it can per sample: label sets and values are formatted once and memoised (the same
@@ -13,6 +14,10 @@ label tuples and the same few values, 0.0 and 1.0 above all, come back every pol
 from __future__ import annotations
 
 import math
+import re
+import struct
+from decimal import Decimal
+from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
 
 from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples, scaled
@@ -28,6 +33,7 @@ _ZERO = "0.0"
 _value_memo: dict[float, str] = {0.0: _ZERO}
 _labels_004_memo: dict[tuple, str] = {}
 _labels_om_memo: dict[tuple, str] = {}
+_labels_1x_memo: dict[tuple, str] = {}
 
 
 def java_double(d: float) -> str:
@@ -37,13 +43,9 @@ def java_double(d: float) -> str:
     the point. When one significant digit would do, Java prints the closest two-digit decimal
     instead (so `4.9E-324`, not `5.0E-324`).
     """
-    if d != d:
-        return "NaN"
-    if d in (math.inf, -math.inf):
-        return "Infinity" if d > 0 else "-Infinity"
-    if d == 0.0:
-        return "-0.0" if math.copysign(1.0, d) < 0 else "0.0"
-    sign = "-" if d < 0 else ""
+    special = _special(d)
+    if special is not None:
+        return special
     text = repr(abs(d))  # shortest round-trip digits
     mantissa, _, exp = text.partition("e")
     whole, _, frac = mantissa.partition(".")
@@ -56,6 +58,47 @@ def java_double(d: float) -> str:
         two = "%.1e" % abs(d)  # correctly rounded to two significant digits
         digits = (two[0] + two[2]).rstrip("0") or "0"
         point = int(two[4:]) + 1
+    return _java_layout("-" if d < 0 else "", digits, point)
+
+
+def java_float(f: float) -> str:
+    """Java's `Float.toString` (JDK 19+) of a float32 value (held exactly in a Python float): the
+    same rules as `java_double`, the digits those that identify the value among floats."""
+    special = _special(f)
+    if special is not None:
+        return special
+    x = Fraction(abs(f))
+    bits = struct.unpack("<I", struct.pack("<f", abs(f)))[0]
+    below = Fraction(struct.unpack("<f", struct.pack("<I", bits - 1))[0]) if bits > 1 else Fraction(0)
+    above = Fraction(struct.unpack("<f", struct.pack("<I", bits + 1))[0]) if bits < 0x7F7FFFFF \
+        else x + (x - Fraction(struct.unpack("<f", struct.pack("<I", bits - 1))[0]))
+    low, high, inclusive = (below + x) / 2, (x + above) / 2, bits % 2 == 0  # round half to even
+    exponent = Decimal(abs(f)).adjusted()
+    for length in range(1, 10):
+        length = max(length, 2)  # one digit would do: the closest two-digit decimal, as for doubles
+        scale = Fraction(10) ** (exponent - length + 1)
+        n = math.floor(x / scale)
+        inside = [m for m in (n, n + 1) if (low <= m * scale <= high) if inclusive or low < m * scale < high]
+        if inside:
+            m = min(inside, key=lambda m: (abs(m * scale - x), m % 2))
+            digits = str(m)
+            point = len(digits) + exponent - length + 1
+            return _java_layout("-" if f < 0 else "", digits.rstrip("0") or "0", point)
+    raise ValueError(f"not a float32 value: {f!r}")
+
+
+def _special(d: float) -> str | None:
+    if d != d:
+        return "NaN"
+    if d in (math.inf, -math.inf):
+        return "Infinity" if d > 0 else "-Infinity"
+    if d == 0.0:
+        return "-0.0" if math.copysign(1.0, d) < 0 else "0.0"
+    return None
+
+
+def _java_layout(sign: str, digits: str, point: int) -> str:
+    """Significant `digits` with the decimal point after `point` of them, as Java writes them."""
     exponent = point - 1
     if -3 <= exponent < 7:
         if point <= 0:
@@ -126,6 +169,33 @@ def _labels_om(labels: tuple) -> str:
     return text
 
 
+_LEGACY_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def _label_name_1x(name: str) -> str:
+    """client_java 1.x writes a label name that is not a classic one (a jmx_exporter safe name
+    may hold ':') in quotes."""
+    return name if _LEGACY_LABEL.fullmatch(name) else '"' + _escape_label_value(name) + '"'
+
+
+def _labels_1x(labels: tuple) -> str:
+    text = _labels_1x_memo.get(labels)
+    if text is None:
+        text = _label_set([(_label_name_1x(k), _escape_label_value(v)) for k, v in labels], True)
+        if len(_labels_1x_memo) >= _MEMO_LIMIT:
+            _labels_1x_memo.clear()
+        _labels_1x_memo[labels] = text
+    return text
+
+
+# how each writer prints label sets: (memo, renderer, trailing comma, name writer)
+_LABEL_STYLES = {
+    "0.x-text": (_labels_004_memo, _labels_004, True, str),   # simpleclient 0.16, text 0.0.4
+    "0.x-om": (_labels_om_memo, _labels_om, False, str),      # simpleclient 0.16, OpenMetrics
+    "1.x": (_labels_1x_memo, _labels_1x, False, _label_name_1x),  # client_java 1.x, both formats
+}
+
+
 def _sample_lines(samples: Iterable[Sample], name: str, labels_memo: dict, render_labels,
                   render_timestamp, append) -> None:
     """The hot loop for Samples: per sample a dict lookup for the label set, one for the value
@@ -149,13 +219,14 @@ def _sample_lines(samples: Iterable[Sample], name: str, labels_memo: dict, rende
             append(f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
 
 
-def _table_lines(part: TableSeries, name: str, openmetrics: bool, append) -> None:
+def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
     """The hot loop for a table: its present members' lines from the columns, no object per
     member. The label text is one format with the topic and the partition number as holes."""
     table, tpl = part.table, part.template
+    _, _, commas, label_name = _LABEL_STYLES[style]
     braces = str.maketrans({"{": "{{", "}": "}}"})  # literal text inside a str.format template
-    labels = _label_set([(k.translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
-                          else _escape_label_value(v).translate(braces)) for k, v in tpl.labels], openmetrics)
+    labels = _label_set([(label_name(k).translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
+                          else _escape_label_value(v).translate(braces)) for k, v in tpl.labels], not commas)
     if labels:  # the set's own braces are literal too
         labels = "{{" + labels[1:-1] + "}}"
     line = (name.translate(braces) + labels + " {2}\n").format
@@ -167,15 +238,15 @@ def _table_lines(part: TableSeries, name: str, openmetrics: bool, append) -> Non
             append(line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))))
 
 
-def _bodies(family: Family, openmetrics: bool) -> Iterator[str]:
-    """A family's sample lines, a part at a time."""
-    name = family.name
-    labels_memo, render_labels, render_ts = ((_labels_om_memo, _labels_om, _om_timestamp) if openmetrics
-                                             else (_labels_004_memo, _labels_004, str))
+def _bodies(family: Family, name: str, style: str, openmetrics: bool) -> Iterator[str]:
+    """A family's sample lines named `name`, a part at a time: label sets in `style` (a key of
+    _LABEL_STYLES), timestamps in OpenMetrics' seconds when `openmetrics`."""
+    labels_memo, render_labels, _, _ = _LABEL_STYLES[style]
+    render_ts = _om_timestamp if openmetrics else str
     for part in family.parts:
         lines: list[str] = []
         if isinstance(part, TableSeries):
-            _table_lines(part, name, openmetrics, lines.append)
+            _table_lines(part, name, style, lines.append)
         else:
             _sample_lines(part, name, labels_memo, render_labels, render_ts, lines.append)
         yield "".join(lines)
@@ -187,7 +258,17 @@ def iter_text(samples: Iterable[Sample]) -> Iterator[str]:
     return iter_text_families(of_samples(samples))
 
 
-def iter_text_families(families: Iterable[Family]) -> Iterator[str]:
+def iter_text_families(families: Iterable[Family], naming: str = "0.x") -> Iterator[str]:
+    """The text format 0.0.4 as jmx_exporter 0.x (simpleclient 0.16) or 1.x (client_java 1.x)
+    writes it. 1.x: no trailing comma after labels, no HELP line for an empty help, and a
+    counter family `x` (its name never ends in `_total` there) is written as `x_total`."""
+    if naming == "1.x":
+        for family in families:
+            name = family.name + "_total" if family.type == "counter" else family.name
+            head = f"# HELP {name} {_escape_help_004(family.help)}\n" if family.help else ""
+            yield f"{head}# TYPE {name} {family.type}\n"
+            yield from _bodies(family, name, "1.x", False)
+        return
     for family in families:
         name = family.name
         if family.type == "counter":
@@ -197,7 +278,7 @@ def iter_text_families(families: Iterable[Family]) -> Iterator[str]:
         else:
             meta = name
         yield f"# HELP {meta} {_escape_help_004(family.help)}\n# TYPE {meta} {family.type}\n"
-        yield from _bodies(family, False)
+        yield from _bodies(family, name, "0.x-text", False)
 
 
 def render_text(samples: Iterable[Sample]) -> bytes:
@@ -213,30 +294,34 @@ def _om_timestamp(ms: int) -> str:
 
 
 def iter_openmetrics(samples: Iterable[Sample], eof: bool = True) -> Iterator[str]:
-    """OpenMetrics 1.0 text, one family at a time; `# EOF` last unless `eof` is False.
-
-    Counters as families without `_total` whose samples carry it, untyped as `unknown`,
-    timestamps in seconds. A counter whose samples lack `_total` cannot be an OpenMetrics counter
-    without renaming the series (which would make OpenMetrics and 0.0.4 disagree on what
-    Prometheus stores), so it is written as `unknown` under its own name; so is a counter whose
-    family name another family already uses.
-    """
+    """OpenMetrics 1.0 text, one family at a time; `# EOF` last unless `eof` is False (see
+    iter_openmetrics_families)."""
     return iter_openmetrics_families(of_samples(samples), eof)
 
 
-def iter_openmetrics_families(families: Sequence[Family], eof: bool = True) -> Iterator[str]:
-    names = {f.name for f in families}
+def iter_openmetrics_families(families: Sequence[Family], eof: bool = True, naming: str = "0.x") -> Iterator[str]:
+    """OpenMetrics 1.0 text as jmx_exporter 0.x (simpleclient 0.16) or 1.x (client_java 1.x)
+    writes it: TYPE before HELP, untyped as `unknown`, timestamps in seconds. A counter family is
+    named without `_total`: in 0.x its samples keep their own names (with `_total` or not, as the
+    rule named them: simpleclient writes them as they are), in 1.x they are written `<family>_total`.
+    1.x writes no HELP line for an empty help; 0.x always does."""
+    one_x = naming == "1.x"
     for f in families:
         name, sample_type = f.name, f.type
         family = name
+        series = name
         if sample_type == "counter":
-            family = name[:-6]
-            if not name.endswith("_total") or not family or family in names:
-                family, sample_type = name, "unknown"
+            if one_x:
+                series = name + "_total"
+            elif name.endswith("_total"):
+                family = name[:-6]
         elif sample_type == "untyped":
             sample_type = "unknown"
-        yield f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(f.help)}\n"
-        yield from _bodies(f, True)
+        if one_x and not f.help:
+            yield f"# TYPE {family} {sample_type}\n"
+        else:
+            yield f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(f.help)}\n"
+        yield from _bodies(f, series, "1.x" if one_x else "0.x-om", True)
     if eof:
         yield "# EOF\n"
 

@@ -73,8 +73,16 @@ class Family:
         return sum(len(p) for p in self.parts)
 
 
-def of_samples(samples: Iterable[Sample]) -> list[Family]:
-    """Samples (duplicates already resolved) grouped into families in first-seen order."""
+class RejectedPoll(Exception):
+    """A poll the exposition cannot serve, as jmx_exporter could not (jmx_exporter 1.x answers
+    such a scrape with HTTP 500): the collector treats it as a failed poll."""
+
+
+def of_samples(samples: Iterable[Sample], one_x: bool = False) -> list[Family]:
+    """Samples (duplicates already resolved) grouped into families in first-seen order. HELP is
+    the first sample's. The type: in 0.x the first sample's (jmx_exporter 0.x creates a family
+    with the first sample and adds the others as they come); in 1.x the samples' type when they
+    all have one, else untyped (jmx_exporter 1.x's converter)."""
     families: dict[str, Family] = {}
     get = families.get
     for s in samples:
@@ -82,7 +90,7 @@ def of_samples(samples: Iterable[Sample]) -> list[Family]:
         if f is None:
             families[s.name] = Family(s.name, s.type, s.help, [[s]])
         else:
-            if s.type != f.type:
+            if one_x and s.type != f.type:
                 f.type = "untyped"
             f.parts[0].append(s)
     return list(families.values())

@@ -54,7 +54,8 @@ from exporter.jmx.client import Members
 from exporter.jmx.convert import MISSING
 from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rules.config import Config
-from exporter.rules.order import canonical_name, jmx_exporter_order, visiting_ranks
+from exporter.rules.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
+                                  readobject_table_size, visiting_ranks)
 from exporter.settings import SidecarSettings
 from mbeans import catalog
 
@@ -116,7 +117,9 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
         ssl_ciphers=as_list(config.ssl_options.get("ciphers")),
         include_object_names=tuple(p.text for p in config.include_object_names),
         exclude_object_names=tuple(p.text for p in config.exclude_object_names),
-        include_object_name_attributes={_object_name_text(k): v for k, v in config.include_object_name_attributes.items()},
+        # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
+        include_object_name_attributes={_object_name_text(k): v for k, v in config.include_object_name_attributes.items()}
+        if settings.naming == "1.x" else {},
         exclude_object_name_attributes={_object_name_text(k): v for k, v in config.exclude_object_name_attributes.items()},
         auto_exclude_object_name_attributes=config.auto_exclude_object_name_attributes,
         connections=settings.connections,
@@ -243,7 +246,7 @@ class JmxSource:
     def _tabulable(self, key: tuple[str, str, str]) -> bool:
         """A family can be columns unless an attribute filter names one of its members."""
         config = self.config
-        if config.include_object_name_attributes:
+        if config.include_object_name_attributes and self.settings.naming == "1.x":
             return False
         domain, type_, name = key
         return not any(d == domain and ("type", type_) in props and ("name", name) in props
@@ -268,6 +271,10 @@ class JmxSource:
             return
         rest_texts = list(self.client.name_texts)
         all_hashes = array("i", hashes)
+        census = self.client.census  # what the includes matched before the excludes took names out
+        # per name, as all_hashes: the first include pattern matching it, its class name's hash
+        pattern_of = array("I", census.rest_pattern) if census is not None else array("I", bytes(4 * len(hashes)))
+        class_of = array("i", census.rest_class) if census is not None else array("i", bytes(4 * len(hashes)))
         families = []
         offsets = []  # (offset into all_hashes, family) for the tables
         whole: list[tuple[ObjectName, int]] = []  # family members read whole, and their hash index
@@ -291,13 +298,28 @@ class JmxSource:
                 families.append(_Family(key, m, table, max_value))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
+            pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
+            member_class = java_string_hash(template.class_name) if template is not None else 0
+            class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
         starts = [start for start, _ in canonical_of]
 
         def canonical(i: int) -> str:
             k = bisect_right(starts, i) - 1
             return canonical_of[k][1](i - starts[k])
 
-        ranks = visiting_ranks(all_hashes, canonical)
+        if census is not None:
+            masks = [readobject_table_size(n) - 1 for n in census.pattern_sizes] or [0]
+
+            def first(i: int) -> tuple[int, int]:
+                p = pattern_of[i]
+                return p, instance_bucket(all_hashes[i], class_of[i], masks[p])
+
+            ranks = visiting_ranks(all_hashes, canonical, census.per_domain, census.listed, census.domains, first)
+        else:
+            domain_counts = Counter(n.domain for n in names)
+            for key, m in zip(keys, members):
+                domain_counts[key[0]] += len(m)
+            ranks = visiting_ranks(all_hashes, canonical, domain_counts)
         for start, table in offsets:
             table.rank = ranks[start:start + len(table)]
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}

@@ -1,7 +1,7 @@
 """The values that flow from the JMX edge through the rule engine to the endpoint.
 
 `MBean` is what one read of one MBean returns; its attribute values are plain Python values
-(int, float, bool, str, datetime, `Composite`, `Tabular`, None), so the rule engine and the
+(int, float, `JavaNumber`, bool, str, datetime, `Composite`, `Tabular`, None), so the rule engine and the
 archive never touch the JVM. `BeanTable` is many MBeans of one shape (Kafka's per-partition
 gauges) kept as columns. `Sample` is one exposed series value.
 """
@@ -64,8 +64,31 @@ class ObjectName:
         return self.domain + ":" + ",".join(f"{k}={v}" for k, v in self.keys)
 
 
+class JavaNumber(float):
+    """A number whose Java `toString` is not its double's (a Float, a BigDecimal, any other
+    `java.lang.Number`): jmx_exporter matches rules against `text` (`1.10`, `1E+3`, a Float's
+    `0.1`) and exposes the double."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, value: float, text: str) -> "JavaNumber":
+        number = float.__new__(cls, value)
+        number.text = text
+        return number
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"JavaNumber({float(self)!r}, {self.text!r})"
+
+    def __reduce__(self):
+        return JavaNumber, (float(self), self.text)
+
+
 class Composite(dict):
-    """A JMX CompositeData value: item name to value (values may nest)."""
+    """A JMX CompositeData value: item name to value (values may nest). The JMX edge sets
+    `description` to the CompositeType's description (jmx_exporter's HELP for every item)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +103,7 @@ class Tabular:
 class Attribute:
     name: str
     value: Any
-    description: str = ""
+    description: str | None = ""  # None: the MBeanInfo has none (jmx_exporter's HELP tells them apart)
     type_name: str = ""  # declared type from MBeanInfo, e.g. "java.lang.Object", "long"
 
 

@@ -97,4 +97,12 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         if value is not None:
             values[name] = tuple(value) if isinstance(value, list) else value
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return SidecarSettings(**values)
+    settings = SidecarSettings(**values)
+    if settings.naming == "1.x":
+        for rule in config.rules:  # what jmx_exporter 1.x refuses at start-up, 0.x does not
+            if rule.bad_value_factor is not None:
+                raise ConfigError(config.source, config.line_of(("rules", rule.index, "valueFactor")),
+                                  f"rules[{rule.index}].valueFactor",
+                                  f"{rule.bad_value_factor!r} is not a number (jmx_exporter 1.x refuses the file; "
+                                  f"0.x takes 1.0)", "write a number such as 0.001")
+    return settings

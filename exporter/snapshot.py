@@ -44,10 +44,10 @@ def gzip_member(chunks: Iterable[str]) -> tuple[bytes, int]:
     return b"".join(out), size
 
 
-def _render(fmt: str, families: Sequence[Family]) -> Iterator[str]:
-    if fmt == OPENMETRICS:
-        return exposition.iter_openmetrics_families(families, eof=False)  # the EOF follows the self metrics
-    return exposition.iter_text_families(families)
+def _render(fmt: str, families: Sequence[Family], naming: str) -> Iterator[str]:
+    if fmt == OPENMETRICS:  # the EOF follows the self metrics
+        return exposition.iter_openmetrics_families(families, eof=False, naming=naming)
+    return exposition.iter_text_families(families, naming)
 
 
 class _Bodies(Mapping):
@@ -72,13 +72,14 @@ class Snapshot:
     """One poll's series, rendered. Its content never changes once made (a format rendered late
     comes from the same families, whose tables are frozen copies)."""
 
-    __slots__ = ("taken_at", "poll_seconds", "series", "timings", "_families", "_gzipped", "_sizes", "_lock")
+    __slots__ = ("taken_at", "poll_seconds", "series", "timings", "naming", "_families", "_gzipped", "_sizes", "_lock")
 
-    def __init__(self, taken_at: float, poll_seconds: float, families: Sequence[Family]):
+    def __init__(self, taken_at: float, poll_seconds: float, families: Sequence[Family], naming: str = "0.x"):
         self.taken_at = taken_at  # wall-clock time the poll finished (seconds since the epoch)
         self.poll_seconds = poll_seconds
         self.series = sum(len(f) for f in families)
         self.timings: dict[str, float] = {}  # format -> seconds its rendering and compression took
+        self.naming = naming  # whose writers: jmx_exporter 0.x's or 1.x's (exposition)
         self._families = families
         self._gzipped: dict[str, bytes] = {}
         self._sizes: dict[str, int] = {}
@@ -91,8 +92,8 @@ class Snapshot:
 
     @classmethod
     def render_families(cls, families: Sequence[Family], taken_at: float, poll_seconds: float,
-                        formats: Iterable[str] = FORMATS) -> "Snapshot":
-        snap = cls(taken_at, poll_seconds, families)
+                        formats: Iterable[str] = FORMATS, naming: str = "0.x") -> "Snapshot":
+        snap = cls(taken_at, poll_seconds, families, naming)
         for fmt in formats:
             snap.gzipped(fmt)
         return snap
@@ -114,7 +115,7 @@ class Snapshot:
                 member = self._gzipped.get(fmt)
                 if member is None:
                     started = time.perf_counter()
-                    member, self._sizes[fmt] = gzip_member(_render(fmt, self._families))
+                    member, self._sizes[fmt] = gzip_member(_render(fmt, self._families, self.naming))
                     self.timings[fmt] = time.perf_counter() - started
                     self._gzipped[fmt] = member
         return member

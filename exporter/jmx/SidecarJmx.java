@@ -12,11 +12,13 @@
 // Text format (records separated by RS \u001e, fields by US \u001f; names by \n):
 //   read record:  status field, then one field per requested attribute, in request order
 //     status  'o' read | 'g' MBean gone (InstanceNotFoundException) | 'e'+message other failure
-//     value   'i'+integer | 'd'+Double.toString | 'T' | 'F' | 's'+string | 'e'+enum toString |
+//     value   'i'+integer | 'd'+Double.toString | 'f'+Double.toString of a Float |
+//             'N'+Double.toString(doubleValue)+' '+toString of another Number | 'T' | 'F' | 's'+string | 'e'+enum toString |
 //             't'+epoch millis | 'n' null | 'x'+index into Result.complex (CompositeData,
 //             TabularData, strings holding separator characters) | 'a' array |
 //             'u'+class name (unsupported type) | '-' not returned by the MBean server
 //   info record:  status field, class name, then name, type, description per readable attribute
+//                 (description: 's'+text, or 'n' for null)
 package sidecar.jmx;
 
 import java.io.IOException;
@@ -51,6 +53,7 @@ import javax.management.InstanceNotFoundException;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanInfo;
 import javax.management.MBeanServerConnection;
+import javax.management.ObjectInstance;
 import javax.management.ObjectName;
 import javax.management.Query;
 import javax.management.QueryExp;
@@ -286,6 +289,23 @@ public final class SidecarJmx {
         public Members[] families;  // in the order asked for; a family with no member is empty
         public int[][] hashes;  // per family, each member's getCanonicalName().hashCode() (not kept);
                                 // null where the family is the `previous` one given, unchanged
+        // What jmx_exporter's visiting order depends on beyond the names kept: it adds every name
+        // the include patterns match to its HashSet before removing the excluded ones (so the
+        // table is sized for all of them), and the broker's repository holds a table per domain
+        // sized for all that domain's MBeans. "domain\ncount\n..." of the names matched before
+        // exclusion, and how many domains the broker has.
+        public int listedTotal;
+        public String domainCounts = "";
+        public int serverDomains;
+        // Names sharing a bucket of jmx_exporter's set come in the order it added them: those of
+        // its first include pattern first, and within one pattern's result in the order of the
+        // set of ObjectInstances the broker returned (hashed with the class name). Per rest name:
+        // the first include pattern that matched it and its class name's hashCode(); per family
+        // member the first pattern (null with one include pattern); per pattern, what it matched.
+        public int[] restPattern;
+        public int[] restClass;
+        public int[][] memberPatterns;
+        public int[] patternSizes;
     }
 
     /** "type=X,name=Y,topic=T,partition=P" -> {"type=X,name=Y", T, P}, or null for any other shape
@@ -319,29 +339,69 @@ public final class SidecarJmx {
         ObjectName[] fam = objectNames(families, ",*");
         QueryExp notMember = fam.length == 0 ? null : Query.not(anyOf(fam));
         Set<ObjectName> others = new HashSet<>();
-        for (ObjectName p : in) {
-            others.addAll(bounded(() -> conn.queryNames(p, notMember), timeoutMs));
+        Map<ObjectName, long[]> origin = new HashMap<>();  // rest name -> {first pattern, class hash}
+        out.patternSizes = new int[in.length];
+        for (int k = 0; k < in.length; k++) {
+            final ObjectName p = in[k];
+            Set<ObjectInstance> got = bounded(() -> conn.queryMBeans(p, notMember), timeoutMs);
             out.rest.roundTrips++;
+            out.patternSizes[k] += got.size();
+            for (ObjectInstance oi : got) {
+                if (others.add(oi.getObjectName())) {
+                    String cls = oi.getClassName();
+                    origin.put(oi.getObjectName(), new long[] {k, cls == null ? 0 : cls.hashCode()});
+                }
+            }
         }
+        Map<String, int[]> perDomain = new HashMap<>();
+        for (ObjectName n : others) perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
+        out.listedTotal = others.size();
+        out.serverDomains = bounded(() -> conn.getDomains(), timeoutMs).length;
+        out.rest.roundTrips++;
         // a family's names that are not shaped like a member are read whole, with the others
         boolean everything = false;
         for (ObjectName p : in) everything |= p.equals(ObjectName.WILDCARD);
         final QueryExp included = everything || in.length == 0 ? null : anyOf(in);
         out.families = new Members[families.length];
         out.hashes = new int[families.length][];
+        out.memberPatterns = new int[families.length][];
         for (int f = 0; f < families.length; f++) {
             final ObjectName pattern = fam[f];
             Set<ObjectName> found = in.length == 0 ? Set.of() : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
             if (in.length > 0) out.rest.roundTrips++;
+            out.listedTotal += found.size();
+            if (!found.isEmpty()) perDomain.computeIfAbsent(pattern.getDomain(), d -> new int[1])[0] += found.size();
             List<Object[]> ms = new ArrayList<>(found.size());
             for (ObjectName n : found) {
+                int first = 0;
+                if (in.length > 1) {  // which patterns jmx_exporter's queries would return it for
+                    first = -1;
+                    for (int k = 0; k < in.length; k++) {
+                        if (in[k].apply(n)) {
+                            out.patternSizes[k]++;
+                            if (first < 0) first = k;
+                        }
+                    }
+                } else if (in.length == 1) {
+                    out.patternSizes[0]++;
+                }
                 if (excluded(n, ex)) continue;
                 String[] parts = memberParts(n.getKeyPropertyListString());
-                if (parts == null || !families[f].equals(n.getDomain() + ":" + parts[0])) others.add(n);
-                else ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode()});
+                if (parts == null || !families[f].equals(n.getDomain() + ":" + parts[0])) {
+                    others.add(n);
+                    String cls = bounded(() -> conn.getObjectInstance(n), timeoutMs).getClassName();
+                    origin.put(n, new long[] {first, cls == null ? 0 : cls.hashCode()});
+                } else {
+                    ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode(), first});
+                }
             }
             found = null;  // before the next family's names arrive
             int[] hash = columns(families[f], ms, out.families, f);
+            if (in.length > 1) {
+                int[] firsts = new int[ms.size()];
+                for (int i = 0; i < firsts.length; i++) firsts[i] = (Integer) ms.get(i)[3];
+                out.memberPatterns[f] = firsts;
+            }
             Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
             if (was != null && was.family.equals(families[f]) && Arrays.equals(was.keys, out.families[f].keys)
                     && Arrays.equals(was.topics, out.families[f].topics)) {
@@ -350,13 +410,26 @@ public final class SidecarJmx {
             }
             out.hashes[f] = hash;
         }
+        StringBuilder counts = new StringBuilder();
+        for (Map.Entry<String, int[]> e : perDomain.entrySet()) {
+            counts.append(e.getKey()).append('\n').append(e.getValue()[0]).append('\n');
+        }
+        out.domainCounts = counts.toString();
         List<ObjectName> rest = new ArrayList<>(others.size());
         for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
         sorted(rest, out.rest);
         out.restHash = new int[rest.size()];
         Map<String, Integer> restPos = new HashMap<>();
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
-        for (ObjectName n : rest) out.restHash[restPos.get(n.toString())] = n.getCanonicalName().hashCode();
+        out.restPattern = new int[rest.size()];
+        out.restClass = new int[rest.size()];
+        for (ObjectName n : rest) {
+            int at = restPos.get(n.toString());
+            out.restHash[at] = n.getCanonicalName().hashCode();
+            long[] o = origin.get(n);
+            out.restPattern[at] = (int) o[0];
+            out.restClass[at] = (int) o[1];
+        }
         return out;
     }
 
@@ -667,8 +740,10 @@ public final class SidecarJmx {
             if (attrs == null) return 1;
             for (MBeanAttributeInfo a : attrs) {
                 if (a == null || !a.isReadable()) continue;
+                // a null description is not an empty one: jmx_exporter's HELP tells them apart
+                String d = a.getDescription();
                 sb.append(US).append(clean(a.getName())).append(US).append(clean(a.getType()))
-                  .append(US).append(clean(a.getDescription()));
+                  .append(US).append(d == null ? "n" : "s" + clean(d));
             }
             return 1;
         });
@@ -783,8 +858,16 @@ public final class SidecarJmx {
         } else if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte
                 || v instanceof BigInteger || v instanceof AtomicInteger || v instanceof AtomicLong) {
             sb.append('i').append(v.toString());
+        } else if (v instanceof Double) {
+            sb.append('d').append(Double.toString((Double) v));
+        } else if (v instanceof Float) {
+            // the float's own digits are printed on the Python side (Float.toString of JDK 19+)
+            sb.append('f').append(Double.toString(((Float) v).doubleValue()));
         } else if (v instanceof Number) {
-            sb.append('d').append(Double.toString(((Number) v).doubleValue()));
+            // BigDecimal and the like: rules see toString() (`1.10`, `1E+3`), samples doubleValue()
+            String text = v.toString();
+            if (hasSeparator(text)) complexRef(sb, v, complex);
+            else sb.append('N').append(Double.toString(((Number) v).doubleValue())).append(' ').append(text);
         } else if (v instanceof Boolean) {
             sb.append(((Boolean) v) ? 'T' : 'F');
         } else if (v instanceof String) {
@@ -800,7 +883,7 @@ public final class SidecarJmx {
         } else if (v instanceof Optional) {
             Optional<?> o = (Optional<?>) v;
             encode(sb, o.isPresent() ? o.get() : null, complex);
-        } else if (v.getClass().isEnum() || v instanceof Enum) {
+        } else if (v.getClass().isEnum()) {  // as jmx_exporter tests it: not a constant with a body
             String s = v.toString();
             if (hasSeparator(s)) complexRef(sb, s, complex);
             else sb.append('e').append(s);

@@ -96,11 +96,12 @@ class Members:
     """The members of one family `domain:type=X,name=Y` as columns (see SidecarJmx.Members):
     topics, then per member a topic index, a partition number and its canonical name's hash."""
 
-    __slots__ = ("family", "handle", "topics", "topic", "partition", "hash")
+    __slots__ = ("family", "handle", "topics", "topic", "partition", "hash", "pattern")
 
-    def __init__(self, family: str, handle: Any, topics: list[str], topic, partition, hashes):
+    def __init__(self, family: str, handle: Any, topics: list[str], topic, partition, hashes, patterns=None):
         self.family, self.handle, self.topics = family, handle, topics
         self.topic, self.partition, self.hash = topic, partition, hashes
+        self.pattern = patterns  # per member, the first include pattern matching it (None: one pattern)
 
     def __len__(self) -> int:
         return len(self.topic)
@@ -133,6 +134,7 @@ class JmxClient:
         self._last_error: JmxError | None = None
         # names
         self._names: list[ObjectName] | None = None
+        self.census = None  # engine.Census of the last list_split()
         self._strings: list[str] = []
         self._jnames: Any = None
         self._by_string: dict[str, ObjectName] = {}
@@ -339,11 +341,12 @@ class JmxClient:
         """list_names(), with the members of `families` ("domain:type=X,name=Y") taken out as
         columns instead of names: (the other names, their canonical name hashes, the members per
         family). read() reads the other names; read_members() and query_members() the members.
-        A family whose members are those of its `previous` Members comes back as that object."""
+        A family whose members are those of its `previous` Members comes back as that object.
+        `self.census` then says what the listing matched before exclusions (engine.Census)."""
         s = self.settings
         previous = list(previous) + [None] * (len(families) - len(previous))
         with self._lock:
-            nl, hashes, fams = self._call(
+            nl, hashes, fams, self.census = self._call(
                 lambda: self._engine.list_split(self._mbscs[0], s.include_object_names, s.exclude_object_names,
                                                  families, [p.handle if p else None for p in previous],
                                                  s.read_timeout_seconds),

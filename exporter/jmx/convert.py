@@ -7,7 +7,8 @@ Two routes to the same values:
   JPype-only route used when the JVM has no compiler).
 
 Mapping (as jmx_exporter's JmxScraper sees values): Integer/Long/Short/Byte/BigInteger/
-AtomicInteger/AtomicLong -> int; Double/Float/other Number -> float (Float through doubleValue());
+AtomicInteger/AtomicLong -> int; Double -> float; Float and other Numbers -> `JavaNumber` (their
+doubleValue(), with the toString() rules are matched against) unless that text is the double's;
 Boolean -> bool; String -> str; enum -> its toString() (TimeUnit -> "SECONDS"); Date ->
 datetime (UTC); Optional -> its content or None; CompositeData -> Composite (keys sorted);
 TabularData -> Tabular (index names, one Composite per row); null -> None. Arrays and other types
@@ -19,7 +20,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
-from exporter.model import Composite, Tabular
+from exporter.exposition import java_double, java_float
+from exporter.model import Composite, JavaNumber, Tabular
 
 RS = "\x1e"
 US = "\x1f"
@@ -52,6 +54,16 @@ class Unsupported:
         return f"Unsupported({self.type_name})"
 
 
+def _number(value: float, text: str) -> Any:
+    """A number rules see as `text`: a plain float when that is its double's text anyway."""
+    return value if text == java_double(value) else JavaNumber(value, text)
+
+
+def _float32(value: float) -> Any:
+    """A Float: rules match `Float.toString`, which has fewer digits than the double's."""
+    return _number(value, java_float(value))
+
+
 def is_marker(v: Any) -> bool:
     return v is MISSING or v is ARRAY or type(v) is Unsupported
 
@@ -77,6 +89,11 @@ def decode_record(rec: str, complex_values: Sequence[Any]) -> tuple[str, list]:
             add(int(f[1:]))
         elif tag == "d":
             add(float(f[1:]))
+        elif tag == "f":
+            add(_float32(float(f[1:])))
+        elif tag == "N":
+            number, _, text = f[1:].partition(" ")
+            add(_number(float(number), text))
         elif tag == "s" or tag == "e":
             add(f[1:])
         elif tag == "n":
@@ -108,8 +125,8 @@ def split_records(text: str | None, count: int) -> list[str]:
     return records
 
 
-def decode_infos(text: str | None, count: int) -> list[tuple[str, str, tuple[tuple[str, str, str], ...]]]:
-    """SidecarJmx.infos() text -> [(status, class name, ((attr, type, description), ...))]."""
+def decode_infos(text: str | None, count: int) -> list[tuple[str, str, tuple[tuple[str, str, str | None], ...]]]:
+    """SidecarJmx.infos() text -> [(status, class name, ((attr, type, description or None), ...))]."""
     if not count:
         return []
     out = []
@@ -118,7 +135,8 @@ def decode_infos(text: str | None, count: int) -> list[tuple[str, str, tuple[tup
         if fields[0] != "o":
             out.append((fields[0], "", ()))
             continue
-        attrs = tuple((fields[i], fields[i + 1], fields[i + 2]) for i in range(2, len(fields) - 2, 3))
+        attrs = tuple((fields[i], fields[i + 1], None if fields[i + 2] == "n" else fields[i + 2][1:])
+                      for i in range(2, len(fields) - 2, 3))
         out.append(("o", fields[1], attrs))
     if len(out) != count:
         raise ValueError(f"helper returned {len(out)} MBeanInfo records for {count} MBeans")
@@ -162,8 +180,12 @@ def to_python(v: Any) -> Any:
         return bool(v.booleanValue())
     if name in _INTEGRAL:
         return int(str(v.toString()))
-    if isinstance(v, _t("java.lang.Number")):
+    if name == "java.lang.Double":
         return float(v.doubleValue())
+    if name == "java.lang.Float":
+        return _float32(float(v.doubleValue()))
+    if isinstance(v, _t("java.lang.Number")):
+        return _number(float(v.doubleValue()), str(v.toString()))
     if isinstance(v, _t("java.util.Date")):
         return date_from_millis(int(v.getTime()))
     if isinstance(v, _t("javax.management.openmbean.CompositeData")):
@@ -174,15 +196,19 @@ def to_python(v: Any) -> Any:
         return ARRAY
     if isinstance(v, _t("java.util.Optional")):
         return to_python(v.orElse(None))
-    if cls.isEnum() or isinstance(v, _t("java.lang.Enum")):
+    if cls.isEnum():  # as jmx_exporter tests it: a constant with a body is not exported
         return str(v.toString())
     return Unsupported(name)
 
 
 def composite(v: Any) -> Composite:
-    """CompositeData -> Composite, keys in the CompositeType's (sorted) order."""
+    """CompositeData -> Composite, keys in the CompositeType's (sorted) order. The type's
+    description goes along (`Composite.description`): jmx_exporter describes every item with it."""
     out = Composite()
-    for key in v.getCompositeType().keySet():
+    ctype = v.getCompositeType()
+    description = ctype.getDescription()
+    out.description = None if description is None else str(description)
+    for key in ctype.keySet():
         k = str(key)
         out[k] = to_python(v.get(k))
     return out

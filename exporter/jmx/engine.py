@@ -16,6 +16,7 @@ import concurrent.futures
 import threading
 import time
 from array import array
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from exporter.jmx import convert
@@ -54,6 +55,21 @@ def _deadline_ms(deadline: float | None) -> int:
     if deadline is None:
         return 0
     return int((time.time() + max(0.0, deadline - time.monotonic())) * 1000)
+
+
+@dataclass(frozen=True)
+class Census:
+    """What a listing matched before the exclude patterns took names out (jmx_exporter's visiting
+    order depends on it): how many names, how many of them per domain, how many domains the
+    broker has, how many names each include pattern matched; per name read whole (in the order
+    of the names listed) the first include pattern that matched it and its class name's hash."""
+
+    listed: int
+    per_domain: dict
+    domains: int
+    pattern_sizes: tuple = ()
+    rest_pattern: Any = ()
+    rest_class: Any = ()
 
 
 class JavaEngine:
@@ -103,14 +119,21 @@ class JavaEngine:
         r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)),
                              self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
         out = []
-        for m, hashes in zip(r.families, r.hashes):
+        for m, hashes, patterns in zip(r.families, r.hashes, r.memberPatterns):
             if hashes is None:
                 out.append(None)
                 continue
             text = str(m.topicsText())
             out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
-                        _ints("I", m.partitionColumn()), _ints("i", hashes)))
-        return self._names(r.rest), _ints("i", r.restHash), out
+                        _ints("I", m.partitionColumn()), _ints("i", hashes),
+                        None if patterns is None else _ints("I", patterns)))
+        census = {}
+        lines = str(r.domainCounts).split("\n")
+        for domain, count in zip(lines[0::2], lines[1::2]):
+            census[domain] = int(count)
+        return self._names(r.rest), _ints("i", r.restHash), out, Census(
+            int(r.listedTotal), census, int(r.serverDomains), tuple(int(n) for n in r.patternSizes),
+            _ints("I", r.restPattern), _ints("i", r.restClass))
 
     def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
                      deadline: float | None, stall: float) -> tuple[list, Any, int]:
@@ -318,7 +341,8 @@ class JPypeEngine:
                 return ("g", "", ())
             except Exception as e:  # JMException, RuntimeException from the server
                 return ("e" + str(e), "", ())
-            attrs = tuple((str(a.getName()), str(a.getType()), str(a.getDescription() or ""))
+            attrs = tuple((str(a.getName()), str(a.getType()),
+                           None if a.getDescription() is None else str(a.getDescription()))
                           for a in info.getAttributes() if a.isReadable())
             return ("o", str(info.getClassName()), attrs)
         return self._run(conns, count, deadline, stall, one)

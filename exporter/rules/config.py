@@ -379,6 +379,7 @@ class Rule:
     type: str = "untyped"
     attr_name_snake_case: bool = False
     cache: bool = False
+    bad_value_factor: str | None = None  # a `valueFactor:` that is not a number (0.x: 1.0; 1.x: an error)
 
 
 DEFAULT_RULE = Rule(index=-1, line=None, pattern=None, regex=None)
@@ -715,7 +716,8 @@ class _Parser:
             factor = parse_java_double(java_str(r["valueFactor"]))
             if factor is None:
                 self.warn(path + ("valueFactor",),
-                          f"{r['valueFactor']!r} is not a number; using 1.0 as jmx_exporter does")
+                          f"{r['valueFactor']!r} is not a number; using 1.0 as jmx_exporter 0.x does")
+                kw["bad_value_factor"] = java_str(r["valueFactor"])  # jmx_exporter 1.x refuses the file
             else:
                 kw["value_factor"] = factor
         if "type" in r:

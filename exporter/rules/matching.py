@@ -37,11 +37,11 @@ try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.model import BeanTable, MBean, Sample, Tabular
+from exporter.model import BeanTable, JavaNumber, MBean, Sample, Tabular
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
-from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each,
-                                   openmetrics_name, safe_name, series_key, snake_case)
+from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
+                                   openmetrics_base, safe_name, series_key, snake_case)
 from exporter.rules.series import assemble
 
 # --- Leaves ---------------------------------------------------------------------------------
@@ -529,9 +529,10 @@ _UNSEEN, _DROPPED, _REJECTED, _EMPTY, _VOLATILE = -1, -2, -3, -4, -5
 class _TableCache:
     """What the rules made of each member of one BeanTable's member list."""
 
-    __slots__ = ("topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
+    __slots__ = ("order", "topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
 
-    def __init__(self, table: BeanTable, previous: "_TableCache | None" = None):
+    def __init__(self, table: BeanTable, previous: "_TableCache | None" = None, order: Callable | None = None):
+        self.order = order  # (template code, members) -> the members in exposition order; None: visiting order
         self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
         self.topics, self.partition = table.topics, table.partition
         self.leaf = (table.attribute, table.description)  # with the name, all a rule sees of a member
@@ -585,7 +586,9 @@ class _TableCache:
             if code >= 0 or code in (_REJECTED, _EMPTY):
                 by_code.setdefault(code, []).append(i)
         rank = table.rank.__getitem__
-        self.groups = [(code, array("I", sorted(members, key=rank))) for code, members in by_code.items() if code >= 0]
+        order = self.order
+        self.groups = [(code, array("I", sorted(members, key=rank) if order is None else order(code, table, members)))
+                       for code, members in by_code.items() if code >= 0]
         self.counted = [(code, members) for code, members in by_code.items() if code < 0]
         self.cached = len(self.codes) - self.codes.count(_UNSEEN)
 
@@ -617,7 +620,8 @@ class RuleEngine:
             for rule, blind, lits, (need, any_of) in zip(self.rules, self.blind, literals, self._prefilter.masks))
         self._lower_names = config.lowercase_output_name
         self._lower_labels = config.lowercase_output_label_names
-        self._infer_counters = config.infer_counter_type_from_name
+        # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
+        self._infer_counters = config.infer_counter_type_from_name and naming == "1.x"
         self._one_x = naming == "1.x"
         # MBean plans by (domain, keys): ObjectName's dataclass hash and equality run in Python,
         # a tuple's in C (and compare by identity when the JMX edge hands back the same objects).
@@ -735,7 +739,7 @@ class RuleEngine:
         key = (table.domain, table.keys)
         cache = self._tables.get(key)
         if cache is None or cache.topic is not table.topic:
-            cache = self._tables[key] = _TableCache(table, cache)
+            cache = self._tables[key] = _TableCache(table, cache, self._members_by_labels if self._one_x else None)
         present = table.present
         if not (cache.unseen and self._plan_table(table, cache)):
             self.stats.cache_hits += sum(present)
@@ -755,6 +759,29 @@ class RuleEngine:
             rest.append((table.rank[i], outcome.sample(scaled(value, outcome.fixed, outcome.factor)),
                          outcome.key, outcome.objectname))
         return [TableSeries(frozen, self._templates[code], positions) for code, positions in cache.groups]
+
+    def _members_by_labels(self, code: int, table: BeanTable, members: list[int]) -> list[int]:
+        """1.x: a template's members in client_java's order of their labels. Their label names
+        and fixed values are the template's, so the topic and partition slots, in the order of
+        the labels, decide; each distinct topic and partition text is keyed once."""
+        slots = [v for _, v in self._templates[code].labels if v is TOPIC or v is PARTITION]
+        topic_keys = [java_order(t) for t in table.topics]
+        partition_keys: dict[int, bytes] = {}
+        topic, partition = table.topic, table.partition
+
+        def part(i: int) -> bytes:
+            p = partition[i]
+            k = partition_keys.get(p)
+            if k is None:
+                k = partition_keys[p] = java_order(str(p))
+            return k
+
+        getters = [(lambda i: topic_keys[topic[i]]) if v is TOPIC else part for v in slots]
+        if not getters:
+            return members
+        if len(getters) == 1:
+            return sorted(members, key=getters[0])
+        return sorted(members, key=lambda i: tuple([g(i) for g in getters]))
 
     def _forget_templates(self) -> None:
         """Drop the templates no member uses any more (topics deleted, when a rule puts the topic
@@ -857,7 +884,7 @@ class RuleEngine:
             if found.__class__ is _Volatile:
                 found = self._run_volatile(found, value)
             return found, hit
-        key = (identity, value.__class__, value)
+        key = (identity, value.__class__, value, str(value) if value.__class__ is JavaNumber else None)
         if plan.constants is None:
             plan.constants = {}
         found = plan.constants.get(key)
@@ -968,7 +995,7 @@ class RuleEngine:
         if self._infer_counters and name.endswith("_total"):
             sample_type = "counter"
         if self._one_x:
-            name = openmetrics_name(name, sample_type)
+            name = openmetrics_base(name)  # the family's name; counter series get `_total` when written
             labels = tuple(sorted(labels))
         share = self._share
         labels = share(tuple([share((share(k), share(v))) for k, v in labels]))

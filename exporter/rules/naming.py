@@ -1,8 +1,8 @@
 """Metric and label names as jmx_exporter builds them, and the two duplicate policies.
 
 `safe_name` and `snake_case` reproduce jmx_exporter's `toSafeName`/`toSnakeAndLowerCase`
-character for character. `openmetrics_name` is the 1.x naming (client_java 1.x strips reserved
-suffixes and puts `_total` back on counters only). Names repeat across every poll, so the two
+character for character. `openmetrics_base` is the 1.x naming (client_java 1.x strips reserved
+suffixes; its writers put `_total` back on the series of counter families only). Names repeat across every poll, so the two
 string functions memoise their results.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from exporter.families import RejectedPoll
 from exporter.model import Sample
 
 NAMING_MODES = ("0.x", "1.x")
@@ -68,18 +69,38 @@ def snake_case(name: str) -> str:
     return out
 
 
-def openmetrics_name(name: str, sample_type: str) -> str:
-    """1.x naming: strip `_total`/`_created`/`_bucket`/`_info` (repeatedly, as client_java does),
-    then add `_total` back to counters only. A counter `x_count` -> `x_count_total`; a gauge
-    `x_total` -> `x`."""
-    stripped = True
-    while stripped:
-        stripped = False
+def openmetrics_base(name: str) -> str:
+    """The name jmx_exporter 1.x gives a sample's family (client_java's `sanitizeMetricName`):
+    reserved suffixes `_total`/`_created`/`_bucket`/`_info` stripped while one ends the name,
+    and a name that is nothing but one of them loses its `_` instead (`_total` -> `total`)."""
+    while True:
+        if name in _RESERVED_SUFFIXES:
+            return name[1:]
         for suffix in _RESERVED_SUFFIXES:
-            if name.endswith(suffix) and len(name) > len(suffix):
+            if name.endswith(suffix):
                 name = name[: -len(suffix)]
-                stripped = True
+                break
+        else:
+            return name
+
+
+def openmetrics_name(name: str, sample_type: str) -> str:
+    """1.x naming of a series: its family's name (`openmetrics_base`), with `_total` added back
+    for counters only. A counter `x_count` -> `x_count_total`; a gauge `x_total` -> `x`."""
+    name = openmetrics_base(name)
     return name + "_total" if sample_type == "counter" else name
+
+
+def java_order(text: str) -> bytes:
+    """A sort key giving Java's `String.compareTo` order (UTF-16 code units; Python compares code
+    points, which differs once a character beyond U+FFFF meets one from U+E000 to U+FFFF)."""
+    return text.encode("utf-16-be")
+
+
+def labels_order(labels: Sequence[tuple[str, str]]) -> tuple:
+    """client_java 1.x's `Labels.compareTo` as a sort key: the label names first, then the values,
+    each list compared item by item (a list that is a prefix of the other comes first)."""
+    return tuple([java_order(k) for k, _ in labels]), tuple([java_order(v) for _, v in labels])
 
 
 def series_key(name: str, labels: Sequence[tuple[str, str]]) -> str:
@@ -118,7 +139,8 @@ def add_objectname_on_collisions(entries: Sequence[tuple[Sample, str]]) -> list[
 
     `entries` pairs each sample with its ObjectName text (the match string up to the last ':',
     as jmx_exporter 1.x takes it). Labels are sorted by name, as client_java 1.x keeps them.
-    A label set that still collides after that (the same leaf twice) keeps its first sample.
+    A label set that still collides after that (two attributes alike once snake-cased, say) is
+    refused as client_java refuses it, and jmx_exporter 1.x then fails the scrape (HTTP 500).
     """
     by_name: dict[str, list[tuple[Sample, str]]] = {}
     for entry in entries:
@@ -133,7 +155,8 @@ def add_objectname_on_collisions(entries: Sequence[tuple[Sample, str]]) -> list[
         for s, objectname in group:
             labels = tuple(sorted(s.labels + ((OBJECTNAME_LABEL, objectname),)))
             if labels in seen:
-                continue
+                raise RejectedPoll(f"{s.name}{dict(labels)} twice: jmx_exporter 1.x fails such a scrape "
+                                   f"(HTTP 500, DuplicateLabelsException)")
             seen.add(labels)
             out.append(Sample(s.name, labels, s.value, s.type, s.help, s.timestamp_ms))
     return out

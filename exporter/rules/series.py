@@ -1,9 +1,12 @@
 """What one poll exposes: its series as metric families, in the order jmx_exporter writes them,
 with duplicates resolved as the naming mode says.
 
-A family is the series sharing a name, in the order the MBeans were visited; families come in
-the order their first series was visited; HELP is the first series' help; samples of different
-types make the family untyped (`exporter.families.of_samples`).
+A family is the series sharing a name; HELP is the first visited series' help; the type as
+`exporter.families.of_samples` says. In 0.x naming, a family's series come in the order the MBeans
+were visited, and families in the iteration order of the `HashMap` jmx_exporter 0.x collects them
+in, keyed by name and filled in visiting order (`order.hashmap_order`). In 1.x naming (client_java
+1.x), families are sorted by name and a family's series by their labels (`naming.labels_order`);
+a table family's members are kept in that order by the rule engine, once per member list.
 
 Duplicates (same name and labels) can only meet inside a family. A family made of one table
 part whose outcome's labels hold both the topic and the partition cannot have any (the members
@@ -14,9 +17,11 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from exporter.families import Family, TableSeries, of_samples, scaled
+from exporter.families import Family, RejectedPoll, TableSeries, of_samples, scaled
 from exporter.model import Sample
-from exporter.rules.naming import add_objectname_on_collisions, bean_text, first_of_each, series_key
+from exporter.rules.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
+                                   series_key)
+from exporter.rules.order import hashmap_order
 
 
 def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:
@@ -63,10 +68,74 @@ def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequen
             continue
         if one_x:
             kept = add_objectname_on_collisions([(s, objectname) for _, s, _, objectname in entries])
+            f = of_samples(kept, True)[0]  # HELP of the first visited, then client_java's order
+            f.parts[0].sort(key=_labels_key)
         else:
             kept, duplicates = first_of_each((key, s) for _, s, key, _ in entries)
             dropped += duplicates
-        f = of_samples(kept)[0]
+            f = of_samples(kept)[0]
         ordered.append((entries[0][0], f))
     ordered.sort(key=lambda x: x[0])
-    return [f for _, f in ordered], dropped
+    families = [f for _, f in ordered]
+    if one_x:
+        for f in families:
+            if f.type == "counter":
+                _check_counter(f)
+    return exposition_order(families, one_x), dropped
+
+
+def _check_counter(f: Family) -> None:
+    """client_java 1.x refuses a counter below zero, and jmx_exporter 1.x then fails the whole
+    scrape (HTTP 500): so does the poll."""
+    for part in f.parts:
+        if isinstance(part, TableSeries):
+            t, tpl = part.table, part.template
+            if tpl.fixed is not None:
+                low = scaled(0, tpl.fixed, tpl.factor) if any(t.present[i] for i in part.positions) else 0.0
+            elif not len(t.values) or (min(t.values) >= 0 if tpl.factor >= 0 else max(t.values) <= 0):
+                continue  # no member below zero, present or not (the usual case, tested in C)
+            else:
+                low = min([scaled(t.values[i], None, tpl.factor) for i in part.positions if t.present[i]] or [0.0])
+            if low < 0:
+                raise RejectedPoll(f"counter {f.name} has a negative value ({low}): jmx_exporter 1.x fails "
+                                   f"such a scrape (HTTP 500, 'counters cannot have a negative value')")
+        else:
+            for s in part:
+                if s.value < 0:
+                    labels = ",".join(f'{k}="{v}"' for k, v in s.labels)
+                    raise RejectedPoll(f"counter {f.name}{'{' + labels + '}' if labels else ''} has a negative "
+                                       f"value ({s.value}): "
+                                       f"jmx_exporter 1.x fails such a scrape (HTTP 500, 'counters cannot "
+                                       f"have a negative value')")
+
+
+def families_of(samples: Iterable[Sample], one_x: bool) -> list[Family]:
+    """One poll's samples (duplicates resolved, in visiting order, as `RuleEngine.samples` gives
+    them) as the families `assemble` makes of the same series: the reference path."""
+    families = of_samples(samples, one_x)
+    if one_x:
+        for f in families:
+            f.parts[0].sort(key=_labels_key)
+    return exposition_order(families, one_x)
+
+
+def exposition_order(families: list[Family], one_x: bool) -> list[Family]:
+    """Families (in the order their first series was visited) in the order jmx_exporter writes
+    them: in 0.x, its HashMap's (keyed by name, filled in visiting order); in 1.x sorted by name
+    (client_java sorts a scrape's families; a counter's name is its family name, without `_total`)."""
+    if one_x:
+        return sorted(families, key=lambda f: java_order(f.name))
+    return [families[i] for i in hashmap_order([f.name for f in families])]
+
+
+_labels_keys: dict[tuple, tuple] = {}
+
+
+def _labels_key(sample: Sample) -> tuple:
+    """`labels_order` of a sample's labels, remembered: the same label tuples come back every poll."""
+    key = _labels_keys.get(sample.labels)
+    if key is None:
+        if len(_labels_keys) >= 200_000:
+            _labels_keys.clear()
+        key = _labels_keys[sample.labels] = labels_order(sample.labels)
+    return key

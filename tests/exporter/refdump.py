@@ -136,5 +136,5 @@ def jmx_exporter_order(mbeans: list[MBean], capacity: int = 2048) -> list[MBean]
     """The captured broker's MBeans in the order jmx_exporter 0.17 scraped them (see
     exporter.rules.order). It queried ~1,100 names, so the table had 2,048 buckets."""
     ordered = order.jmx_exporter_order(mbeans, lambda m: m.name, total=capacity * 3 // 4)
-    assert order.hashset_table_size(capacity * 3 // 4) == capacity
+    assert order.hashmap_table_size(capacity * 3 // 4) == capacity
     return ordered

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from exporter.exposition import (OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, choose_content_type, go_double,
-                                 java_double, render, render_openmetrics, render_text)
+                                 iter_openmetrics_families, iter_text_families, java_double, java_float, render,
+                                 render_openmetrics, render_text)
+from exporter.families import of_samples
 from exporter.model import Sample
 
 
@@ -99,16 +101,20 @@ def test_counters_in_text_format():
     )
 
 
-def test_mixed_types_make_the_family_untyped_and_help_comes_from_the_first():
+def test_a_family_of_mixed_types_takes_the_first_samples_in_0x_and_is_untyped_in_1x():
+    # as jmx_exporter 0.20.0 and 1.6.0 print it (tests/real/test_examples_vs_jmx_exporter.py,
+    # test_samples_of_mixed_types_under_one_name)
     samples = [
         Sample("m", (("request", "Produce"),), 3.0, "untyped", "first"),
         Sample("m", (("request", "Produce"), ("quantile", "0.99")), 7.0, "gauge", "second"),
-        Sample("g", (), 1.0, "gauge", "g1"),
-        Sample("g", (("a", "b"),), 2.0, "counter", "g2"),
+        Sample("g", (), 1.0, "counter", "g1"),
+        Sample("g", (("a", "b"),), 2.0, "gauge", "g2"),
     ]
     text = render_text(samples).decode()
     assert "# HELP m first\n# TYPE m untyped\n" in text
-    assert "# HELP g g1\n# TYPE g untyped\n" in text
+    assert "# HELP g_total g1\n# TYPE g_total counter\ng 1.0\ng{a=\"b\",} 2.0\n" in text
+    one_x = "".join(iter_text_families(of_samples(samples, one_x=True), "1.x"))
+    assert "# HELP g g1\n# TYPE g untyped\ng 1.0\ng{a=\"b\"} 2.0\n" in one_x
 
 
 def test_escaping_of_label_values_and_help():
@@ -164,8 +170,8 @@ def test_openmetrics():
         "# TYPE kafka_cluster_Partition_Value unknown\n"
         "# HELP kafka_cluster_Partition_Value at min isr\n"
         'kafka_cluster_Partition_Value{name="AtMinIsr",topic="t",partition="0"} 1.0\n'
-        # Not a valid OpenMetrics counter without renaming its series: written as unknown.
-        "# TYPE x_count unknown\n"
+        # simpleclient 0.16 types it counter and writes the sample as it is named
+        "# TYPE x_count counter\n"
         "# HELP x_count a counter without _total\n"
         "x_count 4.0\n"
         "# EOF\n"
@@ -173,9 +179,10 @@ def test_openmetrics():
 
 
 def test_openmetrics_counter_whose_family_name_is_taken():
+    # jmx_exporter 0.20.0 writes both families under the one name
     samples = [Sample("x_total", (), 1.0, "counter", "c"), Sample("x", (), 2.0, "gauge", "g")]
     assert render_openmetrics(samples).decode() == (
-        "# TYPE x_total unknown\n# HELP x_total c\nx_total 1.0\n"
+        "# TYPE x counter\n# HELP x c\nx_total 1.0\n"
         "# TYPE x gauge\n# HELP x g\nx 2.0\n"
         "# EOF\n"
     )
@@ -252,3 +259,27 @@ def test_label_values_and_values_round_trip(rows):
             parsed.append((m.group(1), labels, float(m.group(3))))
         expected = sorted((n, tuple(l), v) for n, l, v in rows)
         assert sorted(parsed) == expected
+
+
+@pytest.mark.parametrize("value, text", [
+    # Float.toString of JDK 25 (jmx_exporter matches rules against it)
+    (0.1, "0.1"), (3.3e-5, "3.3E-5"), (1.0e10, "1.0E10"), (16777217.0, "1.6777216E7"), (1.5, "1.5"),
+    (1.401298464324817e-45, "1.4E-45"), (3.4028234663852886e38, "3.4028235E38"), (100.0, "100.0"),
+    (1.0e7, "1.0E7"), (9999999.0, "9999999.0"), (0.001, "0.001"), (-2.25, "-2.25"),
+])
+def test_java_float(value, text):
+    f32 = struct.unpack("<f", struct.pack("<f", value))[0]
+    assert java_float(f32) == text
+
+
+def test_1x_writers():
+    # as client_java 1.x prints them for jmx_exporter 1.6.0 (tests/real/test_examples_vs_jmx_exporter.py)
+    samples = [Sample("c", (("a:b", "1"), ("z", 'q"')), 2.0, "counter", ""),
+               Sample("g", (), 1.0, "gauge", "help\\ me")]
+    families = of_samples(samples, one_x=True)
+    assert "".join(iter_text_families(families, "1.x")) == (
+        '# TYPE c_total counter\nc_total{"a:b"="1",z="q\\""} 2.0\n'
+        "# HELP g help\\\\ me\n# TYPE g gauge\ng 1.0\n")
+    assert "".join(iter_openmetrics_families(families, naming="1.x")) == (
+        '# TYPE c counter\nc_total{"a:b"="1",z="q\\""} 2.0\n'
+        "# TYPE g gauge\n# HELP g help\\\\ me\ng 1.0\n# EOF\n")

@@ -4,6 +4,8 @@ and for rules built to hit the corners (duplicates across families, value-depend
 rejected values, labels that drop the partition)."""
 from __future__ import annotations
 
+from collections import Counter
+
 import random
 from array import array
 from pathlib import Path
@@ -11,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from exporter import exposition
+from exporter.families import RejectedPoll
 from exporter.model import Attribute, BeanTable, MBean, ObjectName
 from exporter.rules import RuleEngine, parse_config
 from exporter.rules.order import jmx_exporter_order
+from exporter.rules.series import families_of
 from exporter.snapshot import Snapshot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,11 +104,12 @@ def tables_of(members: list[tuple[str, int]]):
 
 
 def fill(rnd: random.Random, tables, others):
-    """One poll's values: some members absent, values from a small set (3 included)."""
+    """One poll's values: some members absent, values from a small set (3 included); offsets
+    (a counter in CORNERS) never below zero, as a 1.x poll with a negative counter is refused."""
     for t in tables:
         for i in range(len(t)):
             t.present[i] = rnd.random() > 0.1
-            v = rnd.choice([0, 1, 2, 3, 3, 1000, -1])
+            v = rnd.choice([0, 1, 2, 3, 3, 1000, 0 if t.keys[1][1] == "LogEndOffset" else -1])
             t.values[i] = v if t.integral else v / 4
     return [MBean(n, GAUGE, (Attribute("Value", rnd.choice([0, 5, 7]), "Attribute exposed for management",
                                        "java.lang.Object"),)) for n in others]
@@ -115,6 +120,11 @@ def reference(engine: RuleEngine, tables, rest, rank) -> list:
     mbeans = list(rest) + [mb for t in tables for mb in map(t.mbean, range(len(t))) if mb is not None]
     mbeans.sort(key=lambda mb: rank[mb.name])
     return engine.samples(mbeans)
+
+
+def rendered(samples, naming: str) -> Snapshot:
+    """The samples of the one-by-one path as families in the exposition's order."""
+    return Snapshot.render_families(families_of(samples, naming == "1.x"), 1.0, 0.0, naming=naming)
 
 
 RULES = {"strimzi": STRIMZI.read_text(), "health": HEALTH.read_text(), "none": "", "corners": CORNERS}
@@ -131,8 +141,8 @@ def test_tables_render_exactly_as_the_same_mbeans_one_by_one(rules, naming):
         rest.sort(key=lambda mb: rank[mb.name])
         expected = reference(one_by_one, tables, rest, rank)
         families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
-        got = Snapshot.render_families(families, 1.0, 0.0)
-        want = Snapshot.render(expected, 1.0, 0.0)
+        got = Snapshot.render_families(families, 1.0, 0.0, naming=naming)
+        want = rendered(expected, naming)
         assert got.bodies["text"].decode() == want.bodies["text"].decode()
         assert got.bodies["openmetrics"].decode() == want.bodies["openmetrics"].decode()
         assert got.series == len(expected)
@@ -180,12 +190,12 @@ def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     from exporter.rules.order import canonical_name, java_string_hash, visiting_ranks
 
     rnd = random.Random(11)
-    names = [ObjectName("kafka.cluster", (("type", "Partition"), ("name", rnd.choice(["A", "B", "C"])),
+    names = [ObjectName(rnd.choice(["kafka.cluster", "kafka.log"]), (("type", "Partition"), ("name", rnd.choice(["A", "B", "C"])),
                                           ("topic", f"t{rnd.randint(0, 300)}"), ("partition", str(rnd.randint(0, 40)))))
              for _ in range(3000)]
     names = list(dict.fromkeys(names))
     signed = [h - (1 << 32) if h >= 1 << 31 else h for h in (java_string_hash(canonical_name(n)) for n in names)]
-    ranks = visiting_ranks(signed, lambda i: canonical_name(names[i]))
+    ranks = visiting_ranks(signed, lambda i: canonical_name(names[i]), Counter(n.domain for n in names))
     by_rank = sorted(range(len(names)), key=ranks.__getitem__)
     assert [names[i] for i in by_rank] == jmx_exporter_order(names)
     assert sorted(ranks) == list(range(len(names)))
@@ -214,7 +224,7 @@ def test_a_names_refresh_runs_the_rules_only_for_new_members(rules):
         families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
         expected = reference(one_by_one, tables, rest, rank)
         got = Snapshot.render_families(families, 1.0, 0.0)
-        assert got.bodies["text"].decode() == Snapshot.render(expected, 1.0, 0.0).bodies["text"].decode()
+        assert got.bodies["text"].decode() == rendered(expected, "0.x").bodies["text"].decode()
         # the MBeans outside tables are the same three each poll (one planned on the first)
         assert by_tables.stats.cache_misses - misses == len(fresh) + (len(others) if not planned else 0)
         planned |= fresh
@@ -237,7 +247,39 @@ def test_templates_of_deleted_topics_are_forgotten():
         families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
         expected = reference(one_by_one, tables, rest, rank)
         got = Snapshot.render_families(families, 1.0, 0.0)
-        assert got.bodies["text"].decode() == Snapshot.render(expected, 1.0, 0.0).bodies["text"].decode()
+        assert got.bodies["text"].decode() == rendered(expected, "0.x").bodies["text"].decode()
         sizes.append(len(by_tables._templates))
     assert sizes[0] >= 60  # one kafka_log_end_<topic> per topic, at least
     assert max(sizes) < 2 * sizes[0] + 2
+
+
+@pytest.mark.parametrize("negative_member", [True, False])
+def test_a_negative_counter_refuses_the_1x_poll(negative_member):
+    # jmx_exporter 1.6.0 answers HTTP 500 ("counters cannot have a negative value"):
+    # tests/real/test_examples_vs_jmx_exporter.py, test_1x_fails_a_scrape_with_a_negative_counter
+    config = parse_config("""
+rules:
+  - pattern: kafka.log<type=Log, name=LogEndOffset, topic=(.+), partition=(.*)><>Value
+    name: kafka_log_end_offset
+    type: COUNTER
+    labels: {topic: "$1", partition: "$2"}
+  - pattern: kafka.server<type=(.+), name=(.+)><>Value
+    name: kafka_server_$1_$2
+    type: COUNTER
+""")
+    tables, others, rank = tables_of([("a", 0), ("a", 1), ("b", 0)])
+    for t in tables:
+        t.present[:] = bytearray([1]) * len(t)
+    offsets = next(t for t in tables if t.keys[1][1] == "LogEndOffset")
+    offsets.values[1] = -5 if negative_member else 5
+    rest = [MBean(n, GAUGE, (Attribute("Value", 1, "", "java.lang.Object"),)) for n in others]
+    for naming in ("0.x", "1.x"):
+        engine = RuleEngine(config, naming)
+        if naming == "1.x" and negative_member:
+            with pytest.raises(RejectedPoll, match="kafka_log_end_offset has a negative value"):
+                engine.series(rest, [rank[mb.name] for mb in rest], tables)
+        else:
+            assert engine.series(rest, [rank[mb.name] for mb in rest], tables)
+    rest[0] = MBean(others[0], GAUGE, (Attribute("Value", -1, "", "java.lang.Object"),))
+    with pytest.raises(RejectedPoll, match="has a negative value"):
+        RuleEngine(config, "1.x").series(rest, [rank[mb.name] for mb in rest], tables)
