@@ -88,3 +88,32 @@ def jmx_exporter():
         pid = exporter.process.pid if exporter.process else None
         exporter.stop()
         assert pid is None or not processes.pid_alive(pid)
+
+
+@pytest.fixture(scope="session")
+def random_beans():
+    """The MBeans of tests/real/RandomBeans.java for the seed the property test and the named
+    examples share (tests/real/test_property_vs_jmx_exporter.py)."""
+    from tests.real.random_beans import RandomBeans
+
+    with RandomBeans(RANDOM_BEANS_SEED) as beans:
+        yield beans
+
+
+@pytest.fixture(scope="session")
+def current_jmx_exporters():
+    """naming mode -> the real jmx_exporter release it reproduces, on a JDK 19+, one JVM each
+    serving a fresh collector per configuration file (tests/real/per_config_exporter.py)."""
+    from tests.real.per_config_exporter import PerConfigExporter, current_java
+
+    java = current_java()
+    started = {naming: PerConfigExporter(release, java).start() for naming, release in NAMING_ANCHORS.items()}
+    yield started
+    for exporter in started.values():
+        pid = exporter.process.pid if exporter.process else None
+        exporter.stop()
+        assert pid is None or not processes.pid_alive(pid)
+
+
+RANDOM_BEANS_SEED = 20251123
+NAMING_ANCHORS = {"0.x": "0.20.0", "1.x": "1.6.0"}
