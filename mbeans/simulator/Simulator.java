@@ -1348,7 +1348,8 @@ final class Node {
             switch (s.scope) {
                 case "broker":
                 case "topic":
-                    here = broker;
+                    // BrokerTopicStats' broker-wide meters: a real 4.1 dedicated KRaft controller has them too
+                    here = broker || (model.kraft && controller && s.type.equals("BrokerTopicMetrics"));
                     break;
                 case "controller":
                     here = controller;
@@ -1528,17 +1529,21 @@ final class Node {
      * meter for every partition a fetch reads, follower fetches included).
      */
     void serveFollower(Part p) throws Exception {
-        if (!servesFollowers) {
-            servesFollowers = true;
-            for (Inventory.Row r : model.inventory.rows) {
-                if (r.scope == 'L' && applies(r.roles)) register(staticBean(r, r.template));
-            }
-        }
+        servedFetch();
         if (topicMeters.containsKey(p.topic.name) && topicMeters.get(p.topic.name).containsKey("TotalFetchRequestsPerSec")) return;
         YMeter m = topicMeter(p.topic.name, "TotalFetchRequestsPerSec");
         if (m == null) return;
         m.mark(1);
         markOver("TotalFetchRequestsPerSec", 1, -1);
+    }
+
+    /** Another node fetched from this one (a follower, or a KRaft node reading the metadata log). */
+    void servedFetch() throws Exception {
+        if (servesFollowers) return;
+        servesFollowers = true;
+        for (Inventory.Row r : model.inventory.rows) {
+            if (r.scope == 'L' && applies(r.roles)) register(staticBean(r, r.template));
+        }
     }
 
     /**
@@ -2436,6 +2441,16 @@ final class Model {
                 }
             }
             n.syncFetchers(follows);
+        }
+        // KRaft: every other live node fetches the metadata log from the quorum leader
+        Node quorumLeader = kraft ? nodes.get(activeController) : null;
+        if (quorumLeader != null && quorumLeader.alive) {
+            for (Node n : nodes.values()) {
+                if (n != quorumLeader && n.alive) {
+                    quorumLeader.servedFetch();
+                    break;
+                }
+            }
         }
     }
 

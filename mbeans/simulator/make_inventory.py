@@ -27,7 +27,8 @@ Scopes say when a bean appears: `-` when the node starts; `T` per topic, on the 
 traffic; and for replication, which the single captured node never did (REPLICATION, as a real
 broker-only node of a three-broker cluster serves them): `L` once a follower has fetched from the
 node, `F` per leader the node fetches from (`{leader}`, `{leader_host}`, `{leader_port}`), `P` per
-partition it follows (`{leader}`, `{topic}`, `{partition}`); `F` and `P` beans go away with the
+partition it follows (`{leader}`, `{topic}`, `{partition}`) (`L` also on the KRaft quorum leader
+once another node fetches the metadata log from it); `F` and `P` beans go away with the
 fetch, as Kafka's idle fetcher threads and moved partitions take theirs.
 """
 from __future__ import annotations
@@ -50,6 +51,17 @@ CONTROLLER_REQUESTS = {
     "BrokerHeartbeat", "BrokerRegistration", "ControllerRegistration", "EndQuorumEpoch", "Envelope",
     "FetchSnapshot", "UpdateRaftVoter", "Vote",
 }
+# Request types a KRaft controller serves as well as a broker: a real 4.1.1 dedicated controller has
+# their RequestMetrics (brokers forward the admin requests among them to it).
+SHARED_REQUESTS = {
+    "AddPartitionsToTxnVerification", "AddRaftVoter", "AlterClientQuotas", "AlterConfigs",
+    "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions", "CreateAcls", "CreateDelegationToken",
+    "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteTopics", "DescribeAcls", "DescribeCluster",
+    "DescribeConfigs", "DescribeDelegationToken", "DescribeQuorum", "DescribeUserScramCredentials", "ElectLeaders",
+    "ExpireDelegationToken", "Fetch", "FetchConsumer", "FetchFollower", "IncrementalAlterConfigs",
+    "ListClientMetricsResources", "ListPartitionReassignments", "RemoveRaftVoter", "RenewDelegationToken",
+    "SaslAuthenticate", "SaslHandshake", "UnregisterBroker", "UpdateFeatures",
+}
 # KafkaController gauges and ControllerStats meters that exist only under KRaft.
 KRAFT_CONTROLLER_NAMES = {
     "ControlledShutdownBrokerCount", "EventQueueOperationsStartedCount", "EventQueueOperationsTimedOutCount",
@@ -62,6 +74,13 @@ KRAFT_CONTROLLER_NAMES = {
 KRAFT_TYPES = {
     "raft-metrics", "raft-channel-metrics", "MetadataLoader", "SnapshotEmitter", "broker-metadata-metrics",
     "BrokerMetadataListener", "heartbeat-metrics", "registration-metrics", "directory-assignments-metrics",
+}
+# Beans a real 4.1.1 dedicated controller serves too (it handles requests: the handler pool, the
+# client quota managers' delay queues, the ACL purgatory, BrokerTopicStats' broker-wide meters; and it
+# flushes its metadata log).
+NODE_WIDE_TYPES = {
+    ("kafka.log", "LogFlushStats"), ("kafka.server", "KafkaRequestHandlerPool"), ("kafka.server", "Fetch"),
+    ("kafka.server", "Produce"), ("kafka.server", "Request"), ("kafka.server", "ControllerMutation"),
 }
 # Beans every node has, broker or controller.
 COMMON_TYPES = {
@@ -88,7 +107,10 @@ def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
     kraft = "k" if type_ in KRAFT_TYPES else ""
     if (domain, type_) in COMMON_TYPES or type_ == "socket-server-metrics":
         return kraft
-    if type_ == "RequestMetrics" and k.get("request") in {"ApiVersions", "DescribeCluster", "DescribeQuorum"}:
+    if type_ == "RequestMetrics" and k.get("request") in SHARED_REQUESTS:
+        return ""
+    if (domain, type_) in NODE_WIDE_TYPES or (type_ == "BrokerTopicMetrics" and "topic" not in k) or \
+            (type_ == "DelayedOperationPurgatory" and k.get("delayedOperation") == "AlterAcls"):
         return ""
     return "b" + kraft
 
@@ -107,14 +129,15 @@ _METER_AT_ZERO = {"Count": "0", "MeanRate": "0.0", "OneMinuteRate": "0.0", "Five
                   "FifteenMinuteRate": "0.0"}
 _REQUESTS_METER = "kafka.server:type=BrokerTopicMetrics,name=TotalFetchRequestsPerSec"
 REPLICATION = [
-    # on a leader, from a follower's first fetch on (RequestChannel marks a follower's fetch under
-    # FetchFollower and Fetch, its errors under Fetch only; DelayedFetchMetrics registers both
-    # fetcher types at once; the LeaderReplication quota sensor records every follower fetch)
-    ("b", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Fetch,version=18",
+    # on a node another fetches from: a partition leader, or the KRaft quorum leader (the other
+    # nodes fetch the metadata log), from the first fetch on (RequestChannel marks a replica's fetch
+    # under FetchFollower and Fetch, its errors under Fetch only); on a partition leader also
+    # DelayedFetchMetrics (both fetcher types at once) and the LeaderReplication quota sensor
+    ("-", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Fetch,version=18",
      _REQUESTS_METER, _METER_AT_ZERO),
-    ("b", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=FetchFollower,version=18",
+    ("-", "L", "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=FetchFollower,version=18",
      _REQUESTS_METER, _METER_AT_ZERO),
-    ("b", "L", "kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,error=NONE",
+    ("-", "L", "kafka.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,error=NONE",
      _REQUESTS_METER, _METER_AT_ZERO),
     ("b", "L", "kafka.server:type=DelayedFetchMetrics,name=ExpiresPerSec,fetcherType=consumer",
      _REQUESTS_METER, _METER_AT_ZERO),
