@@ -54,6 +54,14 @@ class TableSeries:
                 return rank[i]
         return None
 
+    def lowest_rank(self) -> int | None:
+        """The visiting rank of the first present member visited (positions in any order)."""
+        t, positions = self.table, self.positions
+        if 0 not in t.present:  # the usual poll: every member there (a test in C)
+            return min(map(t.rank.__getitem__, positions)) if len(positions) else None
+        ranks = [t.rank[i] for i in positions if t.present[i]]
+        return min(ranks) if ranks else None
+
     def __len__(self) -> int:
         present = self.table.present
         if 0 not in present:  # the usual poll: every member there (a test in C)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from exporter.families import Family, RejectedPoll, TableSeries, of_samples, scaled
+from exporter.families import PARTITION, TOPIC, Family, RejectedPoll, TableSeries, of_samples, scaled
 from exporter.model import Sample
 from exporter.rules.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
                                    series_key)
@@ -59,6 +59,12 @@ def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequen
             if first is not None:
                 ordered.append((first, Family(name, ts.template.type, ts.template.help, [ts])))
             continue
+        if one_x and not entries and all(ts.template.injective for ts in table_parts):
+            merged = _tables_in_label_order(name, table_parts)
+            if merged is not None:
+                if merged[1] is not None:
+                    ordered.append(merged)
+                continue
         if table_parts:
             entries = list(entries)
             for ts in table_parts:
@@ -82,6 +88,34 @@ def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequen
             if f.type == "counter":
                 _check_counter(f)
     return exposition_order(families, one_x), dropped
+
+
+def _tables_in_label_order(name: str, parts: Sequence[TableSeries]) -> tuple[int, Family | None] | None:
+    """1.x: a family of several table parts (default naming's `kafka_cluster_Partition_Value`
+    with one part per `name=`) written part after part, without a Sample per member, when the
+    parts' fixed label names and values before the topic and partition slots already order them:
+    each part's members are in label order (the rule engine keeps them so), so the family is too,
+    and no two series can be alike. None when the parts could interleave; (0, None) when no
+    member is present."""
+    keyed = []
+    for ts in parts:
+        rank = ts.lowest_rank()
+        if rank is None:
+            continue
+        labels = ts.template.labels
+        slot = next(i for i, (_, v) in enumerate(labels) if v is TOPIC or v is PARTITION)
+        keyed.append((tuple([java_order(k) for k, _ in labels]), tuple([java_order(v) for _, v in labels[:slot]]),
+                      slot, rank, ts))
+    if not keyed:
+        return 0, None
+    keyed.sort(key=lambda k: k[:2])
+    for a, b in zip(keyed, keyed[1:]):
+        if a[0] == b[0] and a[1][:min(a[2], b[2])] == b[1][:min(a[2], b[2])]:
+            return None  # same label names and nothing fixed tells the parts apart
+    first = min(keyed, key=lambda k: k[3])
+    types = {k[4].template.type for k in keyed}
+    return first[3], Family(name, types.pop() if len(types) == 1 else "untyped", first[4].template.help,
+                            [k[4] for k in keyed])
 
 
 def _check_counter(f: Family) -> None:
