@@ -1580,17 +1580,33 @@ final class Node {
             }
             fetchers.put(leader, names);
         }
-        for (Map.Entry<Part, Integer> e : follows.entrySet()) {
-            Part p = e.getKey();
-            if (following.containsKey(p)) continue;
-            Following f = new Following(e.getValue());
-            for (Inventory.Row r : model.inventory.rows) {
-                if (server == null) break;
-                if (r.scope != 'P' || !applies(r.roles)) continue;
-                ObjectName on = new ObjectName(r.template.replace("{leader}", Integer.toString(f.leader))
-                        .replace("{topic}", p.topic.name).replace("{partition}", Integer.toString(p.index)));
-                register(new FetcherLagBean(this, p, r.shape, on));
-                f.names.add(on);
+        List<Part> added = new ArrayList<>();
+        for (Part p : follows.keySet()) if (!following.containsKey(p)) added.add(p);
+        List<Inventory.Row> rows = new ArrayList<>();
+        if (server != null) { // not served: only the bookkeeping
+            for (Inventory.Row r : model.inventory.rows) if (r.scope == 'P' && applies(r.roles)) rows.add(r);
+        }
+        // as registerPartitions: ObjectNames parsed in parallel for a big cluster, registered one by one
+        int per = rows.size();
+        ObjectName[] names = new ObjectName[added.size() * per];
+        java.util.stream.IntStream range = java.util.stream.IntStream.range(0, added.size());
+        (added.size() >= 1000 ? range.parallel() : range).forEach(k -> {
+            Part p = added.get(k);
+            for (int j = 0; j < per; j++) {
+                try {
+                    names[k * per + j] = new ObjectName(rows.get(j).template.replace("{leader}", Integer.toString(follows.get(p)))
+                            .replace("{topic}", p.topic.name).replace("{partition}", Integer.toString(p.index)));
+                } catch (MalformedObjectNameException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        });
+        for (int k = 0; k < added.size(); k++) {
+            Part p = added.get(k);
+            Following f = new Following(follows.get(p));
+            for (int j = 0; j < per; j++) {
+                register(new FetcherLagBean(this, p, rows.get(j).shape, names[k * per + j]));
+                f.names.add(names[k * per + j]);
             }
             following.put(p, f);
         }
