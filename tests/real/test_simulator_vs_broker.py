@@ -7,7 +7,7 @@ controlled shutdown:
 
     rf3-min2  RF 3, min.insync.replicas 2, one partition led by each broker  -> ISR 2: at min ISR
     rf2-min2  RF 2 on brokers 1 and 3, min.insync.replicas 2                 -> ISR 1: under min ISR
-    rf1-min2  RF 1 on broker 1, min.insync.replicas 2                        -> at min ISR (3.7+ caps it)
+    rf1-min2  RF 1 on broker 1, min.insync.replicas 2                        -> at min ISR (3.7+), under before
     rf1-on3   RF 1 on broker 3                                               -> offline
 
 The simulator gets the same cluster as `kafka-topics.sh --describe` printed it before the stop,
@@ -17,7 +17,8 @@ broker 1 and the controller with the controller over JMX: the topology the stop 
 ObjectNames, each MBean's class, attribute names and declared and runtime types, and the health
 values. Against 4.1 every kafka.* MBean is compared; against 2.4 the health catalog's
 (mbeans/catalog.py), because the simulator's other MBeans are a Kafka 4.1 capture that it serves
-for every version (a real 2.4 broker has about 100 of its own it lacks and lacks about 350 of them).
+for every version (a real 2.4 broker serves about 100 MBeans the simulator lacks, and lacks about 350
+the simulator serves).
 
 The real broker is right. Names that differ from run to run are normalised (NORMALISED); names
 that exist or not depending on which broker a client happened to pick are listed with the reason
