@@ -19,6 +19,7 @@ them. Everything is stopped by PID, also when a test fails (processes.spawn).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -76,6 +77,7 @@ RELEASES: dict[str, Release] = {r.name: r for r in (
             topics_via_zookeeper=True, reassign_via_zookeeper=True),
 )}
 
+TOOL_RUNS = Path(__file__).with_name("ToolRuns.java")
 CONTROLLER_ID = 100  # KRaft: the dedicated controller's node id, apart from the brokers' 1..n
 BROKER_HEAP = ("-Xms64m", "-Xmx384m")
 _STARTED = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)|"
@@ -84,6 +86,21 @@ _STARTED = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaSe
 
 class KafkaError(RuntimeError):
     pass
+
+
+def _tool_runs_classes() -> Path:
+    """ToolRuns.java compiled once into the programs cache (keyed by its source)."""
+    out = programs.cache_root() / f"tool-runs-{hashlib.sha256(TOOL_RUNS.read_bytes()).hexdigest()[:12]}"
+    if not (out / "ToolRuns.class").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=out.parent))
+        javac = str(Path(java()).resolve().parent / "javac")
+        subprocess.run([javac, "-d", str(tmp), str(TOOL_RUNS)], check=True, capture_output=True)
+        try:
+            tmp.rename(out)
+        except OSError:  # another process compiled it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def java() -> str:
@@ -235,13 +252,46 @@ class KafkaCluster:
 
     def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True) -> str:
         """Runs one of the release's command-line classes; returns its stdout."""
-        cmd = [java(), "-Xmx256m", *self._logging_flags(self.workdir / "tools.log"),
-               "-cp", f"{self.classpath}/*", main_class, *args]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = self.tool_process(main_class, *args, timeout=timeout)
         if check and proc.returncode != 0:
             raise KafkaError(f"{main_class.rsplit('.', 1)[-1]} {' '.join(args)} failed "
                              f"({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-2000:]}")
         return proc.stdout
+
+    def tool_process(self, main_class: str, *args: str, timeout: float = 120.0,
+                     extra_classpath: Path | None = None) -> subprocess.CompletedProcess:
+        """Runs one of the release's command-line classes (or a class of `extra_classpath`);
+        returns the finished process (exit code, stdout, stderr) whatever it exits with."""
+        cp = f"{extra_classpath}:{self.classpath}/*" if extra_classpath else f"{self.classpath}/*"
+        cmd = [java(), "-Xmx256m", *self._logging_flags(self.workdir / "tools.log"), "-cp", cp, main_class, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:
+        """Runs one of the release's command-line classes once per argument list, all in one JVM
+        (ToolRuns.java: one JVM start instead of several); returns each run's exit code and stdout."""
+        flat: list[str] = []
+        for i, args in enumerate(runs):
+            flat += (["--"] if i else []) + list(args)
+        proc = self.tool_process("ToolRuns", main_class, *flat, timeout=timeout,
+                                 extra_classpath=_tool_runs_classes())
+        parts = re.split(r"^@@run \d+\n", proc.stdout, flags=re.M)[1:]
+        if proc.returncode != 0 or len(parts) != len(runs):
+            raise KafkaError(f"ToolRuns {main_class.rsplit('.', 1)[-1]} failed ({proc.returncode}): "
+                             f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
+        results = []
+        for part in parts:
+            text, _, code = part.rpartition("@@exit ")
+            results.append((int(code.split()[0]), text))
+        return results
+
+    def topic_command_process(self, *args: str) -> subprocess.CompletedProcess:
+        """The release's TopicCommand with `args` and this cluster's --bootstrap-server or
+        --zookeeper, whatever it exits with."""
+        return self.tool_process(self.release.topic_command, *args, *self._topic_target())
+
+    def topic_target(self) -> list[str]:
+        """TopicCommand's connection arguments for this cluster (--bootstrap-server or --zookeeper)."""
+        return self._topic_target()
 
     def _topic_target(self) -> list[str]:
         if self.release.topics_via_zookeeper:

@@ -1,0 +1,72 @@
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs one Kafka command-line class several times in one JVM, as if run once per argument group:
+ * a JVM start (seconds on a busy machine) is paid once instead of once per run.
+ *
+ *   java -cp ...:kafka-libs/* ToolRuns kafka.admin.TopicCommand --describe ... -- --describe ... --under-replicated-partitions
+ *
+ * Groups are separated by "--". Before each run it prints "@@run N" and after it "@@exit CODE" on
+ * stdout, the stream the tools print to (Scala's Console.out is this same PrintStream, so lines
+ * stay in order). Kafka's tools end with org.apache.kafka.common.utils.Exit.exit (0.11 and later),
+ * which is made to throw here instead of ending the JVM; the tool's own code runs unchanged. The
+ * first exit of a run is its exit code (4.x calls Exit.exit inside a try whose catch exits again).
+ */
+public final class ToolRuns {
+    private static final class Exited extends RuntimeException {
+        Exited() {
+            super("exit (ToolRuns)", null, false, false);
+        }
+    }
+
+    private static Integer firstExit;
+
+    public static void main(String[] args) throws Exception {
+        Class<?> exit = Class.forName("org.apache.kafka.common.utils.Exit");
+        Class<?> procedure = Class.forName("org.apache.kafka.common.utils.Exit$Procedure");
+        Object thrower = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure},
+            (proxy, method, a) -> {
+                if (method.getName().equals("execute")) {
+                    if (firstExit == null) firstExit = (Integer) a[0];
+                    throw new Exited();
+                }
+                if (method.getName().equals("hashCode")) return System.identityHashCode(proxy);
+                if (method.getName().equals("equals")) return proxy == a[0];
+                return "ToolRuns.thrower";
+            });
+        exit.getMethod("setExitProcedure", procedure).invoke(null, thrower);
+        Method main = Class.forName(args[0]).getMethod("main", String[].class);
+
+        List<List<String>> groups = new ArrayList<>();
+        groups.add(new ArrayList<>());
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("--")) groups.add(new ArrayList<>());
+            else groups.get(groups.size() - 1).add(args[i]);
+        }
+        for (int i = 0; i < groups.size(); i++) {
+            System.out.println("@@run " + i);
+            firstExit = null;
+            int code = 0;
+            try {
+                main.invoke(null, (Object) groups.get(i).toArray(new String[0]));
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (!(cause instanceof Exited)) {
+                    cause.printStackTrace();  // as an uncaught exception would end a lone run
+                    code = 1;
+                }
+            }
+            if (firstExit != null) code = firstExit;
+            System.out.flush();
+            System.err.flush();
+            System.out.println("@@exit " + code);
+        }
+        System.out.flush();
+        // The tools' clients may leave non-daemon threads behind; a lone run would have exited.
+        Runtime.getRuntime().halt(0);
+    }
+}
