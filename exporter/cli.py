@@ -24,6 +24,11 @@ def _add_health(sub) -> None:
     p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
                    help="min.insync.replicas for topics whose describe header does not show one "
                         "(the broker default; default 1)")
+    p.add_argument("--live-brokers", metavar="IDS",
+                   help="the brokers registered when the input was taken (comma-separated), for "
+                        "states that do not say (describe output never does): a leader not among "
+                        "them counts as dead, as kafka-topics.sh and the controller count it "
+                        "(default: every leader is taken to be live)")
     p.set_defaults(func=_run_health)
 
 
@@ -33,7 +38,8 @@ def _run_health(args) -> int:
     if args.default_min_isr < 1:
         print("error: --default-min-isr must be at least 1", file=sys.stderr)
         return 2
-    return health_report.run(args.files, args.semantics, args.only, args.output, args.default_min_isr)
+    return health_report.run(args.files, args.semantics, args.only, args.output, args.default_min_isr,
+                             live_brokers=args.live_brokers)
 
 
 def _add_sidecar(sub) -> None:

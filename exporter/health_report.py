@@ -68,7 +68,7 @@ def _id_array(ids: Sequence[int]) -> str:
 def state_json_head(s: PartitionState) -> str:
     """`json.dumps(state_as_object(s))` without its closing brace, built directly: the encoder
     is the slowest step of `health` on describe input."""
-    head = None if s.live_brokers is not None else _json_up_to_partition(s)
+    head = _json_up_to_partition(s)
     if head is None:
         return json.dumps(state_as_object(s))[:-1]
     return head + _json_after_partition(s)
@@ -82,10 +82,11 @@ def _json_up_to_partition(s: PartitionState) -> str | None:
 
 
 def _json_after_partition(s: PartitionState) -> str:
-    """The fields after `partition` (no live_brokers), as state_json_head writes them."""
+    """The fields after `partition`, as state_json_head writes them."""
+    live = "" if s.live_brokers is None else f', "live_brokers": {_id_array(sorted(s.live_brokers))}'
     return (f', "leader": {"null" if s.leader is None else s.leader}, "replicas": {_id_array(s.replicas)}, '
             f'"isr": {_id_array(s.isr)}, "adding_replicas": {_id_array(s.adding_replicas)}, '
-            f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}')
+            f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}{live}')
 
 
 # A line that already holds one of the booleans (this command's own output, judged again) is
@@ -134,6 +135,9 @@ class Job:
     only: tuple[str, ...]
     output: str
     default_min_isr: int
+    # Brokers registered when the input was taken (--live-brokers): for the states that do not
+    # say (describe output never does), so a leader that is not among them counts as dead.
+    live_brokers: frozenset[int] | None = None
 
 
 @dataclass
@@ -151,6 +155,7 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
     batch starts (describe text carries min ISR from header to partition lines)."""
     profile = PROFILES[job.profile]
     only = job.only
+    live = job.live_brokers
     if jsonl_input:
         items = read_jsonl(lines, first_line_no)
     else:
@@ -179,6 +184,8 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
             rejected.append((item.line_no, item.reason))
             continue
         state = item.state
+        if live is not None and state.live_brokers is None:
+            state = state._replace(live_brokers=live)
         if jsonl_input:
             flags, line = verdict(state), None
         else:
@@ -262,14 +269,25 @@ def judge_lines(lines: Iterable[str], source: str, job: Job, out: IO[str], summa
         render_table(rows, out)
 
 
+def parse_live_brokers(text: str | None) -> frozenset[int] | None:
+    """'1,2,3' -> frozenset({1, 2, 3}); None or '' -> None (unknown)."""
+    if not text:
+        return None
+    try:
+        return frozenset(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise ValueError(f"--live-brokers: {text!r} is not a comma-separated list of broker ids") from None
+
+
 def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = None, output: str = "table",
-        default_min_isr: int = 1, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+        default_min_isr: int = 1, out: IO[str] | None = None, err: IO[str] | None = None,
+        live_brokers: str | None = None) -> int:
     """Exit 0 when every line was judged, 2 when any line was rejected or a file was unreadable.
     `out`/`err` default to sys.stdout/sys.stderr as they are when called (not when imported)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
-        job = Job(semantics, parse_only(only), output, default_min_isr)
+        job = Job(semantics, parse_only(only), output, default_min_isr, parse_live_brokers(live_brokers))
     except ValueError as e:
         err.write(f"error: {e}\n")
         return 2

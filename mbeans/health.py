@@ -39,7 +39,7 @@ class Counts(NamedTuple):
     gauges, or from Spark columns of an archive: each path builds these and nothing else."""
 
     has_leader: Any  # bool
-    leader_live: Any  # bool; True when liveness is unknown
+    leader_live: Any  # bool: a leader that is a live broker (has_leader when liveness is unknown)
     replicas: Any  # len(replicas): the FULL list, adding and removing replicas included
     adding: Any  # adding replicas that are in `replicas` (multiset count)
     reassigning: Any  # bool: adding or removing is non-empty
@@ -106,13 +106,17 @@ def effective_min_isr(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
 
 # --- the formulas -------------------------------------------------------------------------------
 
+# Broker-gauge formulas count a partition on its leader, so they need a LIVE leader: a leader that
+# is not a live broker (known only when `live_brokers` is) has no gauges, and the controller counts
+# the partition offline. With liveness unknown `leader_live` is `has_leader`.
+
 def urp_kip352(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return c.has_leader & (replication_factor(c, ops) - c.isr > 0)
+    return c.leader_live & (replication_factor(c, ops) - c.isr > 0)
 
 
 def urp_legacy(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
     # Before KIP-352 the adding replicas count, so a reassignment shows as under-replicated.
-    return c.has_leader & (c.isr < c.replicas)
+    return c.leader_live & (c.isr < c.replicas)
 
 
 def urp_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
@@ -120,19 +124,19 @@ def urp_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
 
 
 def under_min_isr_effective(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return c.has_leader & (c.isr < effective_min_isr(c, ops))
+    return c.leader_live & (c.isr < effective_min_isr(c, ops))
 
 
 def at_min_isr_effective(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return c.has_leader & (c.isr == effective_min_isr(c, ops))
+    return c.leader_live & (c.isr == effective_min_isr(c, ops))
 
 
 def under_min_isr_raw(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return c.has_leader & (c.isr < c.min_isr)
+    return c.leader_live & (c.isr < c.min_isr)
 
 
 def at_min_isr_raw(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return c.has_leader & (c.isr == c.min_isr)
+    return c.leader_live & (c.isr == c.min_isr)
 
 
 def under_min_isr_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
@@ -143,13 +147,13 @@ def at_min_isr_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
     return c.isr == c.min_isr
 
 
-def leaderless(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    """A broker gauge never sees such a partition; only the controller's OfflinePartitionsCount."""
-    return ops.not_(c.has_leader)
-
-
-def unavailable_topic_command(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
-    return ops.not_(c.has_leader) | ops.not_(c.leader_live)
+def no_live_leader(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """No leader, or one that is not a live broker. No broker gauge sees such a partition; the
+    controller's OfflinePartitionsCount counts it (ZooKeeper controllers: a leader not among the
+    live brokers, which happens when the controller dies as the last replica's leader and its
+    successor rewrites nothing). kafka-topics.sh --unavailable-partitions: `!hasLeader ||
+    !liveBrokers.contains(leader)`, the same."""
+    return ops.not_(c.leader_live)
 
 
 def replicas_count_kip352(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
@@ -181,20 +185,20 @@ class Profile:
 
 KAFKA_3_7 = Profile(
     "kafka-3.7", "broker gauges, Kafka 3.7 and later (effective min ISR)",
-    urp_kip352, under_min_isr_effective, at_min_isr_effective, leaderless, replicas_count_kip352,
+    urp_kip352, under_min_isr_effective, at_min_isr_effective, no_live_leader, replicas_count_kip352,
 )
 KAFKA_2_5 = Profile(
     "kafka-2.5", "broker gauges, Kafka 2.5 to 3.6 (KIP-352 URP, raw min ISR)",
-    urp_kip352, under_min_isr_raw, at_min_isr_raw, leaderless, replicas_count_kip352,
+    urp_kip352, under_min_isr_raw, at_min_isr_raw, no_live_leader, replicas_count_kip352,
 )
 LEGACY = Profile(
     "legacy", "broker gauges before 2.5 (reassignments count as under-replicated)",
-    urp_legacy, under_min_isr_raw, at_min_isr_raw, leaderless, replicas_count_legacy,
+    urp_legacy, under_min_isr_raw, at_min_isr_raw, no_live_leader, replicas_count_legacy,
 )
 TOPIC_COMMAND = Profile(
     "topic-command", "kafka-topics.sh 2.6+ --describe filters",
     urp_topic_command, under_min_isr_topic_command, at_min_isr_topic_command,
-    unavailable_topic_command, None,
+    no_live_leader, None,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_3_7, KAFKA_2_5, LEGACY, TOPIC_COMMAND)}

@@ -122,3 +122,41 @@ SAMPLES = {
     "2.8": (KAFKA_2_8, EXPECTED_2_8, FLAGS_2_8),
     "1.1-zookeeper": (KAFKA_1_1_ZOOKEEPER, EXPECTED_1_1, FLAGS_1_1),
 }
+
+
+# --- captured from real releases by tests/real/test_health_vs_brokers.py ----------------------------
+
+# Kafka 0.11.0.3, `kafka-topics.sh --zookeeper ZK --describe` (it reads ZooKeeper), three brokers:
+# broker 3 stopped, then broker 2, the active controller and the last live replica leading moving-0,
+# moving-1 and pairs-1. ZooKeeper still names broker 2 their leader: its successor (broker 1)
+# elects no one for them and rewrites nothing (KafkaController.onControllerFailover). At that
+# moment the real TopicCommand --unavailable-partitions listed REAL_0_11_UNAVAILABLE, the
+# controller's OfflinePartitionsCount read 4, and broker 1 (the only live broker) read
+# UnderReplicatedPartitions 10 and LeaderCount 11. (0.11 does not delete topics by default, so the
+# harness's probe topic stays.)
+REAL_0_11_DEAD_CONTROLLER = (
+    "Topic:__probe_b149c6ba\tPartitionCount:1\tReplicationFactor:3\tConfigs:\n"
+    "\tTopic: __probe_b149c6ba\tPartition: 0\tLeader: 1\tReplicas: 1,3,2\tIsr: 1\n"
+    "Topic:moving\tPartitionCount:2\tReplicationFactor:2\tConfigs:min.insync.replicas=2\n"
+    "\tTopic: moving\tPartition: 0\tLeader: 2\tReplicas: 2\tIsr: 2\n"
+    "\tTopic: moving\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n"
+    "Topic:orders\tPartitionCount:3\tReplicationFactor:3\tConfigs:min.insync.replicas=2\n"
+    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1\n"
+    "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 2,3,1\tIsr: 1\n"
+    "\tTopic: orders\tPartition: 2\tLeader: 1\tReplicas: 3,1,2\tIsr: 1\n"
+    "Topic:pairs\tPartitionCount:3\tReplicationFactor:2\tConfigs:min.insync.replicas=2\n"
+    "\tTopic: pairs\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\n"
+    "\tTopic: pairs\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n"
+    "\tTopic: pairs\tPartition: 2\tLeader: 1\tReplicas: 3,1\tIsr: 1\n"
+    "Topic:relaxed\tPartitionCount:3\tReplicationFactor:3\tConfigs:\n"
+    "\tTopic: relaxed\tPartition: 0\tLeader: 1\tReplicas: 2,3,1\tIsr: 1\n"
+    "\tTopic: relaxed\tPartition: 1\tLeader: 1\tReplicas: 3,1,2\tIsr: 1\n"
+    "\tTopic: relaxed\tPartition: 2\tLeader: 1\tReplicas: 1,2,3\tIsr: 1\n"
+    "Topic:single\tPartitionCount:2\tReplicationFactor:1\tConfigs:\n"
+    "\tTopic: single\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n"
+    "\tTopic: single\tPartition: 1\tLeader: -1\tReplicas: 3\tIsr: 3\n"
+    "Topic:strict\tPartitionCount:1\tReplicationFactor:2\tConfigs:min.insync.replicas=3\n"
+    "\tTopic: strict\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\n"
+)
+REAL_0_11_UNAVAILABLE = {("moving", 0), ("moving", 1), ("pairs", 1), ("single", 1)}
+REAL_0_11_LIVE_BROKERS = "1"

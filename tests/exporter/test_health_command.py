@@ -17,7 +17,9 @@ from hypothesis import given, settings, strategies as hs
 from exporter.cli import main
 from mbeans.health import PartitionState
 from mbeans.partition_states import Parsed, read_states
-from tests.exporter.describe_samples import FILTERED_4_1, SAMPLES
+from tests.exporter.describe_samples import (
+    FILTERED_4_1, REAL_0_11_DEAD_CONTROLLER, REAL_0_11_LIVE_BROKERS, REAL_0_11_UNAVAILABLE, SAMPLES,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FLAG_FIELDS = ("reassigning", "under_replicated", "under_min_isr", "at_min_isr", "unavailable")
@@ -95,7 +97,8 @@ JSONL = "\n".join([
     '"adding_replicas": [4], "removing_replicas": [], "min_isr": 2}',
     # RF 1, min ISR 2: at min under kafka-3.7 (effective min ISR), under min before
     '{"topic": "rf1", "partition": 0, "leader": 1, "replicas": [1], "isr": [1], "min_isr": 2}',
-    # a leader that is not live: only kafka-topics.sh calls it unavailable
+    # a leader that is not live: kafka-topics.sh and the controller call it unavailable, and no
+    # live broker's gauge sees it (a ZooKeeper controller that died as its leader, real 0.11)
     '{"topic": "dead", "partition": 0, "leader": 3, "replicas": [1, 2, 3], "isr": [1, 2, 3], '
     '"min_isr": 2, "live_brokers": [1, 2]}',
     # placeholders: URP until a broker replaces -1; min_isr defaults to 1; leader null
@@ -104,11 +107,11 @@ JSONL = "\n".join([
 ]) + "\n"
 JSONL_FLAGS = {
     "kafka-3.7": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "R", ("rf1", 0): "A",
-                  ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+                  ("dead", 0): "X", ("placeholder", 0): "U", ("nulls", 0): "X"},
     "kafka-2.5": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "R", ("rf1", 0): "B",
-                  ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+                  ("dead", 0): "X", ("placeholder", 0): "U", ("nulls", 0): "X"},
     "legacy": {("kip427", 1): "UA", ("kip427", 2): "X", ("kip352", 0): "RU", ("rf1", 0): "B",
-               ("dead", 0): "", ("placeholder", 0): "U", ("nulls", 0): "X"},
+               ("dead", 0): "X", ("placeholder", 0): "U", ("nulls", 0): "X"},
     # kip427-2: 3-1>0 URP, no leader: under min, 1 == 1 at min, unavailable.
     # nulls-0: 1-0>0 URP, under min, 0 != 1, unavailable.
     "topic-command": {("kip427", 1): "UA", ("kip427", 2): "UBAX", ("kip352", 0): "R", ("rf1", 0): "B",
@@ -226,15 +229,15 @@ def test_real_41_elr_line_is_listed_like_kafka_topics_did():
     ("under-replicated", {("kip427", 1), ("placeholder", 0)}),
     ("under-min-isr", set()),
     ("at-min-isr", {("kip427", 1), ("rf1", 0)}),
-    ("unavailable", {("kip427", 2), ("nulls", 0)}),
-    ("under-min-isr,unavailable", {("kip427", 2), ("nulls", 0)}),
-    ("at-min-isr,unavailable", {("kip427", 1), ("rf1", 0), ("kip427", 2), ("nulls", 0)}),
+    ("unavailable", {("kip427", 2), ("nulls", 0), ("dead", 0)}),
+    ("under-min-isr,unavailable", {("kip427", 2), ("nulls", 0), ("dead", 0)}),
+    ("at-min-isr,unavailable", {("kip427", 1), ("rf1", 0), ("kip427", 2), ("nulls", 0), ("dead", 0)}),
     ("under-replicated,at-min-isr", {("kip427", 1), ("placeholder", 0), ("rf1", 0)}),
     ("under-replicated,under-min-isr,at-min-isr,unavailable",
-     {("kip427", 1), ("placeholder", 0), ("rf1", 0), ("kip427", 2), ("nulls", 0)}),
+     {("kip427", 1), ("placeholder", 0), ("rf1", 0), ("kip427", 2), ("nulls", 0), ("dead", 0)}),
 ])
 def test_only_kinds_are_ored(only, expected, tmp_path):
-    # kafka-3.7 verdicts of JSONL_FLAGS; kip352-0 (reassigning only) and dead-0 never match.
+    # kafka-3.7 verdicts of JSONL_FLAGS; kip352-0 (reassigning only) never matches.
     p = cli(write(tmp_path, "in.jsonl", JSONL), "--output", "jsonl", "--only", only)
     assert (p.returncode, p.stderr) == (0, "")
     assert set(by_partition(p.stdout)) == expected
@@ -451,8 +454,49 @@ def test_main_in_process_with_capsys(capsys, tmp_path):
     path = write(tmp_path, "bad.jsonl", JSONL + "{nope\n")
     assert main(["health", path, "--output", "jsonl", "--only", "unavailable"]) == 2
     captured = capsys.readouterr()
-    assert set(by_partition(captured.out)) == {("kip427", 2), ("nulls", 0)}
+    assert set(by_partition(captured.out)) == {("kip427", 2), ("nulls", 0), ("dead", 0)}
     assert f"{path}:8: " in captured.err
+
+
+# --- --live-brokers: what saved describe output cannot say -----------------------------------------
+
+def test_real_0_11_describe_names_the_dead_controller_as_leader(tmp_path):
+    """Real Kafka 0.11 (describe_samples.REAL_0_11_DEAD_CONTROLLER): ZooKeeper keeps broker 2, the
+    controller that died as their last replica, as the leader of moving-0, moving-1 and pairs-1.
+    The real TopicCommand knew broker 2 was gone and listed them as unavailable; the text alone
+    cannot say it, so --live-brokers tells health which brokers were registered."""
+    path = write(tmp_path, "describe.txt", REAL_0_11_DEAD_CONTROLLER)
+    unknown = cli(path, "--semantics", "topic-command", "--output", "jsonl", "--only", "unavailable")
+    assert set(by_partition(unknown.stdout)) == {("single", 1)}  # every named leader taken as live
+    known = cli(path, "--semantics", "topic-command", "--output", "jsonl", "--only", "unavailable",
+                "--live-brokers", REAL_0_11_LIVE_BROKERS)
+    assert (known.returncode, known.stderr) == (0, "")
+    assert set(by_partition(known.stdout)) == REAL_0_11_UNAVAILABLE
+    # 0.11's broker gauges (legacy): the controller's OfflinePartitionsCount read 4, broker 1 read
+    # UnderReplicatedPartitions 10 and LeaderCount 11; dead broker 2 reports nothing.
+    legacy = by_partition(cli(path, "--semantics", "legacy", "--output", "jsonl",
+                              "--live-brokers", REAL_0_11_LIVE_BROKERS).stdout)
+    assert {k for k, v in legacy.items() if v["unavailable"]} == REAL_0_11_UNAVAILABLE
+    led_by_1 = [v for v in legacy.values() if v["leader"] == 1]
+    assert (len(led_by_1), sum(v["under_replicated"] for v in led_by_1)) == (11, 10)
+    assert not any(v["under_replicated"] or v["under_min_isr"] or v["at_min_isr"]
+                   for v in legacy.values() if v["leader"] == 2)
+    assert legacy[("moving", 0)]["live_brokers"] == [1]
+
+
+def test_live_brokers_fill_in_only_where_a_line_does_not_say(tmp_path):
+    # A JSON line's own live_brokers wins; the option serves the others.
+    text = ('{"topic": "a", "partition": 0, "leader": 3, "replicas": [3], "isr": [3]}\n'
+            '{"topic": "b", "partition": 0, "leader": 3, "replicas": [3], "isr": [3], "live_brokers": [3]}\n')
+    p = cli(write(tmp_path, "in.jsonl", text), "--output", "jsonl", "--live-brokers", "1,2")
+    got = by_partition(p.stdout)
+    assert (got[("a", 0)]["unavailable"], got[("b", 0)]["unavailable"]) == (True, False)
+
+
+def test_live_brokers_must_be_broker_ids(tmp_path):
+    p = cli(write(tmp_path, "in.jsonl", JSONL), "--live-brokers", "1,two")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == "error: --live-brokers: '1,two' is not a comma-separated list of broker ids\n"
 
 
 # --- big input: judged in batches, possibly on several processes ------------------------------------

@@ -80,21 +80,21 @@ def spec_flags(s: PartitionState, profile: str) -> dict[str, bool]:
     n = len(s.replicas)
     rf = n - _overlap(s.adding_replicas, s.replicas) if reassigning else n
     has_leader = s.leader is not None and s.leader != -1
+    # Broker gauges count a partition on its leader: a leader known not to be live counts nowhere.
+    live_leader = has_leader and (s.live_brokers is None or s.leader in s.live_brokers)
     isr = len(s.isr)
     eff_min = min(s.min_isr, n)
     if profile == "kafka-3.7":
-        f = (has_leader and rf - isr > 0, has_leader and isr < eff_min, has_leader and isr == eff_min,
-             not has_leader)
+        f = (live_leader and rf - isr > 0, live_leader and isr < eff_min, live_leader and isr == eff_min,
+             not live_leader)
     elif profile == "kafka-2.5":
-        f = (has_leader and rf - isr > 0, has_leader and isr < s.min_isr, has_leader and isr == s.min_isr,
-             not has_leader)
+        f = (live_leader and rf - isr > 0, live_leader and isr < s.min_isr, live_leader and isr == s.min_isr,
+             not live_leader)
     elif profile == "legacy":
-        f = (has_leader and isr < n, has_leader and isr < s.min_isr, has_leader and isr == s.min_isr,
-             not has_leader)
+        f = (live_leader and isr < n, live_leader and isr < s.min_isr, live_leader and isr == s.min_isr,
+             not live_leader)
     else:
-        live = s.live_brokers
-        f = (rf - isr > 0, (not has_leader) or isr < s.min_isr, isr == s.min_isr,
-             (not has_leader) or (live is not None and s.leader not in live))
+        f = (rf - isr > 0, (not has_leader) or isr < s.min_isr, isr == s.min_isr, not live_leader)
     return dict(zip(("under_replicated", "under_min_isr", "at_min_isr", "unavailable"), f),
                 reassigning=reassigning)
 
@@ -146,6 +146,10 @@ def _has_leader(s):
     return s.leader is not None and s.leader != -1
 
 
+def _live_leader(s):
+    return _has_leader(s) and (s.live_brokers is None or s.leader in s.live_brokers)
+
+
 @CHECK
 @given(any_state)
 def test_kafka_3_7_vs_2_5_differ_only_in_min_isr_flags_above_the_replica_count(s):
@@ -153,7 +157,7 @@ def test_kafka_3_7_vs_2_5_differ_only_in_min_isr_flags_above_the_replica_count(s
     assert (new.reassigning, new.under_replicated, new.unavailable) == \
         (old.reassigning, old.under_replicated, old.unavailable)
     n, isr, m = len(s.replicas), len(s.isr), s.min_isr
-    if not _has_leader(s) or m <= n:
+    if not _live_leader(s) or m <= n:
         assert new == old
         return
     # min_isr > len(replicas) with a leader: eff_min = n < m.
@@ -169,7 +173,7 @@ def test_kafka_2_5_vs_legacy_differ_only_in_urp_while_adding_replicas_are_listed
     overlap = _overlap(s.adding_replicas, s.replicas)
     n, isr = len(s.replicas), len(s.isr)
     differs = new.under_replicated != old.under_replicated
-    assert differs == (_has_leader(s) and overlap > 0 and n - overlap <= isr < n)
+    assert differs == (_live_leader(s) and overlap > 0 and n - overlap <= isr < n)
     if differs:
         assert old.under_replicated and not new.under_replicated
 
@@ -179,18 +183,18 @@ def test_kafka_2_5_vs_legacy_differ_only_in_urp_while_adding_replicas_are_listed
 def test_topic_command_vs_kafka_2_5_differ_only_for_leaderless_or_dead_leaders(s):
     tc, broker = judge(s, TOPIC_COMMAND), judge(s, KAFKA_2_5)
     assert tc.reassigning == broker.reassigning
-    if _has_leader(s):
+    assert tc.unavailable == broker.unavailable == (not _live_leader(s))
+    if _live_leader(s):
         assert (tc.under_replicated, tc.under_min_isr, tc.at_min_isr) == \
             (broker.under_replicated, broker.under_min_isr, broker.at_min_isr)
-        dead = s.live_brokers is not None and s.leader not in s.live_brokers
-        assert tc.unavailable == dead
-        assert not broker.unavailable
     else:
+        # No leader, or a dead one: no broker gauge sees it; kafka-topics.sh goes by the numbers
+        # (and lists it as under min ISR when it has no leader at all).
         rf = len(s.replicas) - (_overlap(s.adding_replicas, s.replicas))
         assert (broker.under_replicated, broker.under_min_isr, broker.at_min_isr) == (False, False, False)
-        assert broker.unavailable and tc.unavailable and tc.under_min_isr
         assert tc.under_replicated == (rf - len(s.isr) > 0)
         assert tc.at_min_isr == (len(s.isr) == s.min_isr)
+        assert tc.under_min_isr == (not _has_leader(s) or len(s.isr) < s.min_isr)
 
 
 @CHECK
@@ -234,7 +238,7 @@ def test_urp_rf_is_replicas_minus_adding(s):
     # In Kafka's own shapes adding replicas are a subset of replicas: rf = len - len(adding).
     rf = len(s.replicas) - len(s.adding_replicas)
     for profile in (KAFKA_3_7, KAFKA_2_5):
-        assert judge(s, profile).under_replicated == (_has_leader(s) and len(s.isr) < rf)
+        assert judge(s, profile).under_replicated == (_live_leader(s) and len(s.isr) < rf)
     assert judge(s, TOPIC_COMMAND).under_replicated == (len(s.isr) < rf)
 
 
@@ -245,8 +249,8 @@ def test_urp_rf_is_replicas_minus_adding(s):
 def test_effective_min_isr_counts_adding_replicas(s):
     eff = min(s.min_isr, len(s.replicas))  # the FULL list, adding included
     f = judge(s, KAFKA_3_7)
-    assert f.under_min_isr == (len(s.isr) < eff)
-    assert f.at_min_isr == (len(s.isr) == eff)
+    assert f.under_min_isr == (_live_leader(s) and len(s.isr) < eff)
+    assert f.at_min_isr == (_live_leader(s) and len(s.isr) == eff)
 
 
 # --- placeholders ---------------------------------------------------------------------------------
@@ -279,8 +283,9 @@ def test_a_placeholder_counts_like_any_missing_replica(s, fresh):
 def test_a_partition_with_placeholders_is_urp_while_it_has_a_leader(s):
     # Placeholders are never in the ISR, so the ISR is shorter than the list: URP (KIP in seeds/004).
     # legacy compares with the whole list, always; the KIP-352 rules unless a reassignment takes
-    # replicas out of rf.
-    assert judge(s, LEGACY).under_replicated
+    # replicas out of rf. (Broker gauges: while that leader is live.)
+    assert judge(s, LEGACY).under_replicated == _live_leader(s)
     if not s.adding_replicas:
-        for profile in (KAFKA_3_7, KAFKA_2_5, TOPIC_COMMAND):
-            assert judge(s, profile).under_replicated
+        assert judge(s, TOPIC_COMMAND).under_replicated
+        for profile in (KAFKA_3_7, KAFKA_2_5):
+            assert judge(s, profile).under_replicated == _live_leader(s)
