@@ -310,12 +310,17 @@ class Scenario:
         self.cluster.stop_broker(node)
 
     def controller(self) -> int:
-        """The ZooKeeper cluster's active controller (the broker whose ActiveControllerCount is 1)."""
-        after = time.time()
-        active = [n for n, s in self.sidecars.items()
-                  if read_gauges(s.wait_for_poll_after(after)).controller.get("ActiveControllerCount") == 1]
-        assert len(active) == 1, f"active controllers: {active}"
-        return active[0]
+        """The ZooKeeper cluster's active controller (the broker whose ActiveControllerCount is 1;
+        read again while an election leaves none or two)."""
+        deadline = time.monotonic() + 60
+        while True:
+            after = time.time()
+            active = [n for n, s in self.sidecars.items()
+                      if read_gauges(s.wait_for_poll_after(after)).controller.get("ActiveControllerCount") == 1]
+            if len(active) == 1:
+                return active[0]
+            assert time.monotonic() < deadline, f"brokers with ActiveControllerCount 1 for 60 s: {active}"
+            time.sleep(1.0)
 
     # -- the sidecars ------------------------------------------------------------------------
 
