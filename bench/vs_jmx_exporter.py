@@ -23,7 +23,8 @@ families (TYPE, HELP) and the same series (names and label sets, compared as set
 and the same values where jmx_exporter printed the same value before and after (a mismatch is read
 again once, as a real broker's histogram percentiles drift and come back); the first snapshot of
 `serve` must have the same families and series. Self metrics (`jmx_*`, `kafka_jmx_sidecar_*`,
-`process_*`) are left out. Any difference aborts the run with the differences (exit code 2).
+`process_*`) are left out. A configuration whose outputs differ is not timed further: its
+differences are printed, the other configurations are measured, and the exit code is 2.
 
 Targets at 10,000 partitions and more: Strimzi's rules at least 10x faster than jmx_exporter
 one-shot and 20x steady; the shipped health rules at least 50x one-shot and 100x steady. Smaller
@@ -260,6 +261,7 @@ class SelfReading:
     failures: float
     round_trips: float    # kafka_jmx_sidecar_rmi_round_trips of the last poll
     mbeans: float         # kafka_jmx_sidecar_mbeans_read of the last poll
+    phases: dict[str, float]  # poll_phase_seconds of the last poll: where its time went
 
 
 _GZIP_HEADER = b"\x1f\x8b\x08"
@@ -307,7 +309,9 @@ def read_self(port: int) -> SelfReading:
                        value(p + "poll_phase_seconds", '{phase="names"}'),
                        value(p + "poll_duration_seconds_count"), value(p + "poll_duration_seconds_sum"),
                        value(p + "polls_total", '{result="failure"}'), value(p + "rmi_round_trips"),
-                       value(p + "mbeans_read"))
+                       value(p + "mbeans_read"),
+                       {m.group(1): float(m.group(2)) for m in
+                        re.finditer(rf'(?m)^{p}poll_phase_seconds{{phase="(\w+)"}} (\S+)$', text)})
 
 
 @dataclass
@@ -321,6 +325,8 @@ class Steady:
     names_polls: int          # steady polls that re-listed the names (namesRefreshSeconds)
     round_trips: float        # RMI round trips of the last steady poll
     mbeans: float             # MBeans it covered
+    first_phases: dict[str, float]   # where the first poll's time went (empty: not seen alone)
+    phases: dict[str, float]         # and the last steady poll's
 
 
 def serve_steady(config: Path, polls: int, interval: float, timeout: float,
@@ -351,7 +357,7 @@ def serve_steady(config: Path, polls: int, interval: float, timeout: float,
         return Steady([r.duration + r.render for r in seen], [r.duration for r in seen], [r.render for r in seen],
                       mean, int(last.count - first.count), first_poll,
                       sum(1 for r in seen if r.names > 0.01),  # a poll that did not list takes microseconds
-                      last.round_trips, last.mbeans)
+                      last.round_trips, last.mbeans, r0.phases if r0.count == 1 else {}, seen[-1].phases)
     finally:
         serve.stop()
         shutil.rmtree(serve.log.parent, ignore_errors=True)
@@ -499,6 +505,10 @@ def fmt(values: list[float]) -> str:
     return f"{text} (n={len(values)})"
 
 
+def phases(seconds: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f} s" for k, v in seconds.items()) or "not seen"
+
+
 def report(results: list[Result]) -> bool:
     print("\nOne-shot: jmx_exporter = server start to the last byte of its first /metrics response; "
           "sidecar = the `scrape` process, start to exit.")
@@ -524,6 +534,7 @@ def report(results: list[Result]) -> bool:
               f"{f'; {s.names_polls} re-listed the names' if s.names_polls else ''}; {s.mbeans:,.0f} MBeans in "
               f"{s.round_trips:,.0f} RMI round trips; jmx_exporter's own {statistics.median(r.exporter_own):.2f} s"
               f"{f'; values read again {r.value_rereads}x' if r.value_rereads else ''}")
+        print(f"    phases of the first poll: {phases(s.first_phases)}; of the last steady poll: {phases(s.phases)}")
     print(f"\nTargets (judged at {JUDGED_FROM:,} partitions and more):")
     ok_all = True
     for r in results:
@@ -618,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     brokers += [(f"simulator, {n:,} partitions", lambda n=n: simulated_broker(n)) for n in sizes]
     results: list[Result] = []
     failed: list[str] = []  # what could not be measured, and why: reported, never dropped
+    differ: list[str] = []  # configurations whose outputs differ: not timed further
     workdir = Path(tempfile.mkdtemp(prefix="bench-vs-jmx_exporter-"))
     try:
         prepare_sidecar(workdir)
@@ -628,26 +640,24 @@ def main(argv: list[str] | None = None) -> int:
                         for release in releases:
                             try:
                                 results.append(measure(broker, r, release, args, workdir))
+                            except OutputsDiffer as e:
+                                differ.append(str(e))
+                                print(f"  OUTPUTS DIFFER, not timed further: {e}", flush=True)
                             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-                                if isinstance(e, OutputsDiffer):
-                                    raise
                                 failed.append(f"{broker.label}, {r} rules, jmx_exporter {release}: {e}")
                                 print(f"  NOT MEASURED: {e}", flush=True)
             except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-                if isinstance(e, OutputsDiffer):
-                    raise
                 failed.append(f"{label}: {e}")
                 print(f"\n{label}: NOT MEASURED: {e}", flush=True)
-    except OutputsDiffer as e:
-        print(f"\nOUTPUTS DIFFER, nothing more timed: {e}")
-        return 2
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     ok = report(results) if results else False
     for line in failed:
         print(f"NOT MEASURED: {line}")
+    for line in differ:
+        print(f"OUTPUTS DIFFER (not timed): {line}")
     print(f"\nmachine at the end: {setup.machine()}")
-    return 0 if ok and not failed else 1
+    return 2 if differ else 0 if ok and not failed else 1
 
 
 if __name__ == "__main__":
