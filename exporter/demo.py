@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import tempfile
 import threading
@@ -96,6 +97,8 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout) -> int
             # the first poll that started after the step shows it
             while collector.snapshot.taken_at < applied + POLL_SECONDS and not stop.is_set():
                 time.sleep(0.05)
+            if stop.is_set():  # interrupted: no poll shows this step
+                return
             shown = endpoint_values(url)
             want = expected_values(sim, 1, version)
             cells = []
@@ -110,16 +113,22 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout) -> int
                   + f" {int(shown.get(BYTES_OUT, 0)):>12,}", file=out, flush=True)
 
         print("(each cell: endpoint/recompute; '!' marks a disagreement)\n", file=out)
+        # Ctrl-C sets `stop` rather than raising KeyboardInterrupt: raised inside a py4j call to the
+        # simulator, the interrupt turns into py4j's own AttributeError (its connection cleanup)
+        interrupted = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: (interrupted.set(), stop.set()))
         try:
             scenario.run(sim, play, realtime=True, on_step=on_step, stop=stop.is_set)
-            print(f"\n{'all steps agree' if not mismatches else f'{mismatches} disagreement(s)'}; "
-                  f"{'Ctrl-C stops everything' if keep_serving else 'done'}", file=out, flush=True)
-            while keep_serving:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            print("\nstopping", file=out)
+            if not interrupted.is_set():
+                print(f"\n{'all steps agree' if not mismatches else f'{mismatches} disagreement(s)'}; "
+                      f"{'Ctrl-C stops everything' if keep_serving else 'done'}", file=out, flush=True)
+            while keep_serving and not stop.is_set():
+                stop.wait(1)
+            if interrupted.is_set():
+                print("\nstopping", file=out)
         finally:
+            signal.signal(signal.SIGINT, previous)
             stop.set()
             poller.join(10)
             server.stop()
-    return 0 if not mismatches else 1
+    return 0 if interrupted.is_set() or not mismatches else 1
