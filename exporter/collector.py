@@ -131,7 +131,7 @@ class Collector:
                  settings: SidecarSettings, config_path: str | None = None,
                  metrics: SelfMetrics | None = None, clock: Callable[[], float] = time.time,
                  freeze_gc: bool = False):
-        self.metrics = metrics or SelfMetrics()
+        self.metrics = metrics or SelfMetrics(settings.naming)
         self.settings = settings
         self.clock = clock
         self._source_factory = source_factory
@@ -259,7 +259,7 @@ class Collector:
             except Exception:  # diagnostics only: never fail a poll over them
                 log.debug("JVM memory not available", exc_info=True)
         stats = self._engine.stats
-        m.cached_beans.set(stats.cached_leaves)
+        m.cached_beans.set(stats.jmx_cached_beans)
         if stats.rejected_values > self._rejected_seen:
             m.rejected.inc(stats.rejected_values - self._rejected_seen)
         self._rejected_seen = stats.rejected_values
@@ -297,7 +297,13 @@ class Collector:
         self.last_error = message
 
     def run(self, stop: threading.Event) -> None:
-        """Poll every interval until `stop` is set."""
+        """Poll every interval until `stop` is set, the first time after the configuration's
+        `startDelaySeconds` (jmx_exporter's: a broker started beside the sidecar is not polled
+        while it starts; until then the sidecar is not ready and serves only its own metrics)."""
+        delay = self._watcher.config.start_delay_seconds
+        if delay:
+            log.info("first poll in %d s (startDelaySeconds)", delay)
+            stop.wait(delay)
         while not stop.is_set():
             started = time.monotonic()
             self.poll_once()

@@ -25,15 +25,16 @@ class MemberOutcome:
     """A rule outcome for table members, with the member's own topic and partition as slots in
     its label values: one object for all the members a rule names alike."""
 
-    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "injective", "objectname_attr")
+    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "injective", "objectname_attr", "rule")
 
     def __init__(self, name: str, labels: tuple, sample_type: str, help_text: str, fixed: float | None,
-                 factor: float, objectname_attr: str):
+                 factor: float, objectname_attr: str, rule: int = -1):
         self.name, self.labels, self.type, self.help = name, labels, sample_type, help_text
         self.fixed, self.factor = fixed, factor
         values = [v for _, v in labels]
         self.injective = TOPIC in values and PARTITION in values
         self.objectname_attr = objectname_attr  # the attribute as 1.x's `_objectname` label spells it
+        self.rule = rule  # the index of the rule that made it
 
     def member_labels(self, topic: str, partition: str) -> tuple[tuple[str, str], ...]:
         return tuple((k, topic if v is TOPIC else partition if v is PARTITION else v) for k, v in self.labels)

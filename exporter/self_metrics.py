@@ -2,6 +2,12 @@
 
 They change per request (snapshot age), so they are rendered per request; they are a few dozen
 lines, unlike the snapshot body.
+
+jmx_exporter's own families are written here as the release the naming mode follows writes them
+(checked against the real 0.20.0 and 1.x): 0.x through simpleclient 0.16, with a `_created` gauge
+beside each config-reload counter and the build info as a gauge; 1.x through client_java 1.x, with
+the build info an info metric (`jmx_exporter_build`, labels sorted, value `1`), the scrape
+duration with its unit, no `_created`, and the families sorted by name.
 """
 from __future__ import annotations
 
@@ -13,33 +19,111 @@ from prometheus_client.exposition import generate_latest as _text
 from prometheus_client.openmetrics.exposition import generate_latest as _openmetrics
 
 from exporter import __version__
+from exporter.exposition import java_double
 from exporter.snapshot import OPENMETRICS
 
-disable_created_metrics()  # jmx_exporter 0.x prints no `_created` series
+disable_created_metrics()  # the sidecar's own counters (jmx_exporter's are written below)
 
 _PREFIX = "kafka_jmx_sidecar_"
 _OM_EOF = b"# EOF\n"
 
 
-class SelfMetrics:
+class Value:
+    """One number of jmx_exporter's self metrics (`set`, `inc`)."""
+
+    __slots__ = ("value",)
+
     def __init__(self) -> None:
+        self.value = 0.0
+
+    def set(self, value: float) -> None:
+        self.value = float(value)
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+
+_DURATION_HELP = "Time this JMX scrape took, in seconds."
+_ERROR_HELP = "Non-zero if this scrape failed."
+_CACHED_HELP = "Number of beans with their matching rule cached"
+_RELOAD_HELP = {"success": "Number of times configuration have successfully been reloaded.",
+                "failure": "Number of times configuration have failed to be reloaded."}
+_BUILD_NAME = "kafka-jmx-sidecar"
+
+
+class JmxExporterMetrics:
+    """jmx_exporter's self metrics, in the words of the release `naming` follows."""
+
+    def __init__(self, naming: str = "0.x", clock=time.time) -> None:
+        self.one_x = naming == "1.x"
+        self.scrape_duration, self.scrape_error, self.cached_beans = Value(), Value(), Value()
+        self.reload_success, self.reload_failure = Value(), Value()
+        self.created = clock()  # when the reload counters were made (0.x prints it)
+
+    def render(self, openmetrics: bool) -> str:
+        return (self._one_x if self.one_x else self._zero_x)(openmetrics)
+
+    @staticmethod
+    def _family(name: str, kind: str, help_text: str, lines: list[str], openmetrics: bool,
+                unit: str | None = None) -> str:
+        if openmetrics:
+            head = [f"# TYPE {name} {kind}"] + ([f"# UNIT {name} {unit}"] if unit else []) + [f"# HELP {name} {help_text}"]
+        else:
+            head = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        return "\n".join(head + lines) + "\n"
+
+    def _zero_x(self, om: bool) -> str:
+        f, d = self._family, java_double
+        out = [f("jmx_scrape_duration_seconds", "gauge", _DURATION_HELP,
+                 [f"jmx_scrape_duration_seconds {d(self.scrape_duration.value)}"], om),
+               f("jmx_scrape_error", "gauge", _ERROR_HELP, [f"jmx_scrape_error {d(self.scrape_error.value)}"], om),
+               f("jmx_scrape_cached_beans", "gauge", _CACHED_HELP,
+                 [f"jmx_scrape_cached_beans {d(self.cached_beans.value)}"], om)]
+        created = d(float(int(self.created * 1000)) / 1000)  # simpleclient keeps milliseconds
+        for kind, counter in (("failure", self.reload_failure), ("success", self.reload_success)):
+            name = f"jmx_config_reload_{kind}"
+            if om:
+                out.append(f(name, "counter", _RELOAD_HELP[kind],
+                             [f"{name}_total {d(counter.value)}", f"{name}_created {created}"], om))
+            else:
+                out.append(f(f"{name}_total", "counter", _RELOAD_HELP[kind], [f"{name}_total {d(counter.value)}"], om))
+        if not om:  # the text format writes each `_created` as a gauge family of its own
+            for kind in ("failure", "success"):
+                name = f"jmx_config_reload_{kind}_created"
+                out.append(f(name, "gauge", _RELOAD_HELP[kind], [f"{name} {created}"], om))
+        labels = f'{{version="{__version__}",name="{_BUILD_NAME}"{"" if om else ","}}}'
+        out.append(f("jmx_exporter_build_info", "gauge",
+                     "A metric with a constant '1' value labeled with the version of the JMX exporter.",
+                     [f"jmx_exporter_build_info{labels} 1.0"], om))
+        return "".join(out)
+
+    def _one_x(self, om: bool) -> str:
+        f, d = self._family, java_double
+        out = []
+        for kind, counter in (("failure", self.reload_failure), ("success", self.reload_success)):
+            name = f"jmx_config_reload_{kind}"
+            out.append(f(name if om else f"{name}_total", "counter", _RELOAD_HELP[kind],
+                         [f"{name}_total {d(counter.value)}"], om))
+        build = f'jmx_exporter_build_info{{name="{_BUILD_NAME}",version="{__version__}"}} 1'
+        out.append(f("jmx_exporter_build" if om else "jmx_exporter_build_info", "info" if om else "gauge",
+                     "JMX Exporter build information", [build], om))
+        out.append(f("jmx_scrape_cached_beans", "gauge", _CACHED_HELP,
+                     [f"jmx_scrape_cached_beans {d(self.cached_beans.value)}"], om))
+        out.append(f("jmx_scrape_duration_seconds", "gauge", _DURATION_HELP,
+                     [f"jmx_scrape_duration_seconds {d(self.scrape_duration.value)}"], om, unit="seconds"))
+        out.append(f("jmx_scrape_error", "gauge", _ERROR_HELP, [f"jmx_scrape_error {d(self.scrape_error.value)}"], om))
+        return "".join(out)
+
+
+class SelfMetrics:
+    def __init__(self, naming: str = "0.x") -> None:
         r = self.registry = CollectorRegistry(auto_describe=True)
-        ProcessCollector(registry=r)  # process_resident_memory_bytes, ... as jmx_exporter's DefaultExports
+        ProcessCollector(registry=r)  # the sidecar process, as every Prometheus exporter shows itself
         # jmx_exporter's names and meanings
-        self.scrape_duration = Gauge("jmx_scrape_duration_seconds",
-                                     "Time this JMX scrape took, in seconds.", registry=r)
-        self.scrape_error = Gauge("jmx_scrape_error",
-                                  "Non-zero if this scrape failed.", registry=r)
-        self.cached_beans = Gauge("jmx_scrape_cached_beans",
-                                  "Number of beans with their matching rule cached", registry=r)
-        self.reload_success = Counter("jmx_config_reload_success",
-                                      "Number of times configuration have successfully been reloaded.", registry=r)
-        self.reload_failure = Counter("jmx_config_reload_failure",
-                                      "Number of times configuration have failed to be reloaded.", registry=r)
-        build = Gauge("jmx_exporter_build_info",
-                      "A metric with a constant '1' value labeled with the version of the JMX exporter.",
-                      ["version", "name"], registry=r)
-        build.labels(__version__, "kafka-jmx-sidecar").set(1)
+        self.jmx = JmxExporterMetrics(naming)
+        self.scrape_duration, self.scrape_error = self.jmx.scrape_duration, self.jmx.scrape_error
+        self.cached_beans = self.jmx.cached_beans
+        self.reload_success, self.reload_failure = self.jmx.reload_success, self.jmx.reload_failure
         # the sidecar's own
         self.poll_duration = Histogram(
             _PREFIX + "poll_duration_seconds", "Duration of complete broker polls.",
@@ -72,7 +156,8 @@ class SelfMetrics:
         now = time.time() if now is None else now
         self.snapshot_age.set(now - snapshot_taken_at if snapshot_taken_at else 0)
         self.stale.set(1 if stale else 0)
+        jmx = self.jmx.render(fmt == OPENMETRICS).encode()
         if fmt == OPENMETRICS:
             body = _openmetrics(self.registry)
-            return body[: -len(_OM_EOF)] if body.endswith(_OM_EOF) else body
-        return _text(self.registry)
+            return jmx + (body[: -len(_OM_EOF)] if body.endswith(_OM_EOF) else body)
+        return jmx + _text(self.registry)

@@ -448,12 +448,13 @@ _set_type, _set_help, _set_ts = Sample.type.__set__, Sample.help.__set__, Sample
 class Outcome:
     """What a matched rule made of a leaf: everything but the number, computed once."""
 
-    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "key", "objectname", "last")
+    __slots__ = ("name", "labels", "type", "help", "fixed", "factor", "key", "objectname", "last", "rule")
 
     def __init__(self, name: str, labels: tuple, sample_type: str, help_text: str,
-                 fixed: float | None, factor: float, objectname: str):
+                 fixed: float | None, factor: float, objectname: str, rule: int = -1):
         self.name, self.labels, self.type, self.help = name, labels, sample_type, help_text
         self.fixed, self.factor, self.objectname = fixed, factor, objectname
+        self.rule = rule  # the index of the rule that made it (-1: not known)
         self.key = series_key(name, labels)
         self.last: Sample | None = None
 
@@ -477,10 +478,11 @@ class Outcome:
 class Drop:
     """A leaf a rule matched and then threw away; `rejected` ones are counted as errors."""
 
-    __slots__ = ("reason", "rejected")
+    __slots__ = ("reason", "rejected", "rule")
 
-    def __init__(self, reason: str, rejected: bool):
+    def __init__(self, reason: str, rejected: bool, rule: int = -1):
         self.reason, self.rejected = reason, rejected
+        self.rule = rule  # the rule that dropped it, where that is kept (-1: not known)
 
 
 REJECTED_VALUE = Drop("value: did not parse as a number", True)
@@ -509,6 +511,7 @@ class EngineStats:
     empty_names: int = 0  # a `name:` that expanded to nothing
     duplicates: int = 0  # samples dropped because an earlier one had the same name and labels
     cached_leaves: int = 0  # leaves whose outcome is cached, after the last poll
+    jmx_cached_beans: int = 0  # jmx_exporter's jmx_scrape_cached_beans for the last poll
 
 
 class _BeanPlan:
@@ -618,6 +621,16 @@ class RuleEngine:
         self._table = tuple(
             (rule, blind, need, any_of, head_checks(lits), rule.attr_name_snake_case * 2 + rule.cache)
             for rule, blind, lits, (need, any_of) in zip(self.rules, self.blind, literals, self._prefilter.masks))
+        self._rule_index = {id(rule): i for i, rule in enumerate(self.rules)}
+        self._unsupported = [Drop(UNSUPPORTED.reason, False, i) for i in range(len(self.rules))]
+        # jmx_exporter's jmx_scrape_cached_beans counts (rule, leaf) pairs of its `cache: true`
+        # rules that a scrape looked up: per leaf, the cache rules up to the one that ended the
+        # rule search. _cache_rules_upto[i]: cache rules among the first i + 1.
+        upto, n = [], 0
+        for rule in self.rules:
+            n += bool(rule.cache)
+            upto.append(n)
+        self._cache_rules_upto = upto
         self._lower_names = config.lowercase_output_name
         self._lower_labels = config.lowercase_output_label_names
         # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
@@ -652,6 +665,7 @@ class RuleEngine:
         self._each(mbeans, lambda _index, outcome, sample: entry((outcome.key, sample)))
         out, duplicates = first_of_each(entries)
         self.stats.duplicates += duplicates
+        self.stats.jmx_cached_beans = self._jmx_cached_beans()
         return out
 
     def series(self, mbeans: Sequence[MBean], ranks: Sequence[int] | None = None,
@@ -678,7 +692,42 @@ class RuleEngine:
         families, duplicates = assemble(rest, parts, self._one_x)
         self.stats.duplicates += duplicates
         self.stats.cached_leaves = self._cached + sum(c.cached for c in self._tables.values())
+        self.stats.jmx_cached_beans = self._jmx_cached_beans()
         return families
+
+    def _jmx_cached_beans(self) -> int:
+        """jmx_exporter's count of (cache rule, leaf) lookups for the leaves of the last poll.
+        Exact for outcomes and strings dropped for want of `value:` (their rule is known) and for
+        leaves no rule matched (every rule was tried); a leaf whose `value:` or name came out
+        unusable, or a value-dependent one, is counted as if every rule had been tried
+        (jmx_exporter stops at the rule that dropped it)."""
+        upto = self._cache_rules_upto
+        every = upto[-1] if upto else 0
+        if not every:
+            return 0
+
+        def weight(found: Any) -> int:
+            if found.__class__ is _Volatile:
+                found = found.fallback
+            rule = getattr(found, "rule", -1)
+            return upto[rule] if rule >= 0 else every
+
+        total = 0
+        for plan in self._plans.values():
+            for found in plan.numeric.values():
+                total += weight(found)
+            if plan.nested:
+                total += sum(weight(found) for found in plan.nested.values())
+            if plan.constants:  # kept per value seen: count each leaf once, by its latest value
+                latest = {key[0]: found for key, found in plan.constants.items()}
+                total += sum(weight(found) for found in latest.values())
+        templates = self._templates
+        for cache in self._tables.values():
+            for code, members in cache.groups:
+                total += len(members) * weight(templates[code])
+            total += every * (sum(len(m) for _, m in cache.counted) + cache.codes.count(_DROPPED))
+            total += sum(weight(v) for v in cache.volatile.values())
+        return total
 
     def _each(self, mbeans: Iterable[MBean], emit: Callable[[int, Outcome, Sample], None]) -> None:
         """`emit(index of the MBean, outcome, sample)` for every sample of every MBean, in MBean
@@ -823,12 +872,12 @@ class RuleEngine:
                 labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
                                 for k, v in found.labels])
                 attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
-                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr)
+                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
                 code = templates.get(tkey)
                 if code is None:
                     code = templates[tkey] = len(self._templates)
                     self._templates.append(MemberOutcome(found.name, labels, found.type, found.help,
-                                                    found.fixed, found.factor, attr))
+                                                         found.fixed, found.factor, attr, found.rule))
                 codes[i] = code
         if not misses:
             return False
@@ -946,7 +995,8 @@ class RuleEngine:
             if result is None:
                 continue
             if result.__class__ is Outcome and result.fixed is None and isinstance(leaf.value, str):
-                return UNSUPPORTED  # matched, then dropped: only `value:` makes a string a number
+                # matched, then dropped: only `value:` makes a string a number
+                return self._unsupported[result.rule]
             return result
         return UNMATCHED
 
@@ -1001,7 +1051,8 @@ class RuleEngine:
         labels = share(tuple([share((share(k), share(v))) for k, v in labels]))
         # the ObjectName text only matters to 1.x's collision label
         objectname = text[:text.rfind(":")] if self._one_x else None
-        return Outcome(share(name), labels, sample_type, share(help_text), fixed, rule.value_factor, objectname)
+        return Outcome(share(name), labels, sample_type, share(help_text), fixed, rule.value_factor, objectname,
+                       self._rule_index[id(rule)])
 
     def _share(self, value: Any) -> Any:
         return self._shared.setdefault(value, value)

@@ -216,3 +216,30 @@ def test_a_gzip_response_is_built_once_per_second_and_state():
     length, pieces = c.response(OPENMETRICS, False)
     data = b"".join(pieces)
     assert len(data) == length and data.endswith(b"# EOF\n")
+
+
+def test_start_delay_seconds_holds_the_first_poll_back():
+    """jmx_exporter's startDelaySeconds: nothing is read from the broker before the delay is over,
+    and the sidecar is not ready until a poll after it."""
+    import threading
+
+    c, src = make([[gauge(URP, 3)]], config=parse_config("startDelaySeconds: 1\n"),
+                  settings=SidecarSettings(poll_interval_seconds=0.1))
+    reads = []
+    real = src.read
+    src.read = lambda: reads.append(time.monotonic()) or real()
+    stop = threading.Event()
+    started = time.monotonic()
+    t = threading.Thread(target=c.run, args=(stop,))
+    t.start()
+    try:
+        time.sleep(0.6)
+        assert not reads and not c.ready
+        deadline = time.monotonic() + 10
+        while not c.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert c.ready and reads[0] - started >= 1.0
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive()

@@ -8,6 +8,7 @@ taken before and after ours: those are the values a faithful copy must print too
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)( \S+)?$')
@@ -63,9 +64,28 @@ def unmoved(first: Exposition, second: Exposition) -> set[Key]:
     return {k for k, v in first.series.items() if second.series.get(k) == v}
 
 
+def displaced(ours: Exposition, theirs: Exposition) -> int:
+    """How many series would have to move for each family to list its series in `theirs`' order:
+    the series not on a longest common subsequence, family by family."""
+    position = {k: i for i, k in enumerate(theirs.order)}
+    by_family: dict[str, list[int]] = {}
+    for k in ours.order:
+        if k in position:
+            by_family.setdefault(k[0], []).append(position[k])
+    moved = 0
+    for seq in by_family.values():
+        tails: list[int] = []  # longest increasing subsequence, patience style
+        for x in seq:
+            i = bisect_left(tails, x)
+            tails[i:i + 1] = [x]
+        moved += len(seq) - len(tails)
+    return moved
+
+
 def differences(ours: Exposition, theirs: Exposition, stable: set[Key] | None = None,
-                check_order: bool = True) -> list[str]:
-    """Every way `ours` differs from `theirs`, one line each (empty: the same)."""
+                check_order: bool = True, displaced_allowed: int = 0) -> list[str]:
+    """Every way `ours` differs from `theirs`, one line each (empty: the same). `displaced_allowed`:
+    how many series may stand elsewhere within their family (see `displaced`)."""
     out: list[str] = []
     for name in sorted(set(theirs.families) | set(ours.families)):
         a, b = ours.families.get(name), theirs.families.get(name)
@@ -86,7 +106,10 @@ def differences(ours: Exposition, theirs: Exposition, stable: set[Key] | None = 
         if ours.family_order != theirs.family_order:
             out.append(f"family order differs: first at {_first_difference(ours.family_order, theirs.family_order)}")
         if ours.order != theirs.order:
-            out.append(f"series order differs: first at {_first_difference(ours.order, theirs.order)}")
+            moved = displaced(ours, theirs)
+            if moved > displaced_allowed:
+                out.append(f"series order differs ({moved} displaced within their families, "
+                           f"{displaced_allowed} allowed): first at {_first_difference(ours.order, theirs.order)}")
     return out
 
 
