@@ -696,21 +696,41 @@ class RuleEngine:
         return families
 
     def _jmx_cached_beans(self) -> int:
-        """jmx_exporter's count of (cache rule, leaf) lookups for the leaves of the last poll.
-        Exact for outcomes and strings dropped for want of `value:` (their rule is known) and for
-        leaves no rule matched (every rule was tried); a leaf whose `value:` or name came out
-        unusable, or a value-dependent one, is counted as if every rule had been tried
-        (jmx_exporter stops at the rule that dropped it)."""
+        """jmx_exporter's jmx_scrape_cached_beans after this poll (0 without `cache: true` rules).
+
+        0.x (0.20.0) counts the (cache rule, leaf) lookups of the scrape: per leaf, the cache rules
+        up to the one that ended the rule search. Exact for outcomes and for strings dropped for
+        want of `value:` (their rule is known) and for leaves no rule matched (every rule was
+        tried); a leaf whose `value:` or name came out unusable, or a value-dependent one, counts
+        as if every rule had been tried (jmx_exporter stops at the rule that dropped it).
+
+        1.x (1.6.0) caches per leaf what its rule search found when that was a cache rule's match
+        or no match at all, and counts the leaves it found in that cache: none on the first scrape,
+        then those leaves (a leaf new since the last poll is counted as found)."""
         upto = self._cache_rules_upto
         every = upto[-1] if upto else 0
         if not every:
             return 0
+        if self._one_x:
+            if self._poll <= 1:
+                return 0
+            cache_rule = [bool(r.cache) for r in self.rules]
 
-        def weight(found: Any) -> int:
-            if found.__class__ is _Volatile:
-                found = found.fallback
-            rule = getattr(found, "rule", -1)
-            return upto[rule] if rule >= 0 else every
+            def weight(found: Any) -> int:
+                if found.__class__ is _Volatile:
+                    found = found.fallback
+                if found is UNMATCHED:
+                    return 1
+                rule = getattr(found, "rule", -1)
+                return 1 if rule >= 0 and cache_rule[rule] else 0
+            all_rules = 1
+        else:
+            def weight(found: Any) -> int:
+                if found.__class__ is _Volatile:
+                    found = found.fallback
+                rule = getattr(found, "rule", -1)
+                return upto[rule] if rule >= 0 else every
+            all_rules = every
 
         total = 0
         for plan in self._plans.values():
@@ -725,7 +745,8 @@ class RuleEngine:
         for cache in self._tables.values():
             for code, members in cache.groups:
                 total += len(members) * weight(templates[code])
-            total += every * (sum(len(m) for _, m in cache.counted) + cache.codes.count(_DROPPED))
+            rejected = sum(len(m) for _, m in cache.counted)
+            total += (0 if self._one_x else every * rejected) + all_rules * cache.codes.count(_DROPPED)
             total += sum(weight(v) for v in cache.volatile.values())
         return total
 
