@@ -244,11 +244,13 @@ class JmxSource:
         return out
 
     def _tabulable(self, key: tuple[str, str, str]) -> bool:
-        """A family can be columns unless an attribute filter names one of its members."""
+        """A family can be columns unless an attribute filter names one of its members, or (1.x)
+        a metric customizer may add labels or metrics to them."""
         config = self.config
-        if config.include_object_name_attributes and self.settings.naming == "1.x":
-            return False
         domain, type_, name = key
+        if self.settings.naming == "1.x" and (
+                config.include_object_name_attributes or any(c.domain == domain for c in config.metric_customizers)):
+            return False
         return not any(d == domain and ("type", type_) in props and ("name", name) in props
                        for d, props in config.exclude_object_name_attributes)
 

@@ -23,6 +23,8 @@ import yaml
 
 from exporter.exposition import java_double
 from exporter.model import ObjectName
+from exporter.rules import customizers
+from exporter.rules.customizers import MetricCustomizer
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
@@ -33,10 +35,10 @@ _TOP_LEVEL = {
     "includeObjectNameAttributes", "excludeObjectNameAttributes", "autoExcludeObjectNameAttributes",
     "inferCounterTypeFromName", "rules", "sidecar",
     "httpServer",  # TLS and basic auth of /metrics: exporter/http_server_block.py
+    "metricCustomizers",  # jmx_exporter 1.x: exporter/rules/customizers.py
 }
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
 _NOT_SUPPORTED = {
-    "metricCustomizers": "metricCustomizers are not supported",
     "excludeJvmMetrics": "there is no JVM of our own to exclude",
     "openTelemetry": "OpenTelemetry export is not supported",
     "excludeBeanAttributeNames": "use excludeObjectNameAttributes",
@@ -402,6 +404,7 @@ class Config:
     exclude_object_name_attributes: Mapping[tuple, frozenset] = field(default_factory=dict)
     auto_exclude_object_name_attributes: bool = True
     infer_counter_type_from_name: bool = False
+    metric_customizers: tuple[MetricCustomizer, ...] = ()
     rules: tuple[Rule, ...] = (DEFAULT_RULE,)
     warnings: tuple[str, ...] = ()
     sidecar: Mapping[str, Any] = field(default_factory=dict)
@@ -588,6 +591,8 @@ class _Parser:
                           ("excludeObjectNameAttributes", "exclude_object_name_attributes")):
             if key in d:
                 kw[attr] = self._attribute_map(d, key)
+        if "metricCustomizers" in d:
+            kw["metric_customizers"] = customizers.parse(d["metricCustomizers"], self.error)
         if "rules" in d:
             kw["rules"] = self._rules(d["rules"])
         if "sidecar" in d:

@@ -37,7 +37,9 @@ try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.model import BeanTable, JavaNumber, MBean, Sample, Tabular
+from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample, Tabular
+from exporter.rules import customizers
+from exporter.rules.customizers import MetricCustomizer
 from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
 from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
@@ -635,6 +637,10 @@ class RuleEngine:
         self._lower_labels = config.lowercase_output_label_names
         # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
         self._infer_counters = config.infer_counter_type_from_name and naming == "1.x"
+        # so is metricCustomizers (exporter/rules/customizers.py)
+        self._customizers = config.metric_customizers if naming == "1.x" else ()
+        self._customizer_of: dict[tuple, Any] = {}  # (domain, keys) -> its customizer or None
+        self._labelled: dict[tuple, tuple] = {}  # (outcome id, added labels) -> (outcome, with them)
         self._one_x = naming == "1.x"
         # MBean plans by (domain, keys): ObjectName's dataclass hash and equality run in Python,
         # a tuple's in C (and compare by identity when the JMX edge hands back the same objects).
@@ -765,6 +771,13 @@ class RuleEngine:
             if plan.poll != poll:
                 plan.poll = poll
                 touched += 1
+            if self._customizers:
+                customizer = self._customizer(object_name)
+                if customizer is not None:
+                    h, m = self._customized(plan, mbean, index, customizer, emit)
+                    hits += h
+                    misses += m
+                    continue
             numeric = plan.numeric
             for attr in mbean.attributes:
                 value = attr.value
@@ -918,6 +931,51 @@ class RuleEngine:
         if found.__class__ is not Outcome:
             self._count_drop(found)
         return found, hit
+
+    # --- metricCustomizers (1.x)
+    def _customizer(self, name: ObjectName) -> MetricCustomizer | None:
+        key = (name.domain, name.keys)
+        if key not in self._customizer_of:
+            if len(self._customizer_of) > 100_000:
+                self._customizer_of.clear()
+            self._customizer_of[key] = customizers.first_for(self._customizers, name)
+        return self._customizer_of[key]
+
+    def _customized(self, plan: _BeanPlan, mbean: MBean, index: int, customizer: MetricCustomizer,
+                    emit) -> tuple[int, int]:
+        """A customized MBean: its extra metrics, then its attributes, each through the rules as
+        any attribute is, with the customizer's labels added to what comes out."""
+        lower = self._lower_labels
+        labels = customizers.label_pairs(customizer, mbean.attributes,
+                                         lambda a: safe_name(a).lower() if lower else safe_name(a), java_text)
+        if labels:
+            def labelled(i: int, outcome: Outcome, sample: Sample) -> None:
+                o = self._with_labels(outcome, labels)
+                emit(i, o, o.sample(sample.value))
+        else:
+            labelled = emit
+        hits = misses = 0
+        for attr in customizer.extra_metrics + mbean.attributes:
+            h, m = self._other_attribute(plan, mbean.name, attr, index, labelled)
+            hits += h
+            misses += m
+        return hits, misses
+
+    def _with_labels(self, outcome: Outcome, labels: tuple) -> Outcome:
+        key = (id(outcome), labels)
+        found = self._labelled.get(key)
+        if found is None or found[0] is not outcome:
+            if len(self._labelled) > 100_000:
+                self._labelled.clear()
+            rule = self.rules[outcome.rule] if outcome.rule >= 0 else None
+            # default naming puts them after the key-property labels, a rule before its own
+            pairs = outcome.labels + labels if rule is not None and rule.name is None else labels + outcome.labels
+            share = self._share
+            pairs = share(tuple([share((share(k), share(v))) for k, v in sorted(pairs)]))
+            found = self._labelled[key] = (outcome, Outcome(outcome.name, pairs, outcome.type, outcome.help,
+                                                            outcome.fixed, outcome.factor, outcome.objectname,
+                                                            outcome.rule))
+        return found[1]
 
     def _other_attribute(self, plan: _BeanPlan, object_name, attr, index: int, emit) -> tuple[int, int]:
         hits = misses = 0

@@ -354,3 +354,32 @@ def test_line_of_points_into_the_sidecar_section():
     assert config.line_of(("sidecar", "naming")) == 5
     assert config.line_of(("sidecar", "unknown")) == 3  # the nearest parent
     assert config.line_of(("rules", 0, "pattern")) == 2
+
+
+# --- metricCustomizers (jmx_exporter 1.x) -------------------------------------------------------
+
+def test_metric_customizers_load():
+    config = parse_config("metricCustomizers:\n"
+                          "  - mbeanFilter: {domain: kafka.server, properties: {type: app-info}}\n"
+                          "    attributesAsLabels: [Version]\n"
+                          "    extraMetrics:\n"
+                          "      - {name: up, value: true, description: answers}\n")
+    (c,) = config.metric_customizers
+    assert (c.domain, c.properties, c.attributes_as_labels) == ("kafka.server", (("type", "app-info"),), ("Version",))
+    assert [(m.name, m.value, m.description) for m in c.extra_metrics] == [("up", True, "answers")]
+    assert config.warnings == ()
+    assert c.applies_to(ObjectName.parse("kafka.server:type=app-info,id=1"))
+    assert not c.applies_to(ObjectName.parse("kafka.server:type=ReplicaManager,name=x"))
+
+
+@pytest.mark.parametrize("body, line, what", [
+    ("  - attributesAsLabels: [A]\n", 2, "no mbeanFilter"),
+    ("  - mbeanFilter: {properties: {type: x}}\n    attributesAsLabels: [A]\n", 2, "no domain"),
+    ("  - mbeanFilter: {domain: d}\n", 2, "neither attributesAsLabels nor extraMetrics"),
+    ("  - mbeanFilter: {domain: d}\n    extraMetrics:\n      - {value: 1}\n", 4, "no name"),
+    ("  - mbeanFilter: {domain: d}\n    extraMetrics:\n      - {name: x}\n", 4, "no value"),
+])
+def test_metric_customizers_are_refused_where_jmx_exporter_refuses_them(body, line, what):
+    e = error_of("metricCustomizers:\n" + body)
+    assert str(e).startswith(f"rules.yml:{line}: metricCustomizers[0]")
+    assert what in str(e)

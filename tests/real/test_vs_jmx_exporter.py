@@ -28,8 +28,39 @@ RULE_FILES = {
     "shipped": REPO / "rules" / "kafka-health.yml",
     "none": None,
 }
+# jmx_exporter 1.x's metricCustomizers (exporter/rules/customizers.py): labels from attribute
+# values and extra metrics, on MBeans read whole (app-info, a ReplicaManager gauge) and on the
+# per-partition gauges the sidecar otherwise reads as columns; with rules and with default naming.
+# 0.20.0 does not know the key (nor does the sidecar's 0.x naming); 1.0.1 predates it.
+CUSTOMIZERS = r"""lowercaseOutputLabelNames: true
+metricCustomizers:
+  - mbeanFilter: {domain: kafka.server, properties: {type: app-info}}
+    attributesAsLabels: [Version, CommitId, NoSuchAttribute]
+    extraMetrics:
+      - {name: broker_up, value: true, description: "the broker answers JMX"}
+  - mbeanFilter: {domain: kafka.server, properties: {type: ReplicaManager, name: PartitionCount}}
+    extraMetrics:
+      - {name: partition_budget, value: 4000}
+  - mbeanFilter: {domain: kafka.cluster, properties: {type: Partition, name: UnderReplicated}}
+    attributesAsLabels: [Value]
+    extraMetrics:
+      - {name: checked, value: 1.5, description: per partition}
+"""
+CUSTOMIZED_RULES = r"""rules:
+  - pattern: 'kafka.server<type=app-info, id=(\d+)><>(StartTimeMs|broker_up)'
+    name: kafka_app_info_$2
+    labels: {id: "$1"}
+  - pattern: 'kafka.server<type=ReplicaManager, name=(\w+)><>(Value|partition_budget)'
+    name: kafka_replicamanager_$1_$2
+  - pattern: 'kafka.cluster<type=Partition, name=(\w+), topic=(.+), partition=(\d+)><>(Value|checked)'
+    name: kafka_partition_$1_$4
+    labels: {topic: "$2", partition: "$3"}
+"""
+TEXTS = {"customizers": CUSTOMIZERS + CUSTOMIZED_RULES, "customizers-default": CUSTOMIZERS}
 # (our naming mode, the jmx_exporter release that defines it)
 ANCHORS = [("0.x", "0.20.0"), ("1.x", "1.6.0"), ("1.x", "1.0.1")]
+SCRAPES = [(rules, naming, release) for rules in [*RULE_FILES, *TEXTS] for naming, release in ANCHORS
+           if not (rules in TEXTS and release == "1.0.1")]
 # Self metrics: jmx_exporter's own (compared by family below), the sidecar's own, and the
 # sidecar process's (process_*, as every Prometheus exporter exposes of itself).
 SELF_PREFIXES = ("jmx_", "kafka_jmx_sidecar_", "process_")
@@ -43,6 +74,8 @@ OBSERVED_BY_THE_SCRAPER = {"java_lang_OperatingSystem_OpenFileDescriptorCount",
 def _rules(name: str) -> str:
     """The rule file's text; Confluent's asks jmx_exporter to wait 120 s before its first scrape,
     set to 0 for both sides here."""
+    if name in TEXTS:
+        return TEXTS[name]
     path = RULE_FILES[name]
     return re.sub(r"(?m)^startDelaySeconds: \d+$", "startDelaySeconds: 0", path.read_text(encoding="utf-8")) if path else ""
 
@@ -102,8 +135,7 @@ def configs(broker, tmp_path_factory):
 
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
-@pytest.mark.parametrize("naming,release", ANCHORS, ids=[f"{n}-vs-{r}" for n, r in ANCHORS])
-@pytest.mark.parametrize("rules", list(RULE_FILES))
+@pytest.mark.parametrize("rules,naming,release", SCRAPES, ids=[f"{r}-{n}-vs-{v}" for r, n, v in SCRAPES])
 def test_scrape_prints_what_jmx_exporter_prints(rules, naming, release, openmetrics, configs, jmx_exporter):
     theirs_config, ours_config = configs(rules, naming)
     exporter = jmx_exporter(release, theirs_config)
@@ -117,7 +149,10 @@ def test_scrape_prints_what_jmx_exporter_prints(rules, naming, release, openmetr
         shown = [f"{compare._show(k)}: ours {again.ours.series[k]} theirs {again.before.series[k]}"
                  for k in sorted(suspects)]
         assert not suspects, f"values that did not move differ from jmx_exporter {release}:\n" + "\n".join(shown)
-    assert len(first.before.series) > (5 if rules == "shipped" else 1000)
+    assert len(first.before.series) > (5 if rules in ("shipped", "customizers") else 1000)
+    if rules.startswith("customizers") and naming == "1.x":  # the customizers did something
+        assert 'version="4.1.1"' in first.before.text and "broker_up" in first.before.text
+        assert 'value="0"' in first.before.text
 
 
 def _self_families(text: str, prefix: str = "jmx_") -> dict:
