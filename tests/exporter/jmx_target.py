@@ -7,7 +7,6 @@ the process by its PID. Stdin commands change values and report the calls the ta
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import select
 import shutil
@@ -33,18 +32,9 @@ def java_home() -> Path:
 
 def compiled_classes() -> Path:
     """The directory holding JmxTarget.class, compiled once for this source text."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    out = _CACHE / f"target-{digest}"
-    if not (out / "JmxTarget.class").exists():
-        _CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=_CACHE))
-        subprocess.run([str(java_home() / "bin" / "javac"), "-d", str(tmp), str(SOURCE)], check=True,
-                       capture_output=True)
-        try:
-            tmp.rename(out)
-        except OSError:  # another process won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    from tests.real.processes import compiled
+
+    return compiled(SOURCE, _CACHE, javac=str(java_home() / "bin" / "javac"))
 
 
 def free_port() -> int:

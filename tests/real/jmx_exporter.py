@@ -10,7 +10,6 @@ standalone jar is not served here; see tests/real/programs/jmx_exporter-1.6.0/po
 """
 from __future__ import annotations
 
-import hashlib
 import shutil
 import ssl
 import subprocess
@@ -30,16 +29,7 @@ OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 def _harness_classes() -> Path:
     lib = programs.classpath("jmx_exporter-1.6.0")
-    out = lib / f"classes-{hashlib.sha256(HARNESS.read_bytes()).hexdigest()[:12]}"
-    if not (out / "JmxExporterStandalone.class").exists():
-        tmp = Path(tempfile.mkdtemp(dir=lib))
-        javac = str(Path(java()).resolve().parent / "javac")
-        subprocess.run([javac, "-cp", f"{lib}/*", "-d", str(tmp), str(HARNESS)], check=True, capture_output=True)
-        try:
-            tmp.rename(out)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return processes.compiled(HARNESS, lib, f"{lib}/*", javac=str(Path(java()).resolve().parent / "javac"))
 
 
 def command(release: str, listen: str, config: Path, jvm_options: tuple[str, ...] = ()) -> list[str]:

@@ -19,7 +19,6 @@ them. Everything is stopped by PID, also when a test fails (processes.spawn).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -90,17 +89,7 @@ class KafkaError(RuntimeError):
 
 def _tool_runs_classes() -> Path:
     """ToolRuns.java compiled once into the programs cache (keyed by its source)."""
-    out = programs.cache_root() / f"tool-runs-{hashlib.sha256(TOOL_RUNS.read_bytes()).hexdigest()[:12]}"
-    if not (out / "ToolRuns.class").exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=out.parent))
-        javac = str(Path(java()).resolve().parent / "javac")
-        subprocess.run([javac, "-d", str(tmp), str(TOOL_RUNS)], check=True, capture_output=True)
-        try:
-            tmp.rename(out)
-        except OSError:  # another process compiled it first
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return processes.compiled(TOOL_RUNS, programs.cache_root(), javac=str(Path(java()).resolve().parent / "javac"))
 
 
 def java() -> str:

@@ -15,7 +15,6 @@ JDK 19+ and the sidecar print as `-3.338828791294717E18`). `current_java()` find
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import select
@@ -71,16 +70,7 @@ def _classes(release: str) -> tuple[Path, str]:
     source = SOURCES[major]
     cp = _classpath(release)
     lib = programs.classpath(f"jmx_exporter-{release}")
-    out = lib / f"per-config-{hashlib.sha256(source.read_bytes()).hexdigest()[:12]}"
-    if not (out / f"{source.stem}.class").exists():
-        tmp = Path(tempfile.mkdtemp(dir=lib))
-        javac = str(Path(java()).resolve().parent / "javac")
-        subprocess.run([javac, "-encoding", "UTF-8", "-cp", cp, "-d", str(tmp), str(source)], check=True,
-                       capture_output=True)
-        try:
-            tmp.rename(out)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
+    out = processes.compiled(source, lib, cp, javac=str(Path(java()).resolve().parent / "javac"))
     return out, source.stem
 
 

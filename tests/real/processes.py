@@ -105,3 +105,27 @@ def log_has(log: Path, needle, offset: int = 0) -> bool:
             return needle.search(f.read().decode("utf-8", "replace")) is not None
     except OSError:
         return False
+
+
+def compiled(source: Path, into: Path, classpath: str = "", javac: str | None = None) -> Path:
+    """The directory of `source`'s classes, compiled once per source text (and class path) into a
+    directory under `into`, which is written aside and renamed into place (a half-finished compile
+    is never taken, and two processes compiling at once both end with the same classes)."""
+    import hashlib
+    import shutil
+    import subprocess
+    import tempfile
+
+    digest = hashlib.sha256(source.read_bytes() + classpath.encode()).hexdigest()[:12]
+    out = into / f"{source.stem}-{digest}"
+    if not (out / f"{source.stem}.class").exists():
+        into.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=into))
+        javac = javac or shutil.which("javac") or "javac"
+        cmd = [javac, "-encoding", "UTF-8", *(["-cp", classpath] if classpath else []), "-d", str(tmp), str(source)]
+        subprocess.run(cmd, check=True, capture_output=True)
+        try:
+            tmp.rename(out)
+        except OSError:  # another process compiled it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out

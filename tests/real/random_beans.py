@@ -9,8 +9,6 @@ free loopback port with remote JMX (no authentication, no SSL) and stopped by it
 """
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -24,18 +22,7 @@ _CACHE = Path(tempfile.gettempdir()) / "kafka-jmx-sidecar-tests"
 
 
 def compiled_classes() -> Path:
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    out = _CACHE / f"random-beans-{digest}"
-    if not (out / "RandomBeans.class").exists():
-        _CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=_CACHE))
-        javac = str(Path(java()).resolve().parent / "javac")
-        subprocess.run([javac, "-encoding", "UTF-8", "-d", str(tmp), str(SOURCE)], check=True, capture_output=True)
-        try:
-            tmp.rename(out)
-        except OSError:  # another process won the race
-            shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return processes.compiled(SOURCE, _CACHE, javac=str(Path(java()).resolve().parent / "javac"))
 
 
 class RandomBeans:
