@@ -522,7 +522,7 @@ def report(results: list[Result]) -> bool:
     for r in results:
         print(f"{r.broker.label:<36} {r.rules:<8} {r.release:<8} {r.series:>9,} | {fmt(r.exporter_one_shot):>24} "
               f"{fmt(r.sidecar_one_shot):>16} {r.ratio('one-shot'):>6.1f}x | {fmt(r.exporter_steady):>22} "
-              f"{fmt(r.steady.polls):>16} {r.ratio('steady'):>6.0f}x")
+              f"{fmt(r.steady.polls):>16} {r.ratio('steady'):>6.1f}x")
     print("\nSidecar steady polls in detail (median): the poll (JMX read + rules) and the render; "
           "the histogram's mean over the window; jmx_exporter's own jmx_scrape_duration_seconds in its steady "
           "responses (1.x prints the previous scrape's):")
@@ -535,6 +535,9 @@ def report(results: list[Result]) -> bool:
               f"{s.round_trips:,.0f} RMI round trips; jmx_exporter's own {statistics.median(r.exporter_own):.2f} s"
               f"{f'; values read again {r.value_rereads}x' if r.value_rereads else ''}")
         print(f"    phases of the first poll: {phases(s.first_phases)}; of the last steady poll: {phases(s.phases)}")
+    print(f"\nOutputs: in the {len(results)} configuration(s) above, `scrape` and `serve` printed the families and "
+          f"series jmx_exporter printed (0.x naming against 0.20.0, 1.x against 1.x), values alike where they did "
+          f"not move")
     print(f"\nTargets (judged at {JUDGED_FROM:,} partitions and more):")
     ok_all = True
     for r in results:

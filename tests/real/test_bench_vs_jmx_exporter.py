@@ -80,6 +80,7 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size():
     checked = re.search(r"outputs the same: ([\d,]+) families, ([\d,]+) series", out)
     assert checked and int(checked.group(2).replace(",", "")) > 200, out
     assert "snapshot the same as jmx_exporter's" in out
+    assert "Outputs: in the 1 configuration(s) above, `scrape` and `serve` printed the families and series" in out
     # the table row: series, both ways' medians and ratios
     row = re.search(r"^simulator, 200 partitions\s+health\s+0\.20\.0\s+([\d,]+) \|(.*)\|(.*)$", out, re.M)
     assert row, out
