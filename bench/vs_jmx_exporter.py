@@ -114,9 +114,9 @@ def real_broker(partitions: int):
     topics of REAL_TOPIC_PARTITIONS."""
     from tests.real import kafka
 
-    saved = kafka.BROKER_HEAP
-    kafka.BROKER_HEAP = REAL_BROKER_HEAP  # the harness's test heap (384 MiB) is for small clusters
-    cluster = kafka.KafkaCluster("4.1", brokers=1, broker_config=REAL_BROKER_CONFIG, start_timeout=300)
+    # the harness's test heap (384 MiB) is for small clusters
+    cluster = kafka.KafkaCluster("4.1", brokers=1, broker_config=REAL_BROKER_CONFIG, start_timeout=300,
+                                 heap=REAL_BROKER_HEAP)
     try:
         t0 = time.monotonic()
         cluster.start()
@@ -129,7 +129,6 @@ def real_broker(partitions: int):
                      cluster.jmx_host_port(1))
         print(f"real broker at the end: {_process_resources(pid)}", flush=True)
     finally:
-        kafka.BROKER_HEAP = saved
         cluster.remove()
 
 

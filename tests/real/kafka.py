@@ -134,7 +134,8 @@ class JmxAccess:
 
 class KafkaCluster:
     def __init__(self, release: str, brokers: int = 1, jmx: str = "plain", workdir: Path | None = None,
-                 broker_config: dict[str, str] | None = None, start_timeout: float = 120.0):
+                 broker_config: dict[str, str] | None = None, start_timeout: float = 120.0,
+                 heap: tuple[str, ...] = BROKER_HEAP):
         if release not in RELEASES:
             raise KafkaError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASES)}")
         if not 1 <= brokers <= 3:
@@ -147,6 +148,7 @@ class KafkaCluster:
         self.jmx = JmxAccess(secure=jmx == "secure")
         self.broker_config = dict(broker_config or {})
         self.start_timeout = start_timeout
+        self.heap = heap  # the brokers' JVM heap options (a few thousand partitions need more)
         self.brokers: dict[int, Node] = {
             i: Node(i, processes.free_port(), processes.free_port(), self.workdir / f"broker-{i}",
                     controller_port=0) for i in range(1, brokers + 1)}
@@ -306,7 +308,11 @@ class KafkaCluster:
         self.wait_for(lambda: self._leaders_known(name, count), f"topic {name} with leaders", 60)
 
     def _leaders_known(self, topic: str, partitions: int) -> bool:
-        lines = [l for l in self.describe(topic).splitlines() if re.search(r"\bPartition:\s*\d", l)]
+        try:
+            text = self.describe(topic)
+        except KafkaError:  # a topic just created may not be in the metadata the tool asks yet
+            return False
+        lines = [l for l in text.splitlines() if re.search(r"\bPartition:\s*\d", l)]
         return len(lines) == partitions and all(not re.search(r"Leader:\s*(-1|none)", l) for l in lines)
 
     def describe(self, topic: str | None = None, *filters: str) -> str:
@@ -455,7 +461,7 @@ class KafkaCluster:
             props = self._properties(node)
         node.log_offset = node.log.stat().st_size if node.log.exists() else 0
         node.process = processes.spawn(
-            [java(), *BROKER_HEAP, "-XX:+UseSerialGC", *self._logging_flags(node.log), *self._jmx_flags(node),
+            [java(), *self.heap, "-XX:+UseSerialGC", *self._logging_flags(node.log), *self._jmx_flags(node),
              "-cp", f"{self.classpath}/*", "kafka.Kafka", str(props)], node.directory / "stdout.log")
         if wait:
             self._wait_started(node)
