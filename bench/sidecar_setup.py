@@ -80,8 +80,8 @@ class Pipeline:
     def __init__(self, config_path: Path, connections: int = 1):
         from exporter.collector import Collector
         from exporter.jmx_source import JmxSource
-        from exporter.rules.config import load_config
-        from exporter.settings import SidecarSettings
+        from exporter.rule_engine.config import load_config
+        from exporter.sidecar_settings import SidecarSettings
         from exporter.snapshot import OPENMETRICS
 
         self.config = load_config(str(config_path))

@@ -93,7 +93,7 @@ def main() -> int:
                 pipe = setup.Pipeline(config_path, connections=conns)
             else:  # a new source with more connections; the collector and its rule engine stay
                 from exporter.jmx_source import JmxSource
-                from exporter.settings import SidecarSettings
+                from exporter.sidecar_settings import SidecarSettings
 
                 pipe.collector.source.close()
                 pipe.settings = SidecarSettings(connections=conns, names_refresh_seconds=3600)

@@ -24,10 +24,10 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 from exporter.families import RejectedPoll
 from exporter.model import BeanTable, MBean
-from exporter.rules import RuleEngine
-from exporter.rules.config import Config, ConfigError, load_config
+from exporter.rule_engine import RuleEngine
+from exporter.rule_engine.config import Config, ConfigError, load_config
 from exporter.self_metrics import SelfMetrics
-from exporter.settings import SidecarSettings
+from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import FORMATS, Snapshot, assemble
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")

@@ -58,8 +58,8 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout) -> int
     from exporter.collector import Collector
     from exporter.http import MetricsServer
     from exporter.jmx_source import JmxSource
-    from exporter.rules.config import parse_config
-    from exporter.settings import SidecarSettings
+    from exporter.rule_engine.config import parse_config
+    from exporter.sidecar_settings import SidecarSettings
     from exporter.web_config import WebConfig
     from mbeans.simulator import Simulator, scenario
 
@@ -75,7 +75,7 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout) -> int
         config_path = os.path.join(tempfile.mkdtemp(prefix="sidecar-demo-"), "sidecar.yml")
         with open(config_path, "w") as f:
             f.write(f"hostPort: {endpoint}\n{rules}")
-        from exporter.rules.config import load_config
+        from exporter.rule_engine.config import load_config
 
         config = load_config(config_path)
         settings = SidecarSettings(poll_interval_seconds=POLL_SECONDS, listen_address=f"127.0.0.1:{listen_port}")

@@ -5,7 +5,7 @@ included, because users' parsers and diff tools see them: a trailing comma after
 Java's `Double.toString` for values (`0.0`, `1.0E9`), `# HELP`/`# TYPE` named `<name>_total` for a
 counter whose samples are named without it. In 1.x naming the writers are client_java 1.x's
 (`naming="1.x"`): no trailing comma, no HELP line for an empty help, counter series named
-`<family>_total`. Families come as `exporter.rules.series` ordered and typed them.
+`<family>_total`. Families come as `exporter.rule_engine.series` ordered and typed them.
 
 This renders one to two million samples per scrape at 40,000 partitions, so the loop does as
 little as it can per sample: label sets and values are formatted once and memoised (the same

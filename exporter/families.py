@@ -1,6 +1,6 @@
 """What one poll exposes, as the exposition writes it: metric families whose parts are Sample
 lists and `TableSeries` (the members of one `BeanTable` that one rule outcome names, rendered
-straight from the table's columns). `exporter.rules.series` builds them from a poll.
+straight from the table's columns). `exporter.rule_engine.series` builds them from a poll.
 """
 from __future__ import annotations
 

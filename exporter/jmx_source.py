@@ -53,10 +53,10 @@ from exporter.jmx import JmxClient, JmxError, JmxSettings
 from exporter.jmx.client import Members
 from exporter.jmx.convert import MISSING
 from exporter.model import BeanTable, MBean, ObjectName
-from exporter.rules.config import Config
-from exporter.rules.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
+from exporter.rule_engine.config import Config
+from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from exporter.settings import SidecarSettings
+from exporter.sidecar_settings import SidecarSettings
 from mbeans import catalog
 
 _ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")

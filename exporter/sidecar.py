@@ -11,8 +11,8 @@ from typing import IO
 
 from exporter.collector import Collector, SourceError
 from exporter.http_server_block import load_http_server_block
-from exporter.rules.config import Config, ConfigError, load_config
-from exporter.settings import SidecarSettings, sidecar_settings
+from exporter.rule_engine.config import Config, ConfigError, load_config
+from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
 from exporter.web_config import WebConfig, load_web_config
 

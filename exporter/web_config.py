@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from exporter.rules.config import ConfigError
+from exporter.rule_engine.config import ConfigError
 from exporter.yaml_source import load_yaml_file
 
 _CLIENT_AUTH = {

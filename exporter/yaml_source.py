@@ -5,7 +5,7 @@ from typing import Any, Callable
 
 import yaml
 
-from exporter.rules.config import read_config_text, yaml_error
+from exporter.rule_engine.config import read_config_text, yaml_error
 
 
 def load_yaml_file(path: str) -> tuple[Any, Callable[[tuple], int | None]]:

@@ -7,7 +7,7 @@ from exporter.jmx.client import JmxClient, JmxStats
 from exporter.jmx.errors import (JmxAuthError, JmxConfigError, JmxConnectionError, JmxError, JmxSslError,
                                  JmxStubError, JmxTimeoutError, JmxUnreachableError)
 from exporter.jmx.jvm import start_jvm
-from exporter.jmx.settings import JmxSettings
+from exporter.jmx.client_settings import JmxSettings
 
 __all__ = [
     "JmxClient", "JmxStats", "JmxSettings", "start_jvm",

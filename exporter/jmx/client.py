@@ -34,7 +34,7 @@ from exporter.jmx.engine import BatchFailure, JavaEngine, JPypeEngine, NameList
 from exporter.jmx.errors import (JmxConfigError, JmxConnectionError, JmxError, JmxTimeoutError,
                                  translate)
 from exporter.jmx.jvm import helper, mark_used, start_jvm
-from exporter.jmx.settings import EXPENSIVE_ATTRIBUTES, JmxSettings
+from exporter.jmx.client_settings import EXPENSIVE_ATTRIBUTES, JmxSettings
 from exporter.model import Attribute, MBean, ObjectName
 
 log = logging.getLogger(__name__)

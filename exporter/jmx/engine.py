@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from exporter.jmx import convert
-from exporter.jmx.settings import JmxSettings
+from exporter.jmx.client_settings import JmxSettings
 
 
 class BatchFailure(Exception):

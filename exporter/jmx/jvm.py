@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from exporter.jmx.errors import JmxConfigError
-from exporter.jmx.settings import JmxSettings
+from exporter.jmx.client_settings import JmxSettings
 
 log = logging.getLogger(__name__)
 

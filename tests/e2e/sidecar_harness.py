@@ -10,8 +10,8 @@ from pathlib import Path
 from exporter.collector import Collector
 from exporter.http import MetricsServer
 from exporter.jmx_source import JmxSource
-from exporter.rules.config import load_config
-from exporter.settings import SidecarSettings
+from exporter.rule_engine.config import load_config
+from exporter.sidecar_settings import SidecarSettings
 from exporter.web_config import WebConfig
 
 REPO = Path(__file__).resolve().parents[2]

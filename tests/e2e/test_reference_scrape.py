@@ -8,8 +8,8 @@ import pytest
 
 from exporter.collector import Collector
 from exporter.jmx_source import JmxSource
-from exporter.rules.config import parse_config
-from exporter.settings import SidecarSettings
+from exporter.rule_engine.config import parse_config
+from exporter.sidecar_settings import SidecarSettings
 from mbeans.simulator import Simulator, cluster
 from tests.e2e.sidecar_harness import host_port
 from tests.exporter.refdump import KAFKA_41, read_exposition

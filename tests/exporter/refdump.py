@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exporter.rules import order
+from exporter.rule_engine import order
 from exporter.model import Attribute, MBean, ObjectName
 
 # shared/ sits beside the repository (in CI too)
@@ -134,7 +134,7 @@ def descriptions_from_capture(text: str) -> dict[tuple, str]:
 
 def jmx_exporter_order(mbeans: list[MBean], capacity: int = 2048) -> list[MBean]:
     """The captured broker's MBeans in the order jmx_exporter 0.17 scraped them (see
-    exporter.rules.order). It queried ~1,100 names, so the table had 2,048 buckets."""
+    exporter.rule_engine.order). It queried ~1,100 names, so the table had 2,048 buckets."""
     ordered = order.jmx_exporter_order(mbeans, lambda m: m.name, total=capacity * 3 // 4)
     assert order.hashmap_table_size(capacity * 3 // 4) == capacity
     return ordered

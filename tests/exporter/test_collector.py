@@ -7,8 +7,8 @@ import time
 
 from exporter.collector import Collector, ReadResult, SourceError
 from exporter.model import Attribute, MBean, ObjectName
-from exporter.rules.config import load_config, parse_config
-from exporter.settings import SidecarSettings
+from exporter.rule_engine.config import load_config, parse_config
+from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import OPENMETRICS, TEXT
 
 URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"

@@ -13,8 +13,8 @@ import pytest
 
 from exporter.collector import Collector
 from exporter.http import MetricsServer
-from exporter.rules.config import ConfigError, parse_config
-from exporter.settings import SidecarSettings
+from exporter.rule_engine.config import ConfigError, parse_config
+from exporter.sidecar_settings import SidecarSettings
 from exporter.web_config import WebConfig, load_web_config
 from tests.exporter.test_collector import URP, ScriptedSource, gauge
 

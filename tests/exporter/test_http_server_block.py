@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from exporter.http_server_block import CHALLENGE, load_http_server_block
-from exporter.rules.config import ConfigError
+from exporter.rule_engine.config import ConfigError
 from exporter.sidecar import load
 from tests.exporter.test_http import get, serve
 

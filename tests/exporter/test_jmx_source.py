@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from exporter.jmx_source import JmxSource
-from exporter.rules.config import parse_config
-from exporter.settings import SidecarSettings
+from exporter.rule_engine.config import parse_config
+from exporter.sidecar_settings import SidecarSettings
 from tests.exporter.jmx_target import Target
 
 TOPICS, PARTITIONS = 3, 20
@@ -183,7 +183,7 @@ def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target
     the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
     from exporter.jmx_source import _member_canonical
     from exporter.model import ObjectName
-    from exporter.rules.order import canonical_name, java_string_hash
+    from exporter.rule_engine.order import canonical_name, java_string_hash
 
     source = make_source(target)
     try:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from exporter.model import ObjectName
-from exporter.rules.order import java_string_hash
+from exporter.rule_engine.order import java_string_hash
 
 _KEY_VALUE = re.compile(r'([^,=:*?"]+)=("(?:[^"\\]|\\.)*"|[^,"]*)')
 

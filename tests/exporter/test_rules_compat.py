@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from exporter.exposition import render_text
-from exporter.rules import RuleEngine, load_config, parse_config
+from exporter.rule_engine import RuleEngine, load_config, parse_config
 
 from .refdump import (KAFKA_41, RULES, descriptions_from_capture, jmx_exporter_order, read_dump, read_exposition,
                       read_raw)

@@ -4,8 +4,8 @@ import re
 import pytest
 
 from exporter.model import ObjectName
-from exporter.rules import ConfigError, ObjectNamePattern, Template, load_config, parse_config
-from exporter.rules.config import compile_java_regex, java_regex_to_python, parse_java_double
+from exporter.rule_engine import ConfigError, ObjectNamePattern, Template, load_config, parse_config
+from exporter.rule_engine.config import compile_java_regex, java_regex_to_python, parse_java_double
 
 from .refdump import RULES
 

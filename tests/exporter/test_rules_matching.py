@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from exporter.exposition import iter_text_families
 from exporter.model import Attribute, Composite, MBean, ObjectName, Sample, Tabular
-from exporter.rules import RuleEngine, leaves, parse_config, value_blind
-from exporter.rules.matching import epoch_seconds, java_text
-from exporter.rules.series import families_of
+from exporter.rule_engine import RuleEngine, leaves, parse_config, value_blind
+from exporter.rule_engine.matching import epoch_seconds, java_text
+from exporter.rule_engine.series import families_of
 
 MGMT = "Attribute exposed for management"
 
@@ -521,7 +521,7 @@ def test_java_text():
 
 
 def _shipped_rules():
-    from exporter.rules import load_config
+    from exporter.rule_engine import load_config
     from .refdump import RULES
     return [r for f in ("strimzi-kafka-metrics.yml", "confluent-kafka-broker.yml")
             for r in load_config(RULES / f).rules]

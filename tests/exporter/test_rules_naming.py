@@ -2,7 +2,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 from exporter.model import Sample
-from exporter.rules.naming import (add_objectname_on_collisions, keep_first, openmetrics_name, safe_name,
+from exporter.rule_engine.naming import (add_objectname_on_collisions, keep_first, openmetrics_name, safe_name,
                                    series_key, snake_case)
 
 

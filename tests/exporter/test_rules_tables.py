@@ -15,9 +15,9 @@ import pytest
 from exporter import exposition
 from exporter.families import RejectedPoll
 from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from exporter.rules import RuleEngine, parse_config
-from exporter.rules.order import jmx_exporter_order
-from exporter.rules.series import families_of
+from exporter.rule_engine import RuleEngine, parse_config
+from exporter.rule_engine.order import jmx_exporter_order
+from exporter.rule_engine.series import families_of
 from exporter.snapshot import Snapshot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -187,7 +187,7 @@ def test_a_snapshot_keeps_its_values_when_the_next_poll_changes_the_table():
 def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     """The sidecar ranks names from the canonical-name hashes the JVM computed (signed ints);
     that must be the order jmx_exporter_order gives, collisions within a bucket included."""
-    from exporter.rules.order import canonical_name, java_string_hash, visiting_ranks
+    from exporter.rule_engine.order import canonical_name, java_string_hash, visiting_ranks
 
     rnd = random.Random(11)
     names = [ObjectName(rnd.choice(["kafka.cluster", "kafka.log"]), (("type", "Partition"), ("name", rnd.choice(["A", "B", "C"])),

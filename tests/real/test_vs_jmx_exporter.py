@@ -28,7 +28,7 @@ RULE_FILES = {
     "shipped": REPO / "rules" / "kafka-health.yml",
     "none": None,
 }
-# jmx_exporter 1.x's metricCustomizers (exporter/rules/customizers.py): labels from attribute
+# jmx_exporter 1.x's metricCustomizers (exporter/rule_engine/customizers.py): labels from attribute
 # values and extra metrics, on MBeans read whole (app-info, a ReplicaManager gauge) and on the
 # per-partition gauges the sidecar otherwise reads as columns; with rules and with default naming.
 # 0.20.0 does not know the key (nor does the sidecar's 0.x naming); 1.0.1 predates it.
@@ -112,7 +112,7 @@ class Readings:
 def _displaced_allowed(theirs: compare.Exposition, naming: str) -> int:
     """0.x lists a family's series in the order MBeans were visited. MBeans sharing a hash bucket
     come in the broker repository's order, which the sidecar models from the names it sees
-    (exporter/rules/order.py); a domain whose MBeans were removed and re-added keeps a larger
+    (exporter/rule_engine/order.py); a domain whose MBeans were removed and re-added keeps a larger
     table than its count says, and a few of those land elsewhere: at most 1 in 500. 1.x sorts."""
     return len(theirs.series) // 500 if naming == "0.x" else 0
 

@@ -38,13 +38,13 @@ except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample, Tabular
-from exporter.rules import customizers
-from exporter.rules.customizers import MetricCustomizer
-from exporter.rules.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
+from exporter.rule_engine import customizers
+from exporter.rule_engine.customizers import MetricCustomizer
+from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
-from exporter.rules.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
+from exporter.rule_engine.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
                                    openmetrics_base, safe_name, series_key, snake_case)
-from exporter.rules.series import assemble
+from exporter.rule_engine.series import assemble
 
 # --- Leaves ---------------------------------------------------------------------------------
 
@@ -637,7 +637,7 @@ class RuleEngine:
         self._lower_labels = config.lowercase_output_label_names
         # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
         self._infer_counters = config.infer_counter_type_from_name and naming == "1.x"
-        # so is metricCustomizers (exporter/rules/customizers.py)
+        # so is metricCustomizers (exporter/rule_engine/customizers.py)
         self._customizers = config.metric_customizers if naming == "1.x" else ()
         self._customizer_of: dict[tuple, Any] = {}  # (domain, keys) -> its customizer or None
         self._labelled: dict[tuple, tuple] = {}  # (outcome id, added labels) -> (outcome, with them)

@@ -4,9 +4,9 @@
     engine = RuleEngine(config)            # naming="1.x" for OpenMetrics-style names
     samples = engine.samples(mbeans)       # one call per poll
 """
-from exporter.rules.config import Config, ConfigError, ObjectNamePattern, Rule, Template, load_config, parse_config
-from exporter.rules.matching import EngineStats, Leaf, RuleEngine, leaves, value_blind
-from exporter.rules.naming import openmetrics_name, safe_name, snake_case
+from exporter.rule_engine.config import Config, ConfigError, ObjectNamePattern, Rule, Template, load_config, parse_config
+from exporter.rule_engine.matching import EngineStats, Leaf, RuleEngine, leaves, value_blind
+from exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
 
 __all__ = [
     "Config", "ConfigError", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",

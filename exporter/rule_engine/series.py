@@ -19,9 +19,9 @@ from typing import Iterable, Sequence
 
 from exporter.families import PARTITION, TOPIC, Family, RejectedPoll, TableSeries, of_samples, scaled
 from exporter.model import Sample
-from exporter.rules.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
+from exporter.rule_engine.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
                                    series_key)
-from exporter.rules.order import hashmap_order
+from exporter.rule_engine.order import hashmap_order
 
 
 def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from exporter import jmx_source
-from exporter.rules.config import ConfigError, parse_config
-from exporter.settings import SidecarSettings, sidecar_settings
+from exporter.rule_engine.config import ConfigError, parse_config
+from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 
 
 def settings(text: str) -> SidecarSettings:

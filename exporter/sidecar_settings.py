@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
-from exporter.rules.config import Config, ConfigError
+from exporter.rule_engine.config import Config, ConfigError
 
 
 @dataclass(frozen=True)

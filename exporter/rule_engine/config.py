@@ -23,8 +23,8 @@ import yaml
 
 from exporter.exposition import java_double
 from exporter.model import ObjectName
-from exporter.rules import customizers
-from exporter.rules.customizers import MetricCustomizer
+from exporter.rule_engine import customizers
+from exporter.rule_engine.customizers import MetricCustomizer
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
@@ -35,7 +35,7 @@ _TOP_LEVEL = {
     "includeObjectNameAttributes", "excludeObjectNameAttributes", "autoExcludeObjectNameAttributes",
     "inferCounterTypeFromName", "rules", "sidecar",
     "httpServer",  # TLS and basic auth of /metrics: exporter/http_server_block.py
-    "metricCustomizers",  # jmx_exporter 1.x: exporter/rules/customizers.py
+    "metricCustomizers",  # jmx_exporter 1.x: exporter/rule_engine/customizers.py
 }
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
 _NOT_SUPPORTED = {

@@ -1,7 +1,7 @@
 """What the JMX client needs to know, independent of the YAML that carried it.
 
 The lead maps the rule engine's `Config` (jmx_exporter keys) and the `sidecar:` settings onto
-`JmxSettings`; this package never imports exporter.rules.
+`JmxSettings`; this package never imports exporter.rule_engine.
 """
 from __future__ import annotations
 
