@@ -34,6 +34,15 @@ class Exposition:
         out.order = [k for k in self.order if keep(k[0])]
         return out
 
+    def dropping(self, keys: set, families: set) -> "Exposition":
+        """A copy without the series `keys` and the families `families`."""
+        out = Exposition(self.text)
+        out.families = {k: v for k, v in self.families.items() if k not in families}
+        out.family_order = [k for k in self.family_order if k not in families]
+        out.series = {k: v for k, v in self.series.items() if k not in keys and k[0] not in families}
+        out.order = [k for k in self.order if k in out.series]
+        return out
+
 
 def parse(text: str) -> Exposition:
     exp = Exposition(text)
@@ -62,6 +71,16 @@ def parse(text: str) -> Exposition:
 
 def unmoved(first: Exposition, second: Exposition) -> set[Key]:
     return {k for k, v in first.series.items() if second.series.get(k) == v}
+
+
+def settled(ours: Exposition, before: Exposition, after: Exposition) -> tuple[Exposition, Exposition]:
+    """`ours` and `before` without what came or went between the reference's two reads (a broker
+    creates an MBean when a request first meets an error, say): a series or family that exists in
+    one of them only may or may not exist in a read taken between them. What both reads hold, or
+    both lack, is compared as it is."""
+    keys = set(before.series) ^ set(after.series)
+    families = set(before.families) ^ set(after.families)
+    return ours.dropping(keys, families), before.dropping(keys, families)
 
 
 def displaced(ours: Exposition, theirs: Exposition) -> int:

@@ -84,8 +84,10 @@ BY_CHANCE = [
      "its outcome: NONE, or a race such as Metadata LEADER_NOT_AVAILABLE (a new topic's leader not yet "
      "known) or InitProducerId COORDINATOR_LOAD_IN_PROGRESS (producer ids not yet fetched)"),
     (re.compile(r"kafka\.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,"
-                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER)"),
-     "a follower's fetch racing a leader change (the controlled shutdown moves leaders)"),
+                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER|UNKNOWN_TOPIC_OR_PARTITION)"),
+     "a follower's fetch racing a leader change (the controlled shutdown moves leaders) or racing the "
+     "leader's own view of a new topic (a follower that learned of the partition first is answered "
+     "UNKNOWN_TOPIC_OR_PARTITION until the leader has applied the metadata record)"),
     (re.compile(r"kafka\.log:type=Log,name=\w+,topic=__probe_[0-9a-f]{8},partition=0"),
      "the harness's probe topic, deleted when the cluster has started: a ZooKeeper-era broker keeps a "
      "deleted log's MBeans until it deletes the files (file.delete.delay.ms later), which the test may "
