@@ -48,7 +48,6 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from exporter.collector import ReadResult, SourceError
 from exporter.jmx import JmxClient, JmxError, JmxSettings
 from exporter.jmx.client import Members
 from exporter.jmx.convert import MISSING
@@ -57,6 +56,7 @@ from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
 from exporter.sidecar_settings import SidecarSettings
+from exporter.source import ReadResult, SourceError
 from mbeans import catalog
 
 _ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
