@@ -167,7 +167,7 @@ def _serve_controller_values(brokers: dict[int, BrokerValues], controller: dict[
             brokers[node] = BrokerValues(node, {}, {})
         serving = sorted(controllers & set(brokers))
     else:
-        serving = sorted(brokers)
+        serving = sorted(brokers)  # the live brokers: ZooKeeper has no dedicated controllers
     candidates = sorted(controllers & set(brokers)) or serving
     active = active_controller if active_controller in brokers else (candidates[0] if candidates else None)
     for node in serving:
@@ -177,8 +177,3 @@ def _serve_controller_values(brokers: dict[int, BrokerValues], controller: dict[
             brokers[node].controller = dict.fromkeys(controller, 0)
         else:
             brokers[node].controller = {k: (0 if k == "ActiveControllerCount" else v) for k, v in controller.items()}
-
-
-def broker_values(states: Iterable[PartitionState], broker: int, **kwargs) -> BrokerValues | None:
-    """One broker's view (None when that broker is not live)."""
-    return cluster_values(states, **kwargs).brokers.get(broker)
