@@ -20,15 +20,15 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable
 
 from exporter.families import RejectedPoll
-from exporter.model import BeanTable, MBean
 from exporter.rule_engine import RuleEngine
 from exporter.rule_engine.config import Config, ConfigError, load_config
 from exporter.self_metrics import SelfMetrics
 from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import FORMATS, Snapshot, assemble
+from exporter.source import Source, SourceError
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
@@ -50,25 +50,6 @@ FORMAT_IDLE_SECONDS = 600.0
 _RETRY_HINT = re.compile(r" \(next attempt in [^)]*\)")
 
 
-class SourceError(Exception):
-    """The broker could not be read; `str()` is a message a user can act on."""
-
-
-@dataclass
-class ReadResult:
-    mbeans: Sequence[MBean]
-    round_trips: int = 0
-    phases: dict[str, float] = field(default_factory=dict)  # what the read's time went to (seconds)
-    queries: int = 0  # of the round trips, server-side queries
-    tables: Sequence[BeanTable] = ()  # MBeans read as columns (their members hold their ranks)
-    ranks: Sequence[int] | None = None  # each of `mbeans`' place in the visiting order (with tables)
-
-    @property
-    def count(self) -> int:
-        """MBeans read, in tables or not."""
-        return len(self.mbeans) + sum(sum(t.present) for t in self.tables)
-
-
 @dataclass
 class PollStats:
     """What the last good poll did: where its time went (seconds by phase: names, queries, reads,
@@ -79,19 +60,6 @@ class PollStats:
     queries: int = 0
     mbeans: int = 0
     series: int = 0
-
-
-class Source(Protocol):
-    """Where MBeans come from (the JMX edge in production)."""
-
-    target: str  # what is polled, for messages (host:port or URL)
-
-    @property
-    def connected(self) -> bool: ...
-
-    def read(self) -> ReadResult: ...
-
-    def close(self) -> None: ...
 
 
 class ConfigWatcher:

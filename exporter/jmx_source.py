@@ -48,7 +48,6 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from exporter.collector import ReadResult, SourceError
 from exporter.jmx import JmxClient, JmxError, JmxSettings
 from exporter.jmx.client import Members
 from exporter.jmx.convert import MISSING
@@ -57,6 +56,7 @@ from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
 from exporter.sidecar_settings import SidecarSettings
+from exporter.source import ReadResult, SourceError
 from mbeans import catalog
 
 _ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -130,12 +130,10 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
 
 
 # Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
-# largest value worth a query of its own (flags are 0/1; replica counts are at most the
-# replication factor, values above are read), or None for a family read member by member (sizes,
-# offsets and lags: every member holds its own value, so a query would only add its cost).
-_TABULATED = {(s.domain, s.type, s.name): (None if s.domain == "kafka.log" or s.name == "LastStableOffsetLag" else
-                                           1 if s.name in ("UnderReplicated", "UnderMinIsr", "AtMinIsr") else 5)
-              for s in catalog.PARTITION + catalog.LOG}
+# largest value worth a query of its own (the catalog's usual maximum of its value kind: 1 for
+# flags; larger values are read), or None for a family read member by member (every member holds
+# its own value, so a query would only add its cost).
+_TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.scope is catalog.Scope.PARTITION}
 
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
 _READS_PER_QUERY = 1000

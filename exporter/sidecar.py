@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass
 from typing import IO
 
-from exporter.collector import Collector, SourceError
+from exporter.collector import Collector
 from exporter.http_server_block import load_http_server_block
 from exporter.rule_engine.config import Config, ConfigError, load_config
 from exporter.sidecar_settings import SidecarSettings, sidecar_settings
@@ -130,4 +130,4 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     return 0
 
 
-__all__ = ["check_config", "scrape", "serve", "load", "SourceError"]
+__all__ = ["check_config", "scrape", "serve", "load"]

@@ -1,8 +1,10 @@
-"""What Kafka's partition-health MBeans are: names, kinds, attribute sets, value types, and the
-release each first appeared in (spec: mbeans.md, semantics.md "Version table").
+"""What Kafka's partition-health MBeans are: names, kinds, attribute sets, value types, the
+release each first appeared in (spec: mbeans.md, semantics.md "Version table"), and what a
+gauge's value means: which health flag it shows, whether it is a 0/1 flag, a replica count or
+some other number, and whether only the partition's leader reports it.
 
-The simulator serves from this table and the scrape and recompute paths read it, so a name or a
-version lives here once.
+The simulator serves from this table and the scrape and recompute paths read it, so a name, a
+version or a meaning lives here once.
 """
 from __future__ import annotations
 
@@ -48,6 +50,21 @@ ATTRIBUTES: dict[Kind, tuple[tuple[str, str], ...]] = {
 }
 
 
+class ValueKind(Enum):
+    """What a gauge's Value holds, member by member in a per-partition family."""
+
+    FLAG = "flag"  # 0 or 1: a health flag, 1 on the partition's leader while it holds
+    REPLICA_COUNT = "replica count"  # 0 off the leader; on it a count of replicas
+    NUMBER = "number"  # anything else (sizes, offsets, lags, broker-wide counts): not a partition's health
+
+    @property
+    def usual_max(self) -> int | None:
+        """The largest of the few small values most members of a per-partition family hold (a
+        replication factor above 5 is rare; larger counts do occur), or None: every member holds
+        a number of its own, so the family is read member by member."""
+        return 1 if self is ValueKind.FLAG else 5 if self is ValueKind.REPLICA_COUNT else None
+
+
 class Scope(Enum):
     BROKER = "broker"  # one per broker, no tags
     TOPIC = "topic"  # broker-wide, plus a topic=T twin created on the topic's first traffic
@@ -66,15 +83,14 @@ class MBeanSpec:
     value_class: str = "java.lang.Integer"  # runtime class of a Gauge's Value
     event_type: str | None = None  # a Meter's EventType
     leader_only: bool = False  # non-zero only on the partition's leader (or counts led partitions)
+    value_kind: ValueKind = ValueKind.NUMBER
+    # The HealthFlags field (mbeans/health.py) this gauge shows: on a Partition gauge 1 while it
+    # holds, on a ReplicaManager gauge the count of the led partitions where it holds.
+    flag: str | None = None
 
-    def object_name(self, topic: str | None = None, partition: int | None = None) -> str:
-        """The ObjectName with keys in Kafka's registration order: type, name, topic, partition."""
-        text = f"{self.domain}:type={self.type},name={self.name}"
-        if topic is not None:
-            text += f",topic={topic}"
-        if partition is not None:
-            text += f",partition={partition}"
-        return text
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.domain, self.type, self.name
 
     def exists_in(self, version: str) -> bool:
         return parse_version(version) >= parse_version(self.since)
@@ -91,10 +107,10 @@ def _meters(domain, type_, scope, specs):
 
 
 REPLICA_MANAGER = _gauges("kafka.server", "ReplicaManager", Scope.BROKER, [
-    ("UnderReplicatedPartitions", "0.8.0", {"leader_only": True}),
-    ("UnderMinIsrPartitionCount", "1.0.0", {"leader_only": True}),
-    ("AtMinIsrPartitionCount", "2.3.0", {"leader_only": True}),
-    ("ReassigningPartitions", "2.5.0", {"leader_only": True}),
+    ("UnderReplicatedPartitions", "0.8.0", {"leader_only": True, "flag": "under_replicated"}),
+    ("UnderMinIsrPartitionCount", "1.0.0", {"leader_only": True, "flag": "under_min_isr"}),
+    ("AtMinIsrPartitionCount", "2.3.0", {"leader_only": True, "flag": "at_min_isr"}),
+    ("ReassigningPartitions", "2.5.0", {"leader_only": True, "flag": "reassigning"}),
     ("LeaderCount", "0.8.0", {"leader_only": True}),
     ("PartitionCount", "0.8.0", {}),
     ("OfflineReplicaCount", "1.0.0", {}),
@@ -107,12 +123,12 @@ REPLICA_MANAGER = _gauges("kafka.server", "ReplicaManager", Scope.BROKER, [
 ])
 
 PARTITION = _gauges("kafka.cluster", "Partition", Scope.PARTITION, [
-    ("UnderReplicated", "0.8.2", {"leader_only": True}),
-    ("UnderMinIsr", "1.0.0", {"leader_only": True}),
-    ("AtMinIsr", "2.3.0", {"leader_only": True}),
-    ("InSyncReplicasCount", "0.10.2", {"leader_only": True}),
-    ("ReplicasCount", "0.10.2", {"leader_only": True}),
-    ("LastStableOffsetLag", "0.11.0", {"value_class": "java.lang.Long"}),
+    ("UnderReplicated", "0.8.2", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_replicated"}),
+    ("UnderMinIsr", "1.0.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_min_isr"}),
+    ("AtMinIsr", "2.3.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "at_min_isr"}),
+    ("InSyncReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT}),
+    ("ReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT}),
+    ("LastStableOffsetLag", "0.11.0", {"value_class": "java.lang.Long"}),  # the log's lag: no health value
 ])
 
 BROKER_TOPIC_METRICS = _meters("kafka.server", "BrokerTopicMetrics", Scope.BROKER, [
@@ -148,14 +164,6 @@ LOG = _gauges("kafka.log", "Log", Scope.PARTITION, [
 HEALTH_MBEANS: tuple[MBeanSpec, ...] = tuple(
     REPLICA_MANAGER + PARTITION + BROKER_TOPIC_METRICS + KAFKA_CONTROLLER + LOG
 )
-_BY_KEY = {(s.domain, s.type, s.name): s for s in HEALTH_MBEANS}
-
-
-def spec(domain: str, type_: str, name: str) -> MBeanSpec:
-    try:
-        return _BY_KEY[(domain, type_, name)]
-    except KeyError:
-        raise KeyError(f"{domain}:type={type_},name={name} is not in the health catalog") from None
 
 
 def default_metadata_mode(version: str) -> str:
@@ -167,5 +175,4 @@ def default_metadata_mode(version: str) -> str:
 
 def health_mbeans(version: str) -> list[MBeanSpec]:
     """The catalog's MBeans that a broker of this Kafka version serves."""
-    v = parse_version(version)
-    return [s for s in HEALTH_MBEANS if v >= parse_version(s.since)]
+    return [s for s in HEALTH_MBEANS if s.exists_in(version)]

@@ -3,31 +3,18 @@
 Who reports what follows semantics.md ("Who reports what"): ReplicaManager counts and the
 Partition flags are the leader's; every hosted replica has Partition gauges (zeros unless it
 leads); the controller's OfflinePartitionsCount sees the leaderless partitions no broker gauge
-shows. Which MBeans exist follows the catalog's versions; the verdicts follow a health profile.
+shows. Which MBeans exist, and which health flag each gauge shows, follow the catalog; the
+verdicts follow a health profile.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from mbeans import catalog
 from mbeans.health import (
-    PYTHON_OPS, PartitionState, Profile, counts_of, judge_counts, profile_for_version,
+    PYTHON_OPS, Counts, PartitionState, Profile, counts_of, has_leader, judge_counts, profile_for_version,
 )
-
-# ReplicaManager gauge name -> the HealthFlags field it counts over led partitions.
-_LEADER_COUNTS = {
-    "UnderReplicatedPartitions": "under_replicated",
-    "UnderMinIsrPartitionCount": "under_min_isr",
-    "AtMinIsrPartitionCount": "at_min_isr",
-    "ReassigningPartitions": "reassigning",
-}
-# Partition gauge name -> HealthFlags field (1 on the leader when the flag holds).
-_PARTITION_FLAGS = {
-    "UnderReplicated": "under_replicated",
-    "UnderMinIsr": "under_min_isr",
-    "AtMinIsr": "at_min_isr",
-}
 
 
 @dataclass
@@ -46,6 +33,28 @@ class ClusterValues:
     # leader-counted ReplicaManager gauges summed over brokers (each partition once, by its
     # leader), and the controller's OfflinePartitionsCount
     totals: dict[str, int] = field(default_factory=dict)
+
+
+class _Gauges(NamedTuple):
+    """The health gauges a broker of one Kafka version serves, as the catalog describes them."""
+
+    replica_manager: list[str]  # every ReplicaManager gauge (those no partition state decides stay 0)
+    leader_counts: dict[str, str]  # ReplicaManager gauge -> the HealthFlags field it counts on led partitions
+    summed: list[str]  # the ReplicaManager gauges counted on the leader: each partition once over the cluster
+    partition: list[catalog.MBeanSpec]  # the Partition gauges partition states decide: flags, replica counts
+    controller: set[str]
+
+
+def _gauges(version: str) -> _Gauges:
+    def served(family: list[catalog.MBeanSpec]) -> list[catalog.MBeanSpec]:
+        return [s for s in family if s.kind is catalog.Kind.GAUGE and s.exists_in(version)]
+
+    rm = served(catalog.REPLICA_MANAGER)
+    return _Gauges(
+        [s.name for s in rm], {s.name: s.flag for s in rm if s.flag}, [s.name for s in rm if s.leader_only],
+        [s for s in served(catalog.PARTITION) if s.value_kind is not catalog.ValueKind.NUMBER],
+        {s.name for s in served(catalog.KAFKA_CONTROLLER)},
+    )
 
 
 def cluster_values(
@@ -78,40 +87,32 @@ def cluster_values(
         raise ValueError(f"profile {profile.name} describes kafka-topics.sh, not broker gauges")
     states = list(states)
     named = {r for s in states for r in s.replicas if r >= 0}
-    named |= {s.leader for s in states if s.leader is not None and s.leader >= 0}
+    named |= {s.leader for s in states if has_leader(s.leader)}
     live = set(named if live_brokers is None else live_brokers)
     registered = set(registered_brokers) if registered_brokers is not None else named | live
+    gauges = _gauges(version)
 
-    present = {s.name for s in catalog.health_mbeans(version)}
-    rm_names = [s.name for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.name in present]
-    part_names = [s.name for s in catalog.PARTITION if s.name in present and s.name != "LastStableOffsetLag"]
+    brokers = _broker_values(states, live, gauges, profile)
+    controller = _controller_values(states, live, registered)
+    _serve_controller_values(brokers, {k: v for k, v in controller.items() if k in gauges.controller},
+                             metadata=metadata, controllers=set(controllers), active_controller=active_controller,
+                             known=named | registered | live)
+    totals = {name: sum(b.replica_manager.get(name, 0) for b in brokers.values()) for name in gauges.summed}
+    totals["OfflinePartitionsCount"] = controller["OfflinePartitionsCount"]
+    return ClusterValues(brokers, totals)
 
-    brokers = {b: BrokerValues(b, dict.fromkeys(rm_names, 0), {}) for b in sorted(live)}
-    offline = 0
-    imbalance = 0
-    topics = set()
-    zeros = dict.fromkeys(part_names, 0)
+
+def _broker_values(states: list[PartitionState], live: set[int], gauges: _Gauges,
+                   profile: Profile) -> dict[int, BrokerValues]:
+    """Each live broker's ReplicaManager and Partition gauges: a partition counts on its leader,
+    and every replica a broker hosts has Partition gauges, zeros unless it leads."""
+    brokers = {b: BrokerValues(b, dict.fromkeys(gauges.replica_manager, 0), {}) for b in sorted(live)}
+    zeros = dict.fromkeys((g.name for g in gauges.partition), 0)
     for s in states:
-        topics.add(s.topic)
-        c = counts_of(s)
-        flags = judge_counts(c, profile)
-        if not c.has_leader:
-            offline += 1
-        if not s.replicas or s.leader != s.replicas[0]:
-            imbalance += 1
         key = (s.topic, s.partition)
         leader_values = None
-        if c.has_leader and s.leader in brokers:
-            rm = brokers[s.leader].replica_manager
-            for name, flag in _LEADER_COUNTS.items():
-                if name in rm and getattr(flags, flag):
-                    rm[name] += 1
-            if "LeaderCount" in rm:
-                rm["LeaderCount"] += 1
-            leader_values = {name: int(getattr(flags, _PARTITION_FLAGS[name])) if name in _PARTITION_FLAGS
-                             else c.isr if name == "InSyncReplicasCount"
-                             else int(profile.replicas_count(c, PYTHON_OPS))
-                             for name in part_names}
+        if has_leader(s.leader) and s.leader in brokers:
+            leader_values = _lead(s, brokers[s.leader].replica_manager, gauges, profile)
         for r in dict.fromkeys(s.replicas):  # a replica id listed twice is still one local replica
             b = brokers.get(r)
             if b is None:
@@ -122,26 +123,52 @@ def cluster_values(
         if leader_values is not None and s.leader not in s.replicas:
             # A leader outside the replica list cannot happen in Kafka; keep its view anyway.
             brokers[s.leader].partitions[key] = leader_values
+    return brokers
 
-    controller = {
-        "OfflinePartitionsCount": offline,
+
+def _lead(s: PartitionState, rm: dict[str, int], gauges: _Gauges, profile: Profile) -> dict[str, int]:
+    """Count partition `s` on its leader's ReplicaManager gauges `rm`; the leader's Partition gauges."""
+    c = counts_of(s)
+    flags = judge_counts(c, profile)
+    for name, flag in gauges.leader_counts.items():
+        if getattr(flags, flag):
+            rm[name] += 1
+    if "LeaderCount" in rm:
+        rm["LeaderCount"] += 1
+    return {g.name: int(getattr(flags, g.flag)) if g.flag else _replica_count(g.name, c, profile)
+            for g in gauges.partition}
+
+
+def _replica_count(name: str, c: Counts, profile: Profile) -> int:
+    """A leader's replica-count Partition gauge: the ISR's size, or the replicas as the profile counts them."""
+    return c.isr if name == "InSyncReplicasCount" else int(profile.replicas_count(c, PYTHON_OPS))
+
+
+def _controller_values(states: list[PartitionState], live: set[int], registered: set[int]) -> dict[str, int]:
+    """What the active controller reports, every KafkaController gauge of any version."""
+    return {
+        "OfflinePartitionsCount": sum(1 for s in states if not has_leader(s.leader)),
         "ActiveControllerCount": 1,
-        "PreferredReplicaImbalanceCount": imbalance,
+        "PreferredReplicaImbalanceCount": sum(1 for s in states if not s.replicas or s.leader != s.replicas[0]),
         "GlobalPartitionCount": len(states),
-        "GlobalTopicCount": len(topics),
+        "GlobalTopicCount": len({s.topic for s in states}),
         "ActiveBrokerCount": len(live),
         "FencedBrokerCount": len(registered - live),
     }
-    controller = {k: v for k, v in controller.items() if k in present}
-    # semantics.md, "Who reports what"
+
+
+def _serve_controller_values(brokers: dict[int, BrokerValues], controller: dict[str, int], *, metadata: str,
+                             controllers: set[int], active_controller: int | None, known: set[int]) -> None:
+    """Give the KafkaController gauges to the nodes that serve them (semantics.md, "Who reports
+    what"): under KRaft the controller nodes, a dedicated one (not `known` as a broker) joining
+    `brokers` with no broker gauges; under ZooKeeper every live broker."""
     if metadata == "kraft":
-        dedicated = set(controllers) - named - registered - live
-        for node in dedicated:
+        for node in controllers - known:
             brokers[node] = BrokerValues(node, {}, {})
-        serving = sorted(set(controllers) & set(brokers))
+        serving = sorted(controllers & set(brokers))
     else:
-        serving = sorted(live)
-    candidates = [n for n in sorted(set(controllers) & set(brokers))] or serving
+        serving = sorted(brokers)  # the live brokers: ZooKeeper has no dedicated controllers
+    candidates = sorted(controllers & set(brokers)) or serving
     active = active_controller if active_controller in brokers else (candidates[0] if candidates else None)
     for node in serving:
         if node == active:
@@ -150,13 +177,3 @@ def cluster_values(
             brokers[node].controller = dict.fromkeys(controller, 0)
         else:
             brokers[node].controller = {k: (0 if k == "ActiveControllerCount" else v) for k, v in controller.items()}
-
-    totals = {name: sum(b.replica_manager.get(name, 0) for b in brokers.values())
-              for name in list(_LEADER_COUNTS) + ["LeaderCount"] if name in present}
-    totals["OfflinePartitionsCount"] = offline
-    return ClusterValues(brokers, totals)
-
-
-def broker_values(states: Iterable[PartitionState], broker: int, **kwargs) -> BrokerValues | None:
-    """One broker's view (None when that broker is not live)."""
-    return cluster_values(states, **kwargs).brokers.get(broker)

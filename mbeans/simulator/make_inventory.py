@@ -215,7 +215,7 @@ def main(argv: list[str]) -> int:
             print(f"error: {f} not found; pass the reference directory as the first argument", file=sys.stderr)
             return 2
     helps = parse_help(exporter)
-    health = {(s.domain, s.type, s.name) for s in catalog.HEALTH_MBEANS}
+    health = {s.key for s in catalog.HEALTH_MBEANS}
 
     beans = list(parse_dump(dump))
     cluster_id = next(a[0][2] for n, _, a in beans if n == "kafka.server:type=KafkaServer,name=ClusterId")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import time
 
-from exporter.collector import Collector, ReadResult, SourceError
+from exporter.collector import Collector
 from exporter.model import Attribute, MBean, ObjectName
 from exporter.rule_engine.config import load_config, parse_config
 from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import OPENMETRICS, TEXT
+from exporter.source import ReadResult, SourceError
 
 URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"
 

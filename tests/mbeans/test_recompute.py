@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mbeans.health import KAFKA_2_5, LEGACY, TOPIC_COMMAND, PartitionState
-from mbeans.recompute import broker_values, cluster_values
+from mbeans.recompute import cluster_values
 
 URP, UMI, AMI, REASS, LEADERS, PARTS = (
     "UnderReplicatedPartitions", "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount",
@@ -281,9 +281,9 @@ def test_dead_broker():
 
 
 def test_broker_values_of_one_broker():
-    kwargs = dict(version="4.1", live_brokers=[1, 2], controllers=[1])
-    assert broker_values(DEAD_BROKER, 3, **kwargs) is None
-    b2 = broker_values(DEAD_BROKER, 2, **kwargs)
+    brokers = cluster_values(DEAD_BROKER, version="4.1", live_brokers=[1, 2], controllers=[1]).brokers
+    assert brokers.get(3) is None
+    b2 = brokers.get(2)
     assert b2.broker == 2 and b2.replica_manager[URP] == 1 and b2.controller is None
 
 

@@ -1,0 +1,42 @@
+"""What a poll source is: what its `read` returns and the error it raises when the broker cannot
+be read. The poll loop (exporter/collector.py) reads any `Source`; the JMX edge
+(exporter/jmx_source.py) is the production one, and imports this, not the poll loop.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from exporter.model import BeanTable, MBean
+
+
+class SourceError(Exception):
+    """The broker could not be read; `str()` is a message a user can act on."""
+
+
+@dataclass
+class ReadResult:
+    mbeans: Sequence[MBean]
+    round_trips: int = 0
+    phases: dict[str, float] = field(default_factory=dict)  # what the read's time went to (seconds)
+    queries: int = 0  # of the round trips, server-side queries
+    tables: Sequence[BeanTable] = ()  # MBeans read as columns (their members hold their ranks)
+    ranks: Sequence[int] | None = None  # each of `mbeans`' place in the visiting order (with tables)
+
+    @property
+    def count(self) -> int:
+        """MBeans read, in tables or not."""
+        return len(self.mbeans) + sum(sum(t.present) for t in self.tables)
+
+
+class Source(Protocol):
+    """Where MBeans come from (the JMX edge in production)."""
+
+    target: str  # what is polled, for messages (host:port or URL)
+
+    @property
+    def connected(self) -> bool: ...
+
+    def read(self) -> ReadResult: ...
+
+    def close(self) -> None: ...
