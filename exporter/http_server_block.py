@@ -34,7 +34,8 @@ import ssl
 from typing import Any, Callable, Mapping
 
 from exporter import key_store
-from exporter.rule_engine.config import ConfigError, java_str
+from exporter.rule_engine.config import ConfigError
+from exporter.rule_engine.java_text import java_str
 from exporter.web_config import TlsError, Verifier, WebConfig, require_client_certificates, server_context, \
     server_context_from_pem
 from exporter.yaml_source import load_yaml_file

@@ -6,25 +6,25 @@ does not compile, `$3` in a rule whose pattern has two groups) is reported here,
 with the file, the YAML line and the key. Keys this project does not know become warnings.
 The sidecar's own settings live under `sidecar:` and are kept raw for the code that owns them.
 
-Patterns are Java regular expressions: the few Java spellings Python's `re` lacks (named groups,
-`\\Q...\\E`, `\\z`, POSIX `\\p{...}` classes) are translated; `re.ASCII` gives Java's ASCII-only
-`\\w`, `\\d`, `\\s` and case folding.
+Rule patterns are Java regular expressions (java_regex.py), names, help and labels replacement
+templates (template.py).
 """
 from __future__ import annotations
 
-import math
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import yaml
 
-from exporter.exposition import java_double
 from exporter.model import ObjectName
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
+from exporter.rule_engine.java_regex import compile_java_regex
+from exporter.rule_engine.java_text import java_str, parse_java_double
+from exporter.rule_engine.object_name_pattern import ALL_OBJECT_NAMES, ObjectNamePattern, object_name_key
+from exporter.rule_engine.template import Template
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
@@ -69,299 +69,6 @@ class ConfigError(ValueError):
         self.source, self.line, self.key, self.problem, self.fix = source, line, key, problem, fix
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {key}: {problem}; {fix}" if key else f"{where}: {problem}; {fix}")
-
-
-# --- Java regular expressions -------------------------------------------------------------------
-
-_POSIX = {
-    "Lower": "a-z", "Upper": "A-Z", "ASCII": "\\x00-\\x7f", "Alpha": "a-zA-Z", "Digit": "0-9",
-    "Alnum": "a-zA-Z0-9", "Punct": "!-/:-@\\[-`{-~", "Graph": "!-~", "Print": " -~",
-    "Blank": " \\t", "Cntrl": "\\x00-\\x1f\\x7f", "XDigit": "0-9a-fA-F", "Space": " \\t\\n\\x0b\\f\\r",
-}
-_HSPACE = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
-
-
-_INLINE_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-([idmsuxU]*))?([:)])")
-
-
-def _python_flags(on: str, off: str) -> str:
-    # UNIX_LINES (d) and UNICODE_CASE (u) have no `re` equivalent and barely matter for
-    # ObjectNames; UNICODE_CHARACTER_CLASS (U) is left for `re` to reject.
-    on, off = on.replace("d", "").replace("u", ""), off.replace("d", "").replace("u", "")
-    return on + ("-" + off if off else "")
-
-
-def java_regex_to_python(pattern: str) -> str:
-    """Rewrite the Java-only spellings; everything else is the same in both dialects.
-
-    Java's inline flags `(?i)` may appear anywhere and last to the end of the enclosing group;
-    `re` wants global flags first, so they become scoped groups `(?i:...)`, closed (and reopened
-    after each `|`) where Java's would end.
-    """
-    out: list[str] = []
-    frames: list[list[str]] = [[]]  # per open group: the inline flag groups opened inside it
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            d = pattern[i + 1]
-            if d == "Q":  # \Q...\E quotes a literal
-                end = pattern.find("\\E", i + 2)
-                out.append(re.escape(pattern[i + 2:] if end < 0 else pattern[i + 2:end]))
-                i = n if end < 0 else end + 2
-                continue
-            if d == "z" and not in_class:
-                out.append("\\Z")
-            elif d == "Z" and not in_class:
-                out.append("(?=\\n?\\Z)")
-            elif d == "h":
-                out.append(_HSPACE if in_class else "[" + _HSPACE + "]")
-            elif d in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
-                end = pattern.index("}", i + 3)
-                name = pattern[i + 3:end]
-                name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
-                if name in _POSIX and not (in_class and d == "P"):
-                    body = _POSIX[name]
-                    out.append(body if in_class else ("[" if d == "p" else "[^") + body + "]")
-                    i = end + 1
-                    continue
-                out.append(pattern[i:i + 2])  # left for `re` to reject with its position
-            else:
-                out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            # A ']' right after '[' or '[^' is a literal in both dialects.
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":
-                out.append("]")
-                i += 1
-            continue
-        if c == "(":
-            flags = _INLINE_FLAGS.match(pattern, i)
-            if flags and (flags.group(1) or flags.group(2) is not None):
-                python = _python_flags(flags.group(1), flags.group(2) or "")
-                if flags.group(3) == ")":  # (?i): from here to the end of the enclosing group
-                    if python:
-                        out.append(f"(?{python}:")
-                        frames[-1].append(python)
-                else:  # (?i:...)
-                    out.append(f"(?{python}:")
-                    frames.append([])
-                i = flags.end()
-                continue
-            if pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
-                out.append("(?P<")
-                i += 3
-            else:
-                out.append("(")
-                i += 1
-            frames.append([])
-            continue
-        if c == ")" and len(frames) > 1:
-            out.append(")" * len(frames.pop()) + ")")
-            i += 1
-            continue
-        if c == "|" and frames[-1]:
-            opened = frames[-1]
-            out.append(")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened))
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    out.append(")" * len(frames[0]))
-    return "".join(out)
-
-
-def compile_java_regex(pattern: str) -> re.Pattern:
-    """Compile a rule pattern as jmx_exporter does: `^.*(?:PATTERN).*$`, matched in full.
-
-    Raises re.error with the position inside the pattern as the user wrote it (as long as the
-    translation did not have to change the text before that position).
-    """
-    translated = java_regex_to_python(pattern)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # Java's nested classes look odd to `re`
-        re.compile(translated, re.ASCII)
-        return re.compile(".*(?:" + translated + ").*", re.ASCII)
-
-
-# --- Replacement templates ($1, ${name}) -----------------------------------------------------
-
-
-class Template:
-    """A Java `Matcher.replaceAll` replacement: `$n`, `${name}`, `\\x` escapes.
-
-    Java's rule for `$10`: the first digit always names a group; each further digit is taken
-    only while the number still names an existing group.
-    """
-
-    __slots__ = ("text", "constant", "parts")
-
-    def __init__(self, text: str, regex: re.Pattern | None):
-        self.text = text
-        group_count = regex.groups if regex is not None else 0
-        names = regex.groupindex if regex is not None else {}
-        parts: list[str | int] = []
-        literal: list[str] = []
-        i, n = 0, len(text)
-        while i < n:
-            c = text[i]
-            if c == "\\":
-                if i + 1 >= n:
-                    raise ValueError(f"{text!r} ends with a single '\\'; write '\\\\' for a backslash")
-                literal.append(text[i + 1])
-                i += 2
-                continue
-            if c != "$":
-                literal.append(c)
-                i += 1
-                continue
-            i += 1
-            if i >= n:
-                raise ValueError(f"{text!r} ends with '$'; write '\\$' for a dollar sign")
-            if text[i] == "{":
-                end = i + 1
-                while end < n and text[end].isascii() and text[end].isalnum():
-                    end += 1
-                name = text[i + 1:end]
-                if not name or end >= n or text[end] != "}":
-                    raise ValueError(f"{text!r}: '${{' must be followed by a group name and '}}'")
-                if name[0].isdigit():
-                    raise ValueError(f"{text!r}: group name {{{name}}} starts with a digit")
-                if name not in names:
-                    raise ValueError(f"{text!r} refers to group {{{name}}} but the pattern has no such named group")
-                ref = names[name]
-                i = end + 1
-            else:
-                if not ("0" <= text[i] <= "9"):
-                    raise ValueError(f"{text!r}: '$' must be followed by a group number or {{name}}; "
-                                     "write '\\$' for a dollar sign")
-                ref = ord(text[i]) - 48
-                i += 1
-                while i < n and "0" <= text[i] <= "9" and ref * 10 + ord(text[i]) - 48 <= group_count:
-                    ref = ref * 10 + ord(text[i]) - 48
-                    i += 1
-                if ref > group_count:
-                    raise ValueError(f"{text!r} refers to group {ref} but the pattern has {group_count} group"
-                                     + ("" if group_count == 1 else "s"))
-            if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(ref)
-        if literal:
-            parts.append("".join(literal))
-        self.parts = tuple(parts)
-        self.constant = None if any(type(p) is int for p in parts) else "".join(parts)  # type: ignore[arg-type]
-
-    def expand(self, match: re.Match | None) -> str:
-        if self.constant is not None:
-            return self.constant
-        group = match.group  # type: ignore[union-attr]
-        return "".join([p if type(p) is str else (group(p) or "") for p in self.parts])
-
-    def __repr__(self) -> str:
-        return f"Template({self.text!r})"
-
-
-# --- JMX ObjectName patterns ------------------------------------------------------------------
-
-
-def _wildcard(text: str) -> re.Pattern:
-    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text), re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ObjectNamePattern:
-    """A JMX ObjectName pattern such as `kafka.*:*` or `kafka.server:type=*,name=BytesInPerSec,*`."""
-
-    text: str
-    domain: re.Pattern
-    keys: tuple[tuple[str, re.Pattern | str], ...]
-    any_other_keys: bool
-
-    @classmethod
-    def parse(cls, text: str) -> "ObjectNamePattern":
-        domain, sep, rest = text.partition(":")
-        if not sep:
-            raise ValueError(f"{text!r} has no ':' (expected domain:key=value,... or domain:*)")
-        if "\n" in domain:
-            raise ValueError(f"{text!r}: the domain contains a newline")
-        keys: list[tuple[str, re.Pattern | str]] = []
-        any_other = False
-        for part in _split_properties(rest):
-            if part == "*":
-                if any_other:
-                    raise ValueError(f"{text!r}: '*' appears twice in the key list")
-                any_other = True
-                continue
-            key, eq, value = part.partition("=")
-            if not eq or not key or any(ch in key for ch in ":,=*?\"\n"):
-                raise ValueError(f"{text!r}: {part!r} is not key=value")
-            if value == "":
-                raise ValueError(f"{text!r}: key {key!r} has an empty value")
-            if any(k == key for k, _ in keys):
-                raise ValueError(f"{text!r}: key {key!r} appears twice")
-            keys.append((key, _wildcard(value) if ("*" in value or "?" in value) else value))
-        if not keys and not any_other:
-            raise ValueError(f"{text!r} has no key properties (use {domain}:* for every MBean of the domain)")
-        return cls(text, _wildcard(domain or "*"), tuple(keys), any_other)
-
-    def matches(self, name: ObjectName) -> bool:
-        if not self.domain.fullmatch(name.domain):
-            return False
-        props = dict(name.keys)
-        if not self.any_other_keys and len(props) != len(self.keys):
-            return False
-        for key, want in self.keys:
-            have = props.get(key)
-            if have is None:
-                return False
-            if type(want) is str:
-                if have != want:
-                    return False
-            elif not want.fullmatch(have):
-                return False
-        return True
-
-
-def _split_properties(rest: str) -> list[str]:
-    """Split on commas that are not inside a quoted value."""
-    parts, start, quoted, i = [], 0, False, 0
-    while i < len(rest):
-        c = rest[i]
-        if quoted and c == "\\":
-            i += 2
-            continue
-        if c == '"':
-            quoted = not quoted
-        elif c == "," and not quoted:
-            parts.append(rest[start:i])
-            start = i + 1
-        i += 1
-    if quoted:
-        raise ValueError(f"{rest!r}: a quoted value is not closed")
-    parts.append(rest[start:])
-    return parts
-
-
-def object_name_key(name: ObjectName) -> tuple[str, frozenset]:
-    """ObjectName equality as JMX defines it: the order of key properties does not matter."""
-    return name.domain, frozenset(name.keys)
-
-
-ALL_OBJECT_NAMES = ObjectNamePattern.parse("*:*")
 
 
 # --- The configuration ------------------------------------------------------------------------
@@ -451,19 +158,6 @@ def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -
 
 def parse_config(text: str, source: str = "<string>", env: Mapping[str, str] | None = None) -> Config:
     return _Parser(text, source, os.environ if env is None else env).parse()
-
-
-def java_str(value: Any) -> str:
-    """`String.valueOf` of what SnakeYAML would have built for a scalar."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is float:
-        return java_double(value)
-    return str(value)
 
 
 def _line_of(lines: Mapping[tuple, int], path: tuple) -> int | None:
@@ -751,30 +445,6 @@ class _Parser:
                 pairs.append((template(java_str(key), where), template(java_str(value), where)))
             kw["labels"] = tuple(pairs)
         return Rule(**kw)
-
-
-_JAVA_BLANKS = "".join(map(chr, range(0x21)))  # String.trim() removes every char <= ' '
-_JAVA_DOUBLE = re.compile(
-    r"[\x00-\x20]*[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)[\x00-\x20]*")
-
-
-def parse_java_double(text: str) -> float | None:
-    """`Double.valueOf`: the Java grammar (no '_', no 'inf'), or None where Java throws."""
-    if not _JAVA_DOUBLE.fullmatch(text):
-        return None
-    body = text.strip(_JAVA_BLANKS)
-    negative = body[0] == "-"
-    body = body.lstrip("+-")
-    if body == "NaN":
-        return math.nan
-    if body == "Infinity":
-        value = math.inf
-    elif body[:2] in ("0x", "0X"):
-        value = float.fromhex(body.rstrip("fFdD"))
-    else:
-        value = float(body.rstrip("fFdD"))
-    return -value if negative else value
 
 
 def _kind(value: Any) -> str:

@@ -5,7 +5,8 @@ import pytest
 
 from exporter.model import ObjectName
 from exporter.rule_engine import ConfigError, ObjectNamePattern, Template, load_config, parse_config
-from exporter.rule_engine.config import compile_java_regex, java_regex_to_python, parse_java_double
+from exporter.rule_engine.java_regex import compile_java_regex, java_regex_to_python
+from exporter.rule_engine.java_text import parse_java_double
 
 from .refdump import RULES
 
