@@ -1,13 +1,14 @@
 """A jmx_exporter YAML file -> a validated `Config`, with errors a user can act on.
 
-The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML), so Strimzi's and
-Confluent's files load unchanged. What jmx_exporter only finds out during a scrape (a regex that
-does not compile, `$3` in a rule whose pattern has two groups) is reported here, at load time,
-with the file, the YAML line and the key. Keys this project does not know become warnings.
-The sidecar's own settings live under `sidecar:` and are kept raw for the code that owns them.
+The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML; exporter/config_file.py),
+so Strimzi's and Confluent's files load unchanged. What jmx_exporter only finds out during a
+scrape (a regex that does not compile, `$3` in a rule whose pattern has two groups) is reported
+here, at load time, with the file, the YAML line and the key. Keys this project does not know
+become warnings. `${NAME}` is read from the environment for the JMX user name and password.
 
-Rule patterns are Java regular expressions (java_regex.py), names, help and labels replacement
-templates (template.py).
+The sidecar's own settings under `sidecar:` are kept raw for exporter/sidecar_settings.py, and
+jmx_exporter 1.x's `httpServer:` block is left in `Config.file` for exporter/http_server_block.py;
+both name their lines from `Config.file`.
 """
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import yaml
-
+from exporter.config_file import ConfigFile, kind
 from exporter.model import ObjectName
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
@@ -45,33 +45,6 @@ _NOT_SUPPORTED = {
 }
 _RULE_KEYS = {"pattern", "name", "value", "valueFactor", "help", "labels", "type",
               "attrNameSnakeCase", "cache"}
-_ENV_REF = re.compile(r"\$\{([^}]+)\}")
-
-
-def yaml_error(e: yaml.YAMLError, source: str) -> "ConfigError":
-    """PyYAML's error with its line; when the problem shows only at a later line (an unclosed
-    bracket or quote reported at the end of the file), also where the construct began."""
-    problem_mark = getattr(e, "problem_mark", None)
-    context_mark = getattr(e, "context_mark", None)
-    mark = problem_mark or context_mark
-    problem = getattr(e, "problem", None) or str(e)
-    context = getattr(e, "context", None)
-    if context and context_mark and problem_mark and context_mark.line != problem_mark.line:
-        problem += f" ({context} that starts at line {context_mark.line + 1})"
-    return ConfigError(source, mark.line + 1 if mark else None, "", f"invalid YAML: {problem}",
-                       "fix the YAML syntax there")
-
-
-class ConfigError(ValueError):
-    """What is wrong, where (file, YAML line, key) and what to do."""
-
-    def __init__(self, source: str, line: int | None, key: str, problem: str, fix: str):
-        self.source, self.line, self.key, self.problem, self.fix = source, line, key, problem, fix
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"{where}: {key}: {problem}; {fix}" if key else f"{where}: {problem}; {fix}")
-
-
-# --- The configuration ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -96,7 +69,6 @@ DEFAULT_RULE = Rule(index=-1, line=None, pattern=None, regex=None)
 
 @dataclass(frozen=True)
 class Config:
-    source: str = "<string>"
     jmx_url: str = ""
     username: str = ""
     password: str = field(default="", repr=False)
@@ -115,13 +87,9 @@ class Config:
     rules: tuple[Rule, ...] = (DEFAULT_RULE,)
     warnings: tuple[str, ...] = ()
     sidecar: Mapping[str, Any] = field(default_factory=dict)
-    # YAML line of each key path, e.g. ("sidecar", "listenAddress") -> 12, for the code that
-    # validates the `sidecar:` section to point at lines too.
-    lines: Mapping[tuple, int] = field(default_factory=dict, repr=False, compare=False)
-
-    def line_of(self, path: tuple) -> int | None:
-        """The YAML line of a key path, or of its nearest parent that has one."""
-        return _line_of(self.lines, path)
+    # The file the settings came from: its name, the YAML line of each key path (e.g.
+    # ("sidecar", "listenAddress") -> 12) and the data of the sections read elsewhere.
+    file: ConfigFile = field(default_factory=lambda: ConfigFile("<string>"), repr=False, compare=False)
 
     def wants_mbean(self, name: ObjectName) -> bool:
         """Included by some include pattern and by no exclude pattern (exclusion wins)."""
@@ -139,97 +107,27 @@ class Config:
         return attribute in self.include_object_name_attributes.get(key, ())
 
 
-def read_config_text(path: str | os.PathLike) -> str:
-    """A configuration file's text, or a ConfigError saying why it cannot be read."""
-    source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise ConfigError(source, None, "", f"cannot read the file ({e.strerror})",
-                          "check the path and its permissions") from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(source, None, "", f"not UTF-8 text (byte {e.start})", "save the file as UTF-8") from e
-
-
 def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -> Config:
-    return parse_config(read_config_text(path), source=os.fspath(path), env=env)
+    return _Parser(ConfigFile.read(path, env)).parse()
 
 
 def parse_config(text: str, source: str = "<string>", env: Mapping[str, str] | None = None) -> Config:
-    return _Parser(text, source, os.environ if env is None else env).parse()
-
-
-def _line_of(lines: Mapping[tuple, int], path: tuple) -> int | None:
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return lines.get(())
-
-
-def _path_text(path: tuple) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (("." if out else "") + str(p))
-    return out
+    return _Parser(ConfigFile.parse(text, source, env)).parse()
 
 
 class _Parser:
-    def __init__(self, text: str, source: str, env: Mapping[str, str]):
-        self.text, self.source, self.env = text, source, env
-        self.lines: dict[tuple, int] = {}
+    def __init__(self, file: ConfigFile):
+        self.file = file
+        self.error = file.error
         self.warnings: list[str] = []
 
-    # Locating keys: the data comes from PyYAML's constructor (anchors, merge keys and all), the
-    # line numbers from a walk over the composed nodes.
-    def _index(self, node: yaml.Node, path: tuple) -> None:
-        self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    key = self._scalar(key_node)
-                    self.lines.setdefault(path + (key,), key_node.start_mark.line + 1)
-                    self._index(value_node, path + (key,))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self._index(item, path + (i,))
-
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
-        loader = yaml.SafeLoader("")
-        try:
-            return loader.construct_object(node)
-        except yaml.YAMLError:
-            return node.value
-        finally:
-            loader.dispose()
-
-    def line(self, path: tuple) -> int | None:
-        return _line_of(self.lines, path)
-
-    def error(self, path: tuple, problem: str, fix: str) -> ConfigError:
-        return ConfigError(self.source, self.line(path), _path_text(path), problem, fix)
-
     def warn(self, path: tuple, message: str) -> None:
-        line = self.line(path)
-        where = f"{self.source}:{line}" if line else self.source
-        self.warnings.append(f"{where}: {_path_text(path)}: {message}")
+        self.warnings.append(self.file.warning(path, message))
 
     def parse(self) -> Config:
-        loader = yaml.SafeLoader(self.text)
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-        except yaml.YAMLError as e:
-            raise yaml_error(e, self.source) from e
-        finally:
-            loader.dispose()
-        if node is not None:
-            self._index(node, ())
-        if data is None:
-            data = {}
+        data = {} if self.file.data is None else self.file.data
         if not isinstance(data, dict):
-            raise self.error((), f"the file holds {_kind(data)}, not a mapping of settings",
+            raise self.error((), f"the file holds {kind(data)}, not a mapping of settings",
                              "write settings as `key: value` lines (for example `rules:`)")
         return self._config(data)
 
@@ -239,7 +137,7 @@ class _Parser:
                 self.warn((key,), f"ignored: {_NOT_SUPPORTED[key]}")
             elif key not in _TOP_LEVEL:
                 self.warn((key,), "unknown key, ignored (check its spelling)")
-        kw: dict[str, Any] = {"source": self.source}
+        kw: dict[str, Any] = {"file": self.file}
         if "hostPort" in d and "jmxUrl" in d:
             raise self.error(("jmxUrl",), "both hostPort and jmxUrl are set", "keep only one of them")
         if "hostPort" in d:
@@ -252,7 +150,7 @@ class _Parser:
                                  "write service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi (or use hostPort)")
         for key, attr in (("username", "username"), ("password", "password")):
             if key in d:
-                kw[attr] = self._secret(d, key)
+                kw[attr] = self.file.variable((key,), self._string(d, key))
         if "ssl" in d:
             ssl = d["ssl"]
             if isinstance(ssl, bool):
@@ -260,7 +158,7 @@ class _Parser:
             elif isinstance(ssl, dict):
                 kw["ssl"], kw["ssl_options"] = True, ssl
             else:
-                raise self.error(("ssl",), f"must be true/false or a mapping, not {_kind(ssl)}",
+                raise self.error(("ssl",), f"must be true/false or a mapping, not {kind(ssl)}",
                                  "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
         if "startDelaySeconds" in d:
             delay = d["startDelaySeconds"]
@@ -292,18 +190,17 @@ class _Parser:
         if "sidecar" in d:
             sidecar = d["sidecar"]
             if sidecar is not None and not isinstance(sidecar, dict):
-                raise self.error(("sidecar",), f"must be a mapping, not {_kind(sidecar)}",
+                raise self.error(("sidecar",), f"must be a mapping, not {kind(sidecar)}",
                                  "put the sidecar's settings as `key: value` lines under sidecar:")
             kw["sidecar"] = sidecar or {}
         kw["warnings"] = tuple(self.warnings)
-        kw["lines"] = self.lines
         return Config(**kw)
 
     # --- typed getters
     def _string(self, d: dict, key: str, path: tuple = ()) -> str:
         v = d[key]
         if isinstance(v, (dict, list)) or v is None:
-            raise self.error(path + (key,), f"must be a text value, not {_kind(v)}", "write a single value")
+            raise self.error(path + (key,), f"must be a text value, not {kind(v)}", "write a single value")
         return java_str(v)
 
     def _bool(self, d: dict, key: str, path: tuple = ()) -> bool:
@@ -312,23 +209,12 @@ class _Parser:
             raise self.error(path + (key,), f"must be true or false, not {v!r}", "write true or false")
         return v
 
-    def _secret(self, d: dict, key: str) -> str:
-        v = self._string(d, key)
-        m = _ENV_REF.fullmatch(v)
-        if m is None:
-            return v
-        name = m.group(1)
-        if name not in self.env:
-            raise self.error((key,), f"environment variable {name} is not set",
-                             f"export {name} in the sidecar's environment or write the value itself")
-        return self.env[name]
-
     def _patterns(self, d: dict, key: str) -> tuple[ObjectNamePattern, ...]:
         items = d[key]
         if items is None:
             return ()
         if not isinstance(items, list):
-            raise self.error((key,), f"must be a list of ObjectName patterns, not {_kind(items)}",
+            raise self.error((key,), f"must be a list of ObjectName patterns, not {kind(items)}",
                              "write one `- \"domain:key=value,*\"` line per pattern")
         out = []
         for i, item in enumerate(items):
@@ -346,7 +232,7 @@ class _Parser:
         if m is None:
             return {}
         if not isinstance(m, dict):
-            raise self.error((key,), f"must map ObjectNames to attribute lists, not {_kind(m)}",
+            raise self.error((key,), f"must map ObjectNames to attribute lists, not {kind(m)}",
                              'write `"java.lang:type=Memory": [HeapMemoryUsage]`')
         out: dict[tuple, frozenset] = {}
         for name, attributes in m.items():
@@ -366,14 +252,14 @@ class _Parser:
         if rules is None:
             return (DEFAULT_RULE,)
         if not isinstance(rules, list):
-            raise self.error(("rules",), f"must be a list of rules, not {_kind(rules)}",
+            raise self.error(("rules",), f"must be a list of rules, not {kind(rules)}",
                              "write each rule as a `- pattern: ...` item")
         return tuple(self._rule(i, r) for i, r in enumerate(rules))
 
     def _rule(self, i: int, r: Any) -> Rule:
         path = ("rules", i)
         if not isinstance(r, dict):
-            raise self.error(path, f"a rule must be a mapping, not {_kind(r)}",
+            raise self.error(path, f"a rule must be a mapping, not {kind(r)}",
                              "write `- pattern: ...` with name/labels/type on the following lines")
         for key in r:
             if key not in _RULE_KEYS:
@@ -402,7 +288,7 @@ class _Parser:
                 raise self.error(where, str(e),
                                  "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
 
-        kw: dict[str, Any] = {"index": i, "line": self.line(path), "pattern": pattern, "regex": regex}
+        kw: dict[str, Any] = {"index": i, "line": self.file.line(path), "pattern": pattern, "regex": regex}
         if "name" in r:
             kw["name"] = template(self._string(r, "name", path), path + ("name",))
         if "help" in r:
@@ -433,27 +319,16 @@ class _Parser:
             if labels is None:
                 labels = {}
             if not isinstance(labels, dict):
-                raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {_kind(labels)}",
+                raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {kind(labels)}",
                                  'write `labels:` then lines like `topic: "$1"`')
             pairs = []
             for key in sorted(labels, key=java_str):
                 value = labels[key]
                 where = path + ("labels", key)
                 if value is None or isinstance(value, (dict, list)):
-                    raise self.error(where, f"label value must be text, not {_kind(value)}",
+                    raise self.error(where, f"label value must be text, not {kind(value)}",
                                      'write a value such as "$1"')
                 pairs.append((template(java_str(key), where), template(java_str(value), where)))
             kw["labels"] = tuple(pairs)
         return Rule(**kw)
 
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "an empty value"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    return f"the value {value!r}"

@@ -4,7 +4,8 @@ import re
 import pytest
 
 from exporter.model import ObjectName
-from exporter.rule_engine import ConfigError, ObjectNamePattern, Template, load_config, parse_config
+from exporter.config_file import ConfigError
+from exporter.rule_engine import ObjectNamePattern, Template, load_config, parse_config
 from exporter.rule_engine.java_regex import compile_java_regex, java_regex_to_python
 from exporter.rule_engine.java_text import parse_java_double
 
@@ -351,10 +352,10 @@ def test_invalid_object_name_patterns(pattern):
 
 def test_line_of_points_into_the_sidecar_section():
     config = parse_config("rules:\n- pattern: a\nsidecar:\n  listenAddress: 0.0.0.0:9404\n  naming: 1.x\n")
-    assert config.line_of(("sidecar",)) == 3
-    assert config.line_of(("sidecar", "naming")) == 5
-    assert config.line_of(("sidecar", "unknown")) == 3  # the nearest parent
-    assert config.line_of(("rules", 0, "pattern")) == 2
+    assert config.file.line(("sidecar",)) == 3
+    assert config.file.line(("sidecar", "naming")) == 5
+    assert config.file.line(("sidecar", "unknown")) == 3  # the nearest parent
+    assert config.file.line(("rules", 0, "pattern")) == 2
 
 
 # --- metricCustomizers (jmx_exporter 1.x) -------------------------------------------------------

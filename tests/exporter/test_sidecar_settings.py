@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from exporter import jmx_source
-from exporter.rule_engine.config import ConfigError, parse_config
+from exporter.config_file import ConfigError
+from exporter.rule_engine.config import parse_config
 from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 
 
