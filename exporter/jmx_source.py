@@ -40,13 +40,12 @@ than half of the JVM's heap.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from exporter.collector import ReadResult, SourceError
 from exporter.jmx import JmxClient, JmxError, JmxSettings
@@ -58,23 +57,6 @@ from exporter.rule_engine.order import (canonical_name, instance_bucket, java_st
                                   readobject_table_size, visiting_ranks)
 from exporter.sidecar_settings import SidecarSettings
 from mbeans import catalog
-
-_ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-
-
-def _secret(value: Any) -> str:
-    """`${NAME}` reads environment variable NAME, as jmx_exporter does for passwords."""
-    text = "" if value is None else str(value)
-    m = _ENV.match(text)
-    return os.environ.get(m.group(1), "") if m else text
-
-
-def _store(options: Mapping, key: str) -> tuple[str, str, str]:
-    """keyStore/trustStore as `{filename, password, type}` (jmx_exporter) or a plain path."""
-    v = options.get(key)
-    if isinstance(v, Mapping):
-        return str(v.get("filename", "")), _secret(v.get("password")), str(v.get("type", ""))
-    return (str(v), _secret(options.get(key + "Password")), "") if v else ("", "", "")
 
 
 def _object_name_text(key: tuple) -> str:
@@ -106,13 +88,12 @@ def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
 
 
 def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
-    trust, trust_pw, trust_type = _store(config.ssl_options, "trustStore")
-    key, key_pw, key_type = _store(config.ssl_options, "keyStore")
+    trust, key = config.trust_store, config.key_store
     as_list = lambda v: tuple(v) if isinstance(v, (list, tuple)) else ((str(v),) if v else ())  # noqa: E731
     return JmxSettings(
         jmx_url=config.jmx_url, username=config.username, password=config.password,
-        ssl=config.ssl, trust_store=trust, trust_store_password=trust_pw, trust_store_type=trust_type,
-        key_store=key, key_store_password=key_pw, key_store_type=key_type,
+        ssl=config.ssl, trust_store=trust.filename, trust_store_password=trust.password, trust_store_type=trust.type,
+        key_store=key.filename, key_store_password=key.password, key_store_type=key.type,
         ssl_protocols=as_list(config.ssl_options.get("protocols")),
         ssl_ciphers=as_list(config.ssl_options.get("ciphers")),
         include_object_names=tuple(p.text for p in config.include_object_names),

@@ -4,7 +4,8 @@ The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML; exporter/co
 so Strimzi's and Confluent's files load unchanged. What jmx_exporter only finds out during a
 scrape (a regex that does not compile, `$3` in a rule whose pattern has two groups) is reported
 here, at load time, with the file, the YAML line and the key. Keys this project does not know
-become warnings. `${NAME}` is read from the environment for the JMX user name and password.
+become warnings. `${NAME}` is read from the environment for the JMX user name and password and
+the ssl stores' passwords; an unset variable is refused here too.
 
 The sidecar's own settings under `sidecar:` are kept raw for exporter/sidecar_settings.py, and
 jmx_exporter 1.x's `httpServer:` block is left in `Config.file` for exporter/http_server_block.py;
@@ -68,12 +69,24 @@ DEFAULT_RULE = Rule(index=-1, line=None, pattern=None, regex=None)
 
 
 @dataclass(frozen=True)
+class Store:
+    """A key or trust store of `ssl:`, for the JMX connection (the javax.net.ssl properties of
+    the JVM that reads the broker)."""
+
+    filename: str = ""
+    password: str = field(default="", repr=False)
+    type: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     jmx_url: str = ""
     username: str = ""
     password: str = field(default="", repr=False)
     ssl: bool = False
-    ssl_options: Mapping[str, Any] = field(default_factory=dict)
+    ssl_options: Mapping[str, Any] = field(default_factory=dict, repr=False)  # as written, passwords too
+    trust_store: Store = Store()
+    key_store: Store = Store()
     start_delay_seconds: int = 0
     lowercase_output_name: bool = False
     lowercase_output_label_names: bool = False
@@ -157,6 +170,7 @@ class _Parser:
                 kw["ssl"] = ssl
             elif isinstance(ssl, dict):
                 kw["ssl"], kw["ssl_options"] = True, ssl
+                kw["trust_store"], kw["key_store"] = self._store(ssl, "trustStore"), self._store(ssl, "keyStore")
             else:
                 raise self.error(("ssl",), f"must be true/false or a mapping, not {kind(ssl)}",
                                  "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
@@ -208,6 +222,26 @@ class _Parser:
         if not isinstance(v, bool):
             raise self.error(path + (key,), f"must be true or false, not {v!r}", "write true or false")
         return v
+
+    def _text(self, d: dict, key: str, path: tuple = ()) -> str:
+        """An optional text value: "" when it is absent or empty."""
+        return "" if d.get(key) is None else self._string(d, key, path)
+
+    def _password(self, d: dict, key: str, path: tuple) -> str:
+        """A store's password, "" when none is given; `${NAME}` reads environment variable NAME."""
+        return self.file.variable(path + (key,), self._text(d, key, path))
+
+    def _store(self, ssl: dict, key: str) -> Store:
+        """`keyStore`/`trustStore` as `{filename, password, type}` (the spelling of jmx_exporter's
+        httpServer block) or as a path, with `keyStorePassword`/`trustStorePassword` beside it."""
+        value = ssl.get(key)
+        if isinstance(value, dict):
+            path = ("ssl", key)
+            return Store(self._text(value, "filename", path), self._password(value, "password", path),
+                         self._text(value, "type", path))
+        if value:
+            return Store(self._string(ssl, key, ("ssl",)), self._password(ssl, key + "Password", ("ssl",)))
+        return Store()
 
     def _patterns(self, d: dict, key: str) -> tuple[ObjectNamePattern, ...]:
         items = d[key]

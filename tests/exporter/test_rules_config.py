@@ -83,6 +83,44 @@ def test_credentials_from_the_environment():
     assert "p w" not in repr(config)
 
 
+def test_store_passwords_from_the_environment():
+    config = parse_config("ssl:\n  trustStore:\n    filename: /t.jks\n    password: ${TRUST_PASS}\n    type: JKS\n"
+                          "  keyStore: /k.p12\n  keyStorePassword: ${KEY_PASS}\n",
+                          env={"TRUST_PASS": "t s", "KEY_PASS": "k"})
+    assert (config.trust_store.filename, config.trust_store.password, config.trust_store.type) == ("/t.jks", "t s", "JKS")
+    assert (config.key_store.filename, config.key_store.password, config.key_store.type) == ("/k.p12", "k", "")
+    assert "t s" not in repr(config)
+    assert parse_config("ssl:\n  trustStore: {filename: /t.jks}\n").trust_store.password == ""  # none given
+    assert parse_config("ssl:\n  trustStore: {filename: /t.jks, password: 'x${P}'}\n").trust_store.password == "x${P}"
+
+
+@pytest.mark.parametrize("text, line, key", [
+    ("ssl:\n  trustStore:\n    filename: /t.jks\n    password: ${UNSET_STORE_PASS}\n", 4, "ssl.trustStore.password"),
+    ("ssl:\n  keyStore: {filename: /k.p12, password: '${UNSET_STORE_PASS}'}\n", 2, "ssl.keyStore.password"),
+    ("ssl:\n  trustStore: /t.jks\n  trustStorePassword: ${UNSET_STORE_PASS}\n", 3, "ssl.trustStorePassword"),
+])
+def test_an_unset_store_password_variable_is_refused_at_load(text, line, key):
+    e = error_of("hostPort: h:1\n" + text)
+    assert (e.source, e.line, e.key) == ("rules.yml", line + 1, key)
+    assert str(e) == (f"rules.yml:{line + 1}: {key}: environment variable UNSET_STORE_PASS is not set; "
+                      "export UNSET_STORE_PASS in the sidecar's environment or write the value itself")
+
+
+def test_check_config_names_the_unset_store_password_variable(tmp_path, monkeypatch):
+    from io import StringIO
+
+    from exporter.sidecar import check_config
+
+    monkeypatch.delenv("UNSET_STORE_PASS", raising=False)
+    path = tmp_path / "exporter.yml"
+    path.write_text("hostPort: h:1\nssl:\n  trustStore:\n    filename: /t.jks\n    password: ${UNSET_STORE_PASS}\n")
+    out, err = StringIO(), StringIO()
+    assert check_config(str(path), out, err) == 2
+    assert err.getvalue().startswith(f"{path}:5: ssl.trustStore.password: environment variable UNSET_STORE_PASS "
+                                     "is not set")
+    assert out.getvalue() == ""
+
+
 def test_ssl_bool_or_map():
     assert parse_config("ssl: true").ssl is True
     config = parse_config("ssl:\n  trustStore:\n    filename: /t.jks\n  protocols: TLSv1.3\n")
