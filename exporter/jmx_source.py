@@ -55,26 +55,13 @@ from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from exporter.sidecar_settings import SidecarSettings
+from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings
 from mbeans import catalog
 
 
 def _object_name_text(key: tuple) -> str:
     domain, props = key
     return domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(props))
-
-
-# The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
-# serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
-# never a scrape) and a heap that starts small and gives memory back after a collection (G1 grew
-# the heap to 2.9 GB during a first poll at 40,000 partitions). C1-only compilation
-# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower. The
-# heap's ceiling stays the JVM's default (a quarter of the container's memory): what the client
-# keeps grows with the broker (the names read whole as text, the partition families as columns,
-# and while listing one family's ObjectNames), so a fixed -Xmx small enough to matter would fail
-# on some bigger broker. At 40,000 partitions with Strimzi's rules: ~60 MB committed.
-# `sidecar.jvmOptions` replaces these.
-DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
 
 
 def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
