@@ -388,7 +388,7 @@ def test_invalid_object_name_patterns(pattern):
         ObjectNamePattern.parse(pattern)
 
 
-def test_line_of_points_into_the_sidecar_section():
+def test_the_file_lines_point_into_the_sidecar_section():
     config = parse_config("rules:\n- pattern: a\nsidecar:\n  listenAddress: 0.0.0.0:9404\n  naming: 1.x\n")
     assert config.file.line(("sidecar",)) == 3
     assert config.file.line(("sidecar", "naming")) == 5
