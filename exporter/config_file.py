@@ -77,13 +77,16 @@ class ConfigFile:
             path = path[:-1]
         return self.lines.get(())
 
+    def where(self, path: tuple) -> str:
+        """`file:line` of a key path (`file` when the file has no line for it)."""
+        line = self.line(path)
+        return f"{self.source}:{line}" if line else self.source
+
     def error(self, path: tuple, problem: str, fix: str) -> ConfigError:
         return ConfigError(self.source, self.line(path), path_text(path), problem, fix)
 
     def warning(self, path: tuple, message: str) -> str:
-        line = self.line(path)
-        where = f"{self.source}:{line}" if line else self.source
-        return f"{where}: {path_text(path)}: {message}"
+        return f"{self.where(path)}: {path_text(path)}: {message}"
 
     def variable(self, path: tuple, text: str, trim: bool = False) -> str:
         """`text`, or when it is `${NAME}` as a whole, environment variable NAME; unset is an error.

@@ -155,9 +155,8 @@ class _Block:
                 self.warn(("metrics", "path"), f"ignored: the sidecar serves its metrics at /metrics, not {path}")
         if not users and context is None:
             return None, self.warnings
-        line = self.file.line((KEY,))
-        return WebConfig(source=f"{self.file.source}:{line}" if line else self.file.source, ssl_context=context, users=users,
-                         challenge=CHALLENGE, challenge_any_scheme=False), self.warnings
+        return WebConfig(source=self.file.where((KEY,)), ssl_context=context, users=users, challenge=CHALLENGE,
+                         challenge_any_scheme=False), self.warnings
 
     def authentication(self, auth: dict) -> dict[str, Verifier]:
         k = ("authentication",)
