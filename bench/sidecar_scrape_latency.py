@@ -229,7 +229,7 @@ def main() -> int:
     args = ap.parse_args()
     rules = {"strimzi": setup.STRIMZI_RULES, "health": setup.HEALTH_RULES}.get(args.rules, Path(args.rules))
     if args.jvm_options is None:
-        from exporter.jmx_source import DEFAULT_JVM_OPTIONS
+        from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
 
         jvm_options = list(DEFAULT_JVM_OPTIONS) + ["-XX:NativeMemoryTracking=summary"]
     else:

@@ -45,7 +45,7 @@ def start_jvm(options: list[str] | None) -> list[str]:
     does; returns the options used."""
     from exporter.jmx import JmxSettings
     from exporter.jmx import start_jvm as start
-    from exporter.jmx_source import DEFAULT_JVM_OPTIONS
+    from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
 
     options = list(DEFAULT_JVM_OPTIONS) if options is None else options
     start(JmxSettings(jvm_options=tuple(options)))

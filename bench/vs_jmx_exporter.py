@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.big_repeat) != 2 or min(args.big_repeat) < 1 or args.repeat < 1 or args.polls < 1:
         ap.error("--repeat, --polls and both --big-repeat counts are at least 1")
 
-    from exporter.jmx_source import DEFAULT_JVM_OPTIONS
+    from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
 
     print(f"machine: {setup.machine()}")
     print(f"sidecar code: {code_version()}")

@@ -24,7 +24,8 @@ from typing import Callable, Iterable
 
 from exporter.families import RejectedPoll
 from exporter.rule_engine import RuleEngine
-from exporter.rule_engine.config import Config, ConfigError, load_config
+from exporter.config_file import ConfigError
+from exporter.rule_engine.config import Config, load_config
 from exporter.self_metrics import SelfMetrics
 from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import FORMATS, Snapshot, assemble

@@ -31,13 +31,13 @@ import hashlib
 import hmac
 import os
 import ssl
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from exporter import key_store
-from exporter.rule_engine.config import ConfigError, java_str
+from exporter.config_file import ConfigError, ConfigFile, kind
+from exporter.rule_engine.java_text import java_str
 from exporter.web_config import TlsError, Verifier, WebConfig, require_client_certificates, server_context, \
     server_context_from_pem
-from exporter.yaml_source import load_yaml_file
 
 KEY = "httpServer"
 # What jmx_exporter's com.sun.net.httpserver.BasicAuthenticator (realm "/", UTF-8) sends with a 401.
@@ -66,13 +66,12 @@ _KNOWN = {
 }
 
 
-def load_http_server_block(path: str, env: Mapping[str, str] | None = None) -> tuple[WebConfig | None, list[str]]:
-    """The `httpServer` block of the jmx_exporter file at `path` as a WebConfig (None when the
-    block configures neither TLS nor basic auth), and warnings for keys that change nothing."""
-    data, line_of = load_yaml_file(path)
-    if not isinstance(data, dict) or data.get(KEY) is None:
+def read_http_server_block(file: ConfigFile) -> tuple[WebConfig | None, list[str]]:
+    """The `httpServer` block of the jmx_exporter file as a WebConfig (None when the block
+    configures neither TLS nor basic auth), and warnings for keys that change nothing."""
+    if not isinstance(file.data, dict) or file.data.get(KEY) is None:
         return None, []
-    return _Block(path, line_of, os.environ if env is None else env).parse(data[KEY])
+    return _Block(file).parse(file.data[KEY])
 
 
 def pbkdf2_hex(algorithm: str, password: str, salt: str, iterations: int, key_bytes: int) -> str:
@@ -86,23 +85,21 @@ def sha_hex(algorithm: str, password: str, salt: str) -> str:
 
 
 class _Block:
-    def __init__(self, source: str, line_of: Callable[[tuple], int | None], env: Mapping[str, str]):
-        self.source, self.line_of, self.env = source, line_of, env
+    def __init__(self, file: ConfigFile):
+        self.file = file
         self.warnings: list[str] = []
 
-    # --- reporting
+    # --- reporting (`keys` are inside the block)
     def error(self, keys: tuple, problem: str, fix: str) -> ConfigError:
-        return ConfigError(self.source, self.line_of((KEY,) + keys), ".".join((KEY,) + keys), problem, fix)
+        return self.file.error((KEY,) + keys, problem, fix)
 
     def warn(self, keys: tuple, message: str) -> None:
-        line = self.line_of((KEY,) + keys)
-        where = f"{self.source}:{line}" if line else self.source
-        self.warnings.append(f"{where}: {'.'.join((KEY,) + keys)}: {message}")
+        self.warnings.append(self.file.warning((KEY,) + keys, message))
 
     # --- typed getters (jmx_exporter's ConvertToString / ValidateStringIsNotBlank / ConvertToInteger)
     def mapping(self, value: Any, keys: tuple) -> dict:
         if not isinstance(value, dict):
-            raise self.error(keys, f"must be a mapping, not {_kind(value)}", "write the keys under it, indented")
+            raise self.error(keys, f"must be a mapping, not {kind(value)}", "write the keys under it, indented")
         known = _KNOWN.get(keys, set())
         for k in value:
             if k not in known:
@@ -116,7 +113,7 @@ class _Block:
                 raise self.error(keys, "is required" if keys[-1] in d else "is missing", required)
             return None
         if isinstance(value, (dict, list)):
-            raise self.error(keys, f"must be a text value, not {_kind(value)}", "write a single value")
+            raise self.error(keys, f"must be a text value, not {kind(value)}", "write a single value")
         text = java_str(value)
         if not text.strip():
             raise self.error(keys, "must not be blank", required or "write a value or remove the key")
@@ -126,21 +123,7 @@ class _Block:
         """A value that may be `${NAME}`: jmx_exporter 1.4+ reads it from environment variable NAME
         (trimmed; unset or blank is an error)."""
         text = self.string(d, keys, required)
-        if text is None:
-            return None
-        bare = text.strip()
-        if bare == "${}" or not (bare.startswith("${") and bare.endswith("}")):
-            return text
-        name = bare[2:-1].strip()
-        if not name:
-            raise self.error(keys, f"{text!r} names no environment variable", "write ${NAME} or the value itself")
-        value = self.env.get(name)
-        if value is None:
-            raise self.error(keys, f"environment variable {name} is not set",
-                             f"export {name} in the sidecar's environment or write the value itself")
-        if not value.strip():
-            raise self.error(keys, f"environment variable {name} is empty", f"give {name} a value")
-        return value.strip()
+        return None if text is None else self.file.variable((KEY,) + keys, text, trim=True)
 
     def integer(self, d: dict, keys: tuple, minimum: int, default: int | None = None) -> int:
         value = d.get(keys[-1])
@@ -172,9 +155,8 @@ class _Block:
                 self.warn(("metrics", "path"), f"ignored: the sidecar serves its metrics at /metrics, not {path}")
         if not users and context is None:
             return None, self.warnings
-        line = self.line_of((KEY,))
-        return WebConfig(source=f"{self.source}:{line}" if line else self.source, ssl_context=context, users=users,
-                         challenge=CHALLENGE, challenge_any_scheme=False), self.warnings
+        return WebConfig(source=self.file.where((KEY,)), ssl_context=context, users=users, challenge=CHALLENGE,
+                         challenge_any_scheme=False), self.warnings
 
     def authentication(self, auth: dict) -> dict[str, Verifier]:
         k = ("authentication",)
@@ -431,6 +413,3 @@ def _openssl_cipher_names() -> dict[str, str]:
         out[f"TLS_{who}_WITH_{cipher}" + (f"_{mac}" if mac else "")] = name
     return out
 
-
-def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", type(None): "nothing"}.get(type(value), f"the value {value!r}")

@@ -40,13 +40,12 @@ than half of the JVM's heap.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from exporter.jmx import JmxClient, JmxError, JmxSettings
 from exporter.jmx.client import Members
@@ -55,44 +54,14 @@ from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from exporter.sidecar_settings import SidecarSettings
+from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings
 from exporter.source import ReadResult, SourceError
 from mbeans import catalog
-
-_ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-
-
-def _secret(value: Any) -> str:
-    """`${NAME}` reads environment variable NAME, as jmx_exporter does for passwords."""
-    text = "" if value is None else str(value)
-    m = _ENV.match(text)
-    return os.environ.get(m.group(1), "") if m else text
-
-
-def _store(options: Mapping, key: str) -> tuple[str, str, str]:
-    """keyStore/trustStore as `{filename, password, type}` (jmx_exporter) or a plain path."""
-    v = options.get(key)
-    if isinstance(v, Mapping):
-        return str(v.get("filename", "")), _secret(v.get("password")), str(v.get("type", ""))
-    return (str(v), _secret(options.get(key + "Password")), "") if v else ("", "", "")
 
 
 def _object_name_text(key: tuple) -> str:
     domain, props = key
     return domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(props))
-
-
-# The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
-# serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
-# never a scrape) and a heap that starts small and gives memory back after a collection (G1 grew
-# the heap to 2.9 GB during a first poll at 40,000 partitions). C1-only compilation
-# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower. The
-# heap's ceiling stays the JVM's default (a quarter of the container's memory): what the client
-# keeps grows with the broker (the names read whole as text, the partition families as columns,
-# and while listing one family's ObjectNames), so a fixed -Xmx small enough to matter would fail
-# on some bigger broker. At 40,000 partitions with Strimzi's rules: ~60 MB committed.
-# `sidecar.jvmOptions` replaces these.
-DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
 
 
 def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
@@ -106,13 +75,12 @@ def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
 
 
 def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
-    trust, trust_pw, trust_type = _store(config.ssl_options, "trustStore")
-    key, key_pw, key_type = _store(config.ssl_options, "keyStore")
+    trust, key = config.trust_store, config.key_store
     as_list = lambda v: tuple(v) if isinstance(v, (list, tuple)) else ((str(v),) if v else ())  # noqa: E731
     return JmxSettings(
         jmx_url=config.jmx_url, username=config.username, password=config.password,
-        ssl=config.ssl, trust_store=trust, trust_store_password=trust_pw, trust_store_type=trust_type,
-        key_store=key, key_store_password=key_pw, key_store_type=key_type,
+        ssl=config.ssl, trust_store=trust.filename, trust_store_password=trust.password, trust_store_type=trust.type,
+        key_store=key.filename, key_store_password=key.password, key_store_type=key.type,
         ssl_protocols=as_list(config.ssl_options.get("protocols")),
         ssl_ciphers=as_list(config.ssl_options.get("ciphers")),
         include_object_names=tuple(p.text for p in config.include_object_names),

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import IO
 
 from exporter.collector import Collector
-from exporter.http_server_block import load_http_server_block
-from exporter.rule_engine.config import Config, ConfigError, load_config
+from exporter.config_file import ConfigError
+from exporter.http_server_block import read_http_server_block
+from exporter.rule_engine.config import Config, load_config
 from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
 from exporter.web_config import WebConfig, load_web_config
@@ -33,16 +34,16 @@ def load(config_path: str, overrides: dict | None = None) -> Loaded:
     config = load_config(config_path)
     settings = sidecar_settings(config, overrides)
     web = load_web_config(settings.web_config_file)
-    block, warnings = load_http_server_block(config_path)
+    block, warnings = read_http_server_block(config.file)
     if warnings:
         config = dataclasses.replace(config, warnings=config.warnings + tuple(warnings))
     if block is not None:
         if web.source:
             # Two sources of the endpoint's security would leave one silently unused: refuse.
-            raise ConfigError(config_path, config.line_of(("httpServer",)), "httpServer",
-                              f"TLS or basic auth is configured both here and in the web config file {web.source}",
-                              "keep one: this httpServer block (jmx_exporter's format) or the web config file "
-                              "(sidecar.webConfigFile / --web.config.file, the Prometheus exporter-toolkit format)")
+            raise config.file.error(
+                ("httpServer",), f"TLS or basic auth is configured both here and in the web config file {web.source}",
+                "keep one: this httpServer block (jmx_exporter's format) or the web config file "
+                "(sidecar.webConfigFile / --web.config.file, the Prometheus exporter-toolkit format)")
         web = block
     return Loaded(config, settings, web)
 

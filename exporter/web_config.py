@@ -24,8 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from exporter.rule_engine.config import ConfigError
-from exporter.yaml_source import load_yaml_file
+from exporter.config_file import ConfigError, ConfigFile
 
 _CLIENT_AUTH = {
     "NoClientCert": ssl.CERT_NONE,
@@ -145,12 +144,9 @@ class WebConfig:
 def load_web_config(path: str | None) -> WebConfig:
     if not path:
         return WebConfig()
-    data, line_of = load_yaml_file(path)
+    file = ConfigFile.read(path)  # the exporter toolkit reads no ${NAME}: values are taken as written
+    data, err = file.data, file.error
     base = os.path.dirname(os.path.abspath(path))
-
-    def err(keys: tuple, problem: str, fix: str) -> ConfigError:
-        return ConfigError(path, line_of(keys), ".".join(map(str, keys)), problem, fix)
-
     if data is None:
         return WebConfig(source=path)
     if not isinstance(data, dict):

@@ -4,11 +4,13 @@
     engine = RuleEngine(config)            # naming="1.x" for OpenMetrics-style names
     samples = engine.samples(mbeans)       # one call per poll
 """
-from exporter.rule_engine.config import Config, ConfigError, ObjectNamePattern, Rule, Template, load_config, parse_config
+from exporter.rule_engine.config import Config, Rule, load_config, parse_config
 from exporter.rule_engine.matching import EngineStats, Leaf, RuleEngine, leaves, value_blind
 from exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
+from exporter.rule_engine.object_name_pattern import ObjectNamePattern
+from exporter.rule_engine.template import Template
 
 __all__ = [
-    "Config", "ConfigError", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",
+    "Config", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",
     "leaves", "load_config", "openmetrics_name", "parse_config", "safe_name", "snake_case", "value_blind",
 ]

@@ -1,30 +1,31 @@
 """A jmx_exporter YAML file -> a validated `Config`, with errors a user can act on.
 
-The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML), so Strimzi's and
-Confluent's files load unchanged. What jmx_exporter only finds out during a scrape (a regex that
-does not compile, `$3` in a rule whose pattern has two groups) is reported here, at load time,
-with the file, the YAML line and the key. Keys this project does not know become warnings.
-The sidecar's own settings live under `sidecar:` and are kept raw for the code that owns them.
+The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML; exporter/config_file.py),
+so Strimzi's and Confluent's files load unchanged. What jmx_exporter only finds out during a
+scrape (a regex that does not compile, `$3` in a rule whose pattern has two groups) is reported
+here, at load time, with the file, the YAML line and the key. Keys this project does not know
+become warnings. `${NAME}` is read from the environment for the JMX user name and password and
+the ssl stores' passwords; an unset variable is refused here too.
 
-Patterns are Java regular expressions: the few Java spellings Python's `re` lacks (named groups,
-`\\Q...\\E`, `\\z`, POSIX `\\p{...}` classes) are translated; `re.ASCII` gives Java's ASCII-only
-`\\w`, `\\d`, `\\s` and case folding.
+The sidecar's own settings under `sidecar:` are kept raw for exporter/sidecar_settings.py, and
+jmx_exporter 1.x's `httpServer:` block is left in `Config.file` for exporter/http_server_block.py;
+both name their lines from `Config.file`.
 """
 from __future__ import annotations
 
-import math
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import yaml
-
-from exporter.exposition import java_double
+from exporter.config_file import ConfigFile, kind
 from exporter.model import ObjectName
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
+from exporter.rule_engine.java_regex import compile_java_regex
+from exporter.rule_engine.java_text import java_str, parse_java_double
+from exporter.rule_engine.object_name_pattern import ALL_OBJECT_NAMES, ObjectNamePattern, object_name_key
+from exporter.rule_engine.template import Template
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
@@ -45,326 +46,6 @@ _NOT_SUPPORTED = {
 }
 _RULE_KEYS = {"pattern", "name", "value", "valueFactor", "help", "labels", "type",
               "attrNameSnakeCase", "cache"}
-_ENV_REF = re.compile(r"\$\{([^}]+)\}")
-
-
-def yaml_error(e: yaml.YAMLError, source: str) -> "ConfigError":
-    """PyYAML's error with its line; when the problem shows only at a later line (an unclosed
-    bracket or quote reported at the end of the file), also where the construct began."""
-    problem_mark = getattr(e, "problem_mark", None)
-    context_mark = getattr(e, "context_mark", None)
-    mark = problem_mark or context_mark
-    problem = getattr(e, "problem", None) or str(e)
-    context = getattr(e, "context", None)
-    if context and context_mark and problem_mark and context_mark.line != problem_mark.line:
-        problem += f" ({context} that starts at line {context_mark.line + 1})"
-    return ConfigError(source, mark.line + 1 if mark else None, "", f"invalid YAML: {problem}",
-                       "fix the YAML syntax there")
-
-
-class ConfigError(ValueError):
-    """What is wrong, where (file, YAML line, key) and what to do."""
-
-    def __init__(self, source: str, line: int | None, key: str, problem: str, fix: str):
-        self.source, self.line, self.key, self.problem, self.fix = source, line, key, problem, fix
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"{where}: {key}: {problem}; {fix}" if key else f"{where}: {problem}; {fix}")
-
-
-# --- Java regular expressions -------------------------------------------------------------------
-
-_POSIX = {
-    "Lower": "a-z", "Upper": "A-Z", "ASCII": "\\x00-\\x7f", "Alpha": "a-zA-Z", "Digit": "0-9",
-    "Alnum": "a-zA-Z0-9", "Punct": "!-/:-@\\[-`{-~", "Graph": "!-~", "Print": " -~",
-    "Blank": " \\t", "Cntrl": "\\x00-\\x1f\\x7f", "XDigit": "0-9a-fA-F", "Space": " \\t\\n\\x0b\\f\\r",
-}
-_HSPACE = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
-
-
-_INLINE_FLAGS = re.compile(r"\(\?([idmsuxU]*)(?:-([idmsuxU]*))?([:)])")
-
-
-def _python_flags(on: str, off: str) -> str:
-    # UNIX_LINES (d) and UNICODE_CASE (u) have no `re` equivalent and barely matter for
-    # ObjectNames; UNICODE_CHARACTER_CLASS (U) is left for `re` to reject.
-    on, off = on.replace("d", "").replace("u", ""), off.replace("d", "").replace("u", "")
-    return on + ("-" + off if off else "")
-
-
-def java_regex_to_python(pattern: str) -> str:
-    """Rewrite the Java-only spellings; everything else is the same in both dialects.
-
-    Java's inline flags `(?i)` may appear anywhere and last to the end of the enclosing group;
-    `re` wants global flags first, so they become scoped groups `(?i:...)`, closed (and reopened
-    after each `|`) where Java's would end.
-    """
-    out: list[str] = []
-    frames: list[list[str]] = [[]]  # per open group: the inline flag groups opened inside it
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            d = pattern[i + 1]
-            if d == "Q":  # \Q...\E quotes a literal
-                end = pattern.find("\\E", i + 2)
-                out.append(re.escape(pattern[i + 2:] if end < 0 else pattern[i + 2:end]))
-                i = n if end < 0 else end + 2
-                continue
-            if d == "z" and not in_class:
-                out.append("\\Z")
-            elif d == "Z" and not in_class:
-                out.append("(?=\\n?\\Z)")
-            elif d == "h":
-                out.append(_HSPACE if in_class else "[" + _HSPACE + "]")
-            elif d in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
-                end = pattern.index("}", i + 3)
-                name = pattern[i + 3:end]
-                name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
-                if name in _POSIX and not (in_class and d == "P"):
-                    body = _POSIX[name]
-                    out.append(body if in_class else ("[" if d == "p" else "[^") + body + "]")
-                    i = end + 1
-                    continue
-                out.append(pattern[i:i + 2])  # left for `re` to reject with its position
-            else:
-                out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
-            in_class = True
-            out.append(c)
-            i += 1
-            # A ']' right after '[' or '[^' is a literal in both dialects.
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":
-                out.append("]")
-                i += 1
-            continue
-        if c == "(":
-            flags = _INLINE_FLAGS.match(pattern, i)
-            if flags and (flags.group(1) or flags.group(2) is not None):
-                python = _python_flags(flags.group(1), flags.group(2) or "")
-                if flags.group(3) == ")":  # (?i): from here to the end of the enclosing group
-                    if python:
-                        out.append(f"(?{python}:")
-                        frames[-1].append(python)
-                else:  # (?i:...)
-                    out.append(f"(?{python}:")
-                    frames.append([])
-                i = flags.end()
-                continue
-            if pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
-                out.append("(?P<")
-                i += 3
-            else:
-                out.append("(")
-                i += 1
-            frames.append([])
-            continue
-        if c == ")" and len(frames) > 1:
-            out.append(")" * len(frames.pop()) + ")")
-            i += 1
-            continue
-        if c == "|" and frames[-1]:
-            opened = frames[-1]
-            out.append(")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened))
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    out.append(")" * len(frames[0]))
-    return "".join(out)
-
-
-def compile_java_regex(pattern: str) -> re.Pattern:
-    """Compile a rule pattern as jmx_exporter does: `^.*(?:PATTERN).*$`, matched in full.
-
-    Raises re.error with the position inside the pattern as the user wrote it (as long as the
-    translation did not have to change the text before that position).
-    """
-    translated = java_regex_to_python(pattern)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # Java's nested classes look odd to `re`
-        re.compile(translated, re.ASCII)
-        return re.compile(".*(?:" + translated + ").*", re.ASCII)
-
-
-# --- Replacement templates ($1, ${name}) -----------------------------------------------------
-
-
-class Template:
-    """A Java `Matcher.replaceAll` replacement: `$n`, `${name}`, `\\x` escapes.
-
-    Java's rule for `$10`: the first digit always names a group; each further digit is taken
-    only while the number still names an existing group.
-    """
-
-    __slots__ = ("text", "constant", "parts")
-
-    def __init__(self, text: str, regex: re.Pattern | None):
-        self.text = text
-        group_count = regex.groups if regex is not None else 0
-        names = regex.groupindex if regex is not None else {}
-        parts: list[str | int] = []
-        literal: list[str] = []
-        i, n = 0, len(text)
-        while i < n:
-            c = text[i]
-            if c == "\\":
-                if i + 1 >= n:
-                    raise ValueError(f"{text!r} ends with a single '\\'; write '\\\\' for a backslash")
-                literal.append(text[i + 1])
-                i += 2
-                continue
-            if c != "$":
-                literal.append(c)
-                i += 1
-                continue
-            i += 1
-            if i >= n:
-                raise ValueError(f"{text!r} ends with '$'; write '\\$' for a dollar sign")
-            if text[i] == "{":
-                end = i + 1
-                while end < n and text[end].isascii() and text[end].isalnum():
-                    end += 1
-                name = text[i + 1:end]
-                if not name or end >= n or text[end] != "}":
-                    raise ValueError(f"{text!r}: '${{' must be followed by a group name and '}}'")
-                if name[0].isdigit():
-                    raise ValueError(f"{text!r}: group name {{{name}}} starts with a digit")
-                if name not in names:
-                    raise ValueError(f"{text!r} refers to group {{{name}}} but the pattern has no such named group")
-                ref = names[name]
-                i = end + 1
-            else:
-                if not ("0" <= text[i] <= "9"):
-                    raise ValueError(f"{text!r}: '$' must be followed by a group number or {{name}}; "
-                                     "write '\\$' for a dollar sign")
-                ref = ord(text[i]) - 48
-                i += 1
-                while i < n and "0" <= text[i] <= "9" and ref * 10 + ord(text[i]) - 48 <= group_count:
-                    ref = ref * 10 + ord(text[i]) - 48
-                    i += 1
-                if ref > group_count:
-                    raise ValueError(f"{text!r} refers to group {ref} but the pattern has {group_count} group"
-                                     + ("" if group_count == 1 else "s"))
-            if literal:
-                parts.append("".join(literal))
-                literal = []
-            parts.append(ref)
-        if literal:
-            parts.append("".join(literal))
-        self.parts = tuple(parts)
-        self.constant = None if any(type(p) is int for p in parts) else "".join(parts)  # type: ignore[arg-type]
-
-    def expand(self, match: re.Match | None) -> str:
-        if self.constant is not None:
-            return self.constant
-        group = match.group  # type: ignore[union-attr]
-        return "".join([p if type(p) is str else (group(p) or "") for p in self.parts])
-
-    def __repr__(self) -> str:
-        return f"Template({self.text!r})"
-
-
-# --- JMX ObjectName patterns ------------------------------------------------------------------
-
-
-def _wildcard(text: str) -> re.Pattern:
-    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text), re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ObjectNamePattern:
-    """A JMX ObjectName pattern such as `kafka.*:*` or `kafka.server:type=*,name=BytesInPerSec,*`."""
-
-    text: str
-    domain: re.Pattern
-    keys: tuple[tuple[str, re.Pattern | str], ...]
-    any_other_keys: bool
-
-    @classmethod
-    def parse(cls, text: str) -> "ObjectNamePattern":
-        domain, sep, rest = text.partition(":")
-        if not sep:
-            raise ValueError(f"{text!r} has no ':' (expected domain:key=value,... or domain:*)")
-        if "\n" in domain:
-            raise ValueError(f"{text!r}: the domain contains a newline")
-        keys: list[tuple[str, re.Pattern | str]] = []
-        any_other = False
-        for part in _split_properties(rest):
-            if part == "*":
-                if any_other:
-                    raise ValueError(f"{text!r}: '*' appears twice in the key list")
-                any_other = True
-                continue
-            key, eq, value = part.partition("=")
-            if not eq or not key or any(ch in key for ch in ":,=*?\"\n"):
-                raise ValueError(f"{text!r}: {part!r} is not key=value")
-            if value == "":
-                raise ValueError(f"{text!r}: key {key!r} has an empty value")
-            if any(k == key for k, _ in keys):
-                raise ValueError(f"{text!r}: key {key!r} appears twice")
-            keys.append((key, _wildcard(value) if ("*" in value or "?" in value) else value))
-        if not keys and not any_other:
-            raise ValueError(f"{text!r} has no key properties (use {domain}:* for every MBean of the domain)")
-        return cls(text, _wildcard(domain or "*"), tuple(keys), any_other)
-
-    def matches(self, name: ObjectName) -> bool:
-        if not self.domain.fullmatch(name.domain):
-            return False
-        props = dict(name.keys)
-        if not self.any_other_keys and len(props) != len(self.keys):
-            return False
-        for key, want in self.keys:
-            have = props.get(key)
-            if have is None:
-                return False
-            if type(want) is str:
-                if have != want:
-                    return False
-            elif not want.fullmatch(have):
-                return False
-        return True
-
-
-def _split_properties(rest: str) -> list[str]:
-    """Split on commas that are not inside a quoted value."""
-    parts, start, quoted, i = [], 0, False, 0
-    while i < len(rest):
-        c = rest[i]
-        if quoted and c == "\\":
-            i += 2
-            continue
-        if c == '"':
-            quoted = not quoted
-        elif c == "," and not quoted:
-            parts.append(rest[start:i])
-            start = i + 1
-        i += 1
-    if quoted:
-        raise ValueError(f"{rest!r}: a quoted value is not closed")
-    parts.append(rest[start:])
-    return parts
-
-
-def object_name_key(name: ObjectName) -> tuple[str, frozenset]:
-    """ObjectName equality as JMX defines it: the order of key properties does not matter."""
-    return name.domain, frozenset(name.keys)
-
-
-ALL_OBJECT_NAMES = ObjectNamePattern.parse("*:*")
-
-
-# --- The configuration ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -388,13 +69,24 @@ DEFAULT_RULE = Rule(index=-1, line=None, pattern=None, regex=None)
 
 
 @dataclass(frozen=True)
+class Store:
+    """A key or trust store of `ssl:`, for the JMX connection (the javax.net.ssl properties of
+    the JVM that reads the broker)."""
+
+    filename: str = ""
+    password: str = field(default="", repr=False)
+    type: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
-    source: str = "<string>"
     jmx_url: str = ""
     username: str = ""
     password: str = field(default="", repr=False)
     ssl: bool = False
-    ssl_options: Mapping[str, Any] = field(default_factory=dict)
+    ssl_options: Mapping[str, Any] = field(default_factory=dict, repr=False)  # as written, passwords too
+    trust_store: Store = Store()
+    key_store: Store = Store()
     start_delay_seconds: int = 0
     lowercase_output_name: bool = False
     lowercase_output_label_names: bool = False
@@ -408,13 +100,9 @@ class Config:
     rules: tuple[Rule, ...] = (DEFAULT_RULE,)
     warnings: tuple[str, ...] = ()
     sidecar: Mapping[str, Any] = field(default_factory=dict)
-    # YAML line of each key path, e.g. ("sidecar", "listenAddress") -> 12, for the code that
-    # validates the `sidecar:` section to point at lines too.
-    lines: Mapping[tuple, int] = field(default_factory=dict, repr=False, compare=False)
-
-    def line_of(self, path: tuple) -> int | None:
-        """The YAML line of a key path, or of its nearest parent that has one."""
-        return _line_of(self.lines, path)
+    # The file the settings came from: its name, the YAML line of each key path (e.g.
+    # ("sidecar", "listenAddress") -> 12) and the data of the sections read elsewhere.
+    file: ConfigFile = field(default_factory=lambda: ConfigFile("<string>"), repr=False, compare=False)
 
     def wants_mbean(self, name: ObjectName) -> bool:
         """Included by some include pattern and by no exclude pattern (exclusion wins)."""
@@ -432,110 +120,27 @@ class Config:
         return attribute in self.include_object_name_attributes.get(key, ())
 
 
-def read_config_text(path: str | os.PathLike) -> str:
-    """A configuration file's text, or a ConfigError saying why it cannot be read."""
-    source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise ConfigError(source, None, "", f"cannot read the file ({e.strerror})",
-                          "check the path and its permissions") from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(source, None, "", f"not UTF-8 text (byte {e.start})", "save the file as UTF-8") from e
-
-
 def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -> Config:
-    return parse_config(read_config_text(path), source=os.fspath(path), env=env)
+    return _Parser(ConfigFile.read(path, env)).parse()
 
 
 def parse_config(text: str, source: str = "<string>", env: Mapping[str, str] | None = None) -> Config:
-    return _Parser(text, source, os.environ if env is None else env).parse()
-
-
-def java_str(value: Any) -> str:
-    """`String.valueOf` of what SnakeYAML would have built for a scalar."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is float:
-        return java_double(value)
-    return str(value)
-
-
-def _line_of(lines: Mapping[tuple, int], path: tuple) -> int | None:
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return lines.get(())
-
-
-def _path_text(path: tuple) -> str:
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (("." if out else "") + str(p))
-    return out
+    return _Parser(ConfigFile.parse(text, source, env)).parse()
 
 
 class _Parser:
-    def __init__(self, text: str, source: str, env: Mapping[str, str]):
-        self.text, self.source, self.env = text, source, env
-        self.lines: dict[tuple, int] = {}
+    def __init__(self, file: ConfigFile):
+        self.file = file
+        self.error = file.error
         self.warnings: list[str] = []
 
-    # Locating keys: the data comes from PyYAML's constructor (anchors, merge keys and all), the
-    # line numbers from a walk over the composed nodes.
-    def _index(self, node: yaml.Node, path: tuple) -> None:
-        self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode):
-                    key = self._scalar(key_node)
-                    self.lines.setdefault(path + (key,), key_node.start_mark.line + 1)
-                    self._index(value_node, path + (key,))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self._index(item, path + (i,))
-
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
-        loader = yaml.SafeLoader("")
-        try:
-            return loader.construct_object(node)
-        except yaml.YAMLError:
-            return node.value
-        finally:
-            loader.dispose()
-
-    def line(self, path: tuple) -> int | None:
-        return _line_of(self.lines, path)
-
-    def error(self, path: tuple, problem: str, fix: str) -> ConfigError:
-        return ConfigError(self.source, self.line(path), _path_text(path), problem, fix)
-
     def warn(self, path: tuple, message: str) -> None:
-        line = self.line(path)
-        where = f"{self.source}:{line}" if line else self.source
-        self.warnings.append(f"{where}: {_path_text(path)}: {message}")
+        self.warnings.append(self.file.warning(path, message))
 
     def parse(self) -> Config:
-        loader = yaml.SafeLoader(self.text)
-        try:
-            node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
-        except yaml.YAMLError as e:
-            raise yaml_error(e, self.source) from e
-        finally:
-            loader.dispose()
-        if node is not None:
-            self._index(node, ())
-        if data is None:
-            data = {}
+        data = {} if self.file.data is None else self.file.data
         if not isinstance(data, dict):
-            raise self.error((), f"the file holds {_kind(data)}, not a mapping of settings",
+            raise self.error((), f"the file holds {kind(data)}, not a mapping of settings",
                              "write settings as `key: value` lines (for example `rules:`)")
         return self._config(data)
 
@@ -545,7 +150,7 @@ class _Parser:
                 self.warn((key,), f"ignored: {_NOT_SUPPORTED[key]}")
             elif key not in _TOP_LEVEL:
                 self.warn((key,), "unknown key, ignored (check its spelling)")
-        kw: dict[str, Any] = {"source": self.source}
+        kw: dict[str, Any] = {"file": self.file}
         if "hostPort" in d and "jmxUrl" in d:
             raise self.error(("jmxUrl",), "both hostPort and jmxUrl are set", "keep only one of them")
         if "hostPort" in d:
@@ -558,15 +163,16 @@ class _Parser:
                                  "write service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi (or use hostPort)")
         for key, attr in (("username", "username"), ("password", "password")):
             if key in d:
-                kw[attr] = self._secret(d, key)
+                kw[attr] = self.file.variable((key,), self._string(d, key))
         if "ssl" in d:
             ssl = d["ssl"]
             if isinstance(ssl, bool):
                 kw["ssl"] = ssl
             elif isinstance(ssl, dict):
                 kw["ssl"], kw["ssl_options"] = True, ssl
+                kw["trust_store"], kw["key_store"] = self._store(ssl, "trustStore"), self._store(ssl, "keyStore")
             else:
-                raise self.error(("ssl",), f"must be true/false or a mapping, not {_kind(ssl)}",
+                raise self.error(("ssl",), f"must be true/false or a mapping, not {kind(ssl)}",
                                  "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
         if "startDelaySeconds" in d:
             delay = d["startDelaySeconds"]
@@ -598,18 +204,17 @@ class _Parser:
         if "sidecar" in d:
             sidecar = d["sidecar"]
             if sidecar is not None and not isinstance(sidecar, dict):
-                raise self.error(("sidecar",), f"must be a mapping, not {_kind(sidecar)}",
+                raise self.error(("sidecar",), f"must be a mapping, not {kind(sidecar)}",
                                  "put the sidecar's settings as `key: value` lines under sidecar:")
             kw["sidecar"] = sidecar or {}
         kw["warnings"] = tuple(self.warnings)
-        kw["lines"] = self.lines
         return Config(**kw)
 
     # --- typed getters
     def _string(self, d: dict, key: str, path: tuple = ()) -> str:
         v = d[key]
         if isinstance(v, (dict, list)) or v is None:
-            raise self.error(path + (key,), f"must be a text value, not {_kind(v)}", "write a single value")
+            raise self.error(path + (key,), f"must be a text value, not {kind(v)}", "write a single value")
         return java_str(v)
 
     def _bool(self, d: dict, key: str, path: tuple = ()) -> bool:
@@ -618,23 +223,32 @@ class _Parser:
             raise self.error(path + (key,), f"must be true or false, not {v!r}", "write true or false")
         return v
 
-    def _secret(self, d: dict, key: str) -> str:
-        v = self._string(d, key)
-        m = _ENV_REF.fullmatch(v)
-        if m is None:
-            return v
-        name = m.group(1)
-        if name not in self.env:
-            raise self.error((key,), f"environment variable {name} is not set",
-                             f"export {name} in the sidecar's environment or write the value itself")
-        return self.env[name]
+    def _text(self, d: dict, key: str, path: tuple = ()) -> str:
+        """An optional text value: "" when it is absent or empty."""
+        return "" if d.get(key) is None else self._string(d, key, path)
+
+    def _password(self, d: dict, key: str, path: tuple) -> str:
+        """A store's password, "" when none is given; `${NAME}` reads environment variable NAME."""
+        return self.file.variable(path + (key,), self._text(d, key, path))
+
+    def _store(self, ssl: dict, key: str) -> Store:
+        """`keyStore`/`trustStore` as `{filename, password, type}` (the spelling of jmx_exporter's
+        httpServer block) or as a path, with `keyStorePassword`/`trustStorePassword` beside it."""
+        value = ssl.get(key)
+        if isinstance(value, dict):
+            path = ("ssl", key)
+            return Store(self._text(value, "filename", path), self._password(value, "password", path),
+                         self._text(value, "type", path))
+        if value:
+            return Store(self._string(ssl, key, ("ssl",)), self._password(ssl, key + "Password", ("ssl",)))
+        return Store()
 
     def _patterns(self, d: dict, key: str) -> tuple[ObjectNamePattern, ...]:
         items = d[key]
         if items is None:
             return ()
         if not isinstance(items, list):
-            raise self.error((key,), f"must be a list of ObjectName patterns, not {_kind(items)}",
+            raise self.error((key,), f"must be a list of ObjectName patterns, not {kind(items)}",
                              "write one `- \"domain:key=value,*\"` line per pattern")
         out = []
         for i, item in enumerate(items):
@@ -652,7 +266,7 @@ class _Parser:
         if m is None:
             return {}
         if not isinstance(m, dict):
-            raise self.error((key,), f"must map ObjectNames to attribute lists, not {_kind(m)}",
+            raise self.error((key,), f"must map ObjectNames to attribute lists, not {kind(m)}",
                              'write `"java.lang:type=Memory": [HeapMemoryUsage]`')
         out: dict[tuple, frozenset] = {}
         for name, attributes in m.items():
@@ -672,14 +286,14 @@ class _Parser:
         if rules is None:
             return (DEFAULT_RULE,)
         if not isinstance(rules, list):
-            raise self.error(("rules",), f"must be a list of rules, not {_kind(rules)}",
+            raise self.error(("rules",), f"must be a list of rules, not {kind(rules)}",
                              "write each rule as a `- pattern: ...` item")
         return tuple(self._rule(i, r) for i, r in enumerate(rules))
 
     def _rule(self, i: int, r: Any) -> Rule:
         path = ("rules", i)
         if not isinstance(r, dict):
-            raise self.error(path, f"a rule must be a mapping, not {_kind(r)}",
+            raise self.error(path, f"a rule must be a mapping, not {kind(r)}",
                              "write `- pattern: ...` with name/labels/type on the following lines")
         for key in r:
             if key not in _RULE_KEYS:
@@ -708,7 +322,7 @@ class _Parser:
                 raise self.error(where, str(e),
                                  "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
 
-        kw: dict[str, Any] = {"index": i, "line": self.line(path), "pattern": pattern, "regex": regex}
+        kw: dict[str, Any] = {"index": i, "line": self.file.line(path), "pattern": pattern, "regex": regex}
         if "name" in r:
             kw["name"] = template(self._string(r, "name", path), path + ("name",))
         if "help" in r:
@@ -739,51 +353,16 @@ class _Parser:
             if labels is None:
                 labels = {}
             if not isinstance(labels, dict):
-                raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {_kind(labels)}",
+                raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {kind(labels)}",
                                  'write `labels:` then lines like `topic: "$1"`')
             pairs = []
             for key in sorted(labels, key=java_str):
                 value = labels[key]
                 where = path + ("labels", key)
                 if value is None or isinstance(value, (dict, list)):
-                    raise self.error(where, f"label value must be text, not {_kind(value)}",
+                    raise self.error(where, f"label value must be text, not {kind(value)}",
                                      'write a value such as "$1"')
                 pairs.append((template(java_str(key), where), template(java_str(value), where)))
             kw["labels"] = tuple(pairs)
         return Rule(**kw)
 
-
-_JAVA_BLANKS = "".join(map(chr, range(0x21)))  # String.trim() removes every char <= ' '
-_JAVA_DOUBLE = re.compile(
-    r"[\x00-\x20]*[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)[\x00-\x20]*")
-
-
-def parse_java_double(text: str) -> float | None:
-    """`Double.valueOf`: the Java grammar (no '_', no 'inf'), or None where Java throws."""
-    if not _JAVA_DOUBLE.fullmatch(text):
-        return None
-    body = text.strip(_JAVA_BLANKS)
-    negative = body[0] == "-"
-    body = body.lstrip("+-")
-    if body == "NaN":
-        return math.nan
-    if body == "Infinity":
-        value = math.inf
-    elif body[:2] in ("0x", "0X"):
-        value = float.fromhex(body.rstrip("fFdD"))
-    else:
-        value = float(body.rstrip("fFdD"))
-    return -value if negative else value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "an empty value"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    return f"the value {value!r}"

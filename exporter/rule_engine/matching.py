@@ -40,7 +40,8 @@ except ImportError:  # Python 3.10
 from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample, Tabular
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
-from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
+from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule
+from exporter.rule_engine.java_text import java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
 from exporter.rule_engine.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
                                    openmetrics_base, safe_name, series_key, snake_case)

@@ -13,7 +13,8 @@ import pytest
 
 from exporter.collector import Collector
 from exporter.http import MetricsServer
-from exporter.rule_engine.config import ConfigError, parse_config
+from exporter.config_file import ConfigError
+from exporter.rule_engine.config import parse_config
 from exporter.sidecar_settings import SidecarSettings
 from exporter.web_config import WebConfig, load_web_config
 from tests.exporter.test_collector import URP, ScriptedSource, gauge

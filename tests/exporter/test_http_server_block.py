@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exporter.http_server_block import CHALLENGE, load_http_server_block
-from exporter.rule_engine.config import ConfigError
+from exporter.config_file import ConfigError, ConfigFile
+from exporter.http_server_block import CHALLENGE, read_http_server_block
 from exporter.sidecar import load
 from tests.exporter.test_http import get, serve
 
@@ -22,7 +22,7 @@ from tests.exporter.test_http import get, serve
 def block(tmp_path: Path, text: str, env: dict | None = None):
     p = tmp_path / "exporter.yml"
     p.write_text("hostPort: 127.0.0.1:9999\nhttpServer:\n" + text)
-    return load_http_server_block(str(p), env or {})
+    return read_http_server_block(ConfigFile.read(p, env or {}))
 
 
 def error(tmp_path: Path, text: str, env: dict | None = None) -> str:

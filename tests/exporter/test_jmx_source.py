@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.jmx_source import JmxSource
+from exporter.jmx_source import JmxSource, jmx_settings
 from exporter.rule_engine.config import parse_config
 from exporter.sidecar_settings import SidecarSettings
 from tests.exporter.jmx_target import Target
@@ -34,6 +34,14 @@ includeObjectNames: ["kafka.cluster:type=Partition,name=UnderReplicated,*",
                      "kafka.server:type=ReplicaManager,*"]
 """)
     return JmxSource(config, SidecarSettings(names_refresh_seconds=3600))
+
+
+def test_the_stores_and_their_passwords_reach_the_jmx_settings():
+    config = parse_config("hostPort: h:1\nssl:\n  trustStore: {filename: /t.jks, password: '${TRUST_PASS}'}\n"
+                          "  keyStore: /k.p12\n  keyStorePassword: k\n", env={"TRUST_PASS": "t"})
+    jmx = jmx_settings(config, SidecarSettings(jvm_options=()))
+    assert (jmx.ssl, jmx.trust_store, jmx.trust_store_password, jmx.key_store, jmx.key_store_password) == \
+        (True, "/t.jks", "t", "/k.p12", "k")
 
 
 class Truth:

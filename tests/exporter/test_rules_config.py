@@ -4,8 +4,10 @@ import re
 import pytest
 
 from exporter.model import ObjectName
-from exporter.rule_engine import ConfigError, ObjectNamePattern, Template, load_config, parse_config
-from exporter.rule_engine.config import compile_java_regex, java_regex_to_python, parse_java_double
+from exporter.config_file import ConfigError
+from exporter.rule_engine import ObjectNamePattern, Template, load_config, parse_config
+from exporter.rule_engine.java_regex import compile_java_regex, java_regex_to_python
+from exporter.rule_engine.java_text import parse_java_double
 
 from .refdump import RULES
 
@@ -79,6 +81,44 @@ def test_credentials_from_the_environment():
     e = error_of("username: admin\npassword: ${MISSING}\n")
     assert (e.line, e.key) == (2, "password") and "MISSING is not set" in str(e)
     assert "p w" not in repr(config)
+
+
+def test_store_passwords_from_the_environment():
+    config = parse_config("ssl:\n  trustStore:\n    filename: /t.jks\n    password: ${TRUST_PASS}\n    type: JKS\n"
+                          "  keyStore: /k.p12\n  keyStorePassword: ${KEY_PASS}\n",
+                          env={"TRUST_PASS": "t s", "KEY_PASS": "k"})
+    assert (config.trust_store.filename, config.trust_store.password, config.trust_store.type) == ("/t.jks", "t s", "JKS")
+    assert (config.key_store.filename, config.key_store.password, config.key_store.type) == ("/k.p12", "k", "")
+    assert "t s" not in repr(config)
+    assert parse_config("ssl:\n  trustStore: {filename: /t.jks}\n").trust_store.password == ""  # none given
+    assert parse_config("ssl:\n  trustStore: {filename: /t.jks, password: 'x${P}'}\n").trust_store.password == "x${P}"
+
+
+@pytest.mark.parametrize("text, line, key", [
+    ("ssl:\n  trustStore:\n    filename: /t.jks\n    password: ${UNSET_STORE_PASS}\n", 4, "ssl.trustStore.password"),
+    ("ssl:\n  keyStore: {filename: /k.p12, password: '${UNSET_STORE_PASS}'}\n", 2, "ssl.keyStore.password"),
+    ("ssl:\n  trustStore: /t.jks\n  trustStorePassword: ${UNSET_STORE_PASS}\n", 3, "ssl.trustStorePassword"),
+])
+def test_an_unset_store_password_variable_is_refused_at_load(text, line, key):
+    e = error_of("hostPort: h:1\n" + text)
+    assert (e.source, e.line, e.key) == ("rules.yml", line + 1, key)
+    assert str(e) == (f"rules.yml:{line + 1}: {key}: environment variable UNSET_STORE_PASS is not set; "
+                      "export UNSET_STORE_PASS in the sidecar's environment or write the value itself")
+
+
+def test_check_config_names_the_unset_store_password_variable(tmp_path, monkeypatch):
+    from io import StringIO
+
+    from exporter.sidecar import check_config
+
+    monkeypatch.delenv("UNSET_STORE_PASS", raising=False)
+    path = tmp_path / "exporter.yml"
+    path.write_text("hostPort: h:1\nssl:\n  trustStore:\n    filename: /t.jks\n    password: ${UNSET_STORE_PASS}\n")
+    out, err = StringIO(), StringIO()
+    assert check_config(str(path), out, err) == 2
+    assert err.getvalue().startswith(f"{path}:5: ssl.trustStore.password: environment variable UNSET_STORE_PASS "
+                                     "is not set")
+    assert out.getvalue() == ""
 
 
 def test_ssl_bool_or_map():
@@ -348,12 +388,12 @@ def test_invalid_object_name_patterns(pattern):
         ObjectNamePattern.parse(pattern)
 
 
-def test_line_of_points_into_the_sidecar_section():
+def test_the_file_lines_point_into_the_sidecar_section():
     config = parse_config("rules:\n- pattern: a\nsidecar:\n  listenAddress: 0.0.0.0:9404\n  naming: 1.x\n")
-    assert config.line_of(("sidecar",)) == 3
-    assert config.line_of(("sidecar", "naming")) == 5
-    assert config.line_of(("sidecar", "unknown")) == 3  # the nearest parent
-    assert config.line_of(("rules", 0, "pattern")) == 2
+    assert config.file.line(("sidecar",)) == 3
+    assert config.file.line(("sidecar", "naming")) == 5
+    assert config.file.line(("sidecar", "unknown")) == 3  # the nearest parent
+    assert config.file.line(("rules", 0, "pattern")) == 2
 
 
 # --- metricCustomizers (jmx_exporter 1.x) -------------------------------------------------------

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from exporter import jmx_source
-from exporter.rule_engine.config import ConfigError, parse_config
-from exporter.sidecar_settings import SidecarSettings, sidecar_settings
+from exporter.config_file import ConfigError
+from exporter.rule_engine.config import parse_config
+from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings, sidecar_settings
 
 
 def settings(text: str) -> SidecarSettings:
@@ -28,7 +29,7 @@ def test_the_defaults_apply_only_when_this_process_starts_the_jvm(monkeypatch):
     import jpype
 
     monkeypatch.setattr(jpype, "isJVMStarted", lambda: False)
-    assert jmx_source.jvm_options(SidecarSettings()) == jmx_source.DEFAULT_JVM_OPTIONS
+    assert jmx_source.jvm_options(SidecarSettings()) == DEFAULT_JVM_OPTIONS
     assert jmx_source.jvm_options(SidecarSettings(jvm_options=("-Xmx1g",))) == ("-Xmx1g",)
     assert jmx_source.jvm_options(SidecarSettings(jvm_options=())) == ()
     monkeypatch.setattr(jpype, "isJVMStarted", lambda: True)  # a JVM already running keeps its options
