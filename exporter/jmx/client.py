@@ -208,7 +208,7 @@ class JmxClient:
 
     def _translate(self, java_exc: Any, doing: str) -> JmxError:
         s = self.settings
-        return translate(java_exc, s.endpoint, host=s.host, doing=doing, username=s.username,
+        return translate(java_exc, s.endpoint, doing=doing, username=s.username,
                          read_timeout=s.read_timeout_seconds, connect_timeout=s.connect_timeout_seconds,
                          stub_lookup=lambda: _stub_endpoint(self._engine, s))
 
