@@ -542,15 +542,6 @@ public final class SidecarJmx {
         return parts;
     }
 
-    /** Indices of the names that match an ObjectName pattern (no round trip). */
-    public static int[] match(String[] names, String pattern) throws Exception {
-        ObjectName p = new ObjectName(pattern);
-        int[] out = new int[names.length];
-        int k = 0;
-        for (int i = 0; i < names.length; i++) if (p.apply(new ObjectName(names[i]))) out[k++] = i;
-        return Arrays.copyOf(out, k);
-    }
-
     public static String[] select(String[] names, int[] indices) {
         String[] out = new String[indices.length];
         for (int i = 0; i < indices.length; i++) out[i] = names[indices[i]];

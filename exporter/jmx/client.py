@@ -3,7 +3,6 @@
     client = JmxClient(settings)          # starts the JVM if needed; connects lazily
     names = client.list_names()           # one queryNames per include pattern; call it on a slow clock
     mbeans = client.read()                # one getAttributes per MBean, on `connections` threads
-    isr = client.small_int_values("kafka.cluster:type=Partition,name=InSyncReplicasCount,*")
     stats = client.take_stats()           # round trips, MBeans read, ... since the last take
 
 What is cached, and when it is refreshed:
@@ -21,12 +20,11 @@ or sets an attribute.
 """
 from __future__ import annotations
 
-import collections
 import logging
 import sys
 import threading
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from exporter.jmx import convert
@@ -49,15 +47,10 @@ class JmxStats:
     round_trips: int = 0      # RMI calls: queryNames, getMBeanInfo, getAttributes (not connects)
     mbeans_read: int = 0      # MBeans whose attributes came back
     mbeans_gone: int = 0      # listed, but unregistered before we read them
-    mbeans_failed: int = 0    # the server threw for the whole MBean (its message is logged)
     infos_read: int = 0       # getMBeanInfo calls (part of round_trips)
     queries: int = 0          # queryNames calls (part of round_trips)
     connects: int = 0         # connections (re-)established
     connect_failures: int = 0
-
-    def add(self, other: "JmxStats") -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 class _Info:
@@ -172,24 +165,12 @@ class JmxClient:
         self._generation = 0
         # stats
         self._stats = JmxStats()
-        self._total = JmxStats()
-        # the latest per-MBean failures (ObjectName, what failed), for logs and diagnostics
-        self.last_mbean_errors: collections.deque[tuple[str, str]] = collections.deque(maxlen=20)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     @property
-    def engine(self) -> str:
-        return self._engine.name
-
-    @property
     def connected(self) -> bool:
         return bool(self._mbscs)
-
-    def connect(self) -> None:
-        """Connect now (otherwise the first call does); raises a JmxError that says what to set."""
-        with self._lock:
-            self._ensure_connected()
 
     def close(self) -> None:
         with self._lock:
@@ -293,27 +274,13 @@ class JmxClient:
         """Counters since the previous take (a poll's worth when called once per poll)."""
         with self._lock:
             s, self._stats = self._stats, JmxStats()
-            self._total.add(s)
             return s
-
-    @property
-    def total_stats(self) -> JmxStats:
-        with self._lock:
-            t = JmxStats()
-            t.add(self._total)
-            t.add(self._stats)
-            return t
 
     # --- names ----------------------------------------------------------------------------------
 
     @property
-    def names(self) -> list[ObjectName] | None:
-        """The names of the last list_names() (None before the first)."""
-        return self._names
-
-    @property
     def name_texts(self) -> list[str]:
-        """The listed names' text, aligned with `names`: passing these to read() costs no new
+        """The listed names' text, in the listing's order: passing these to read() costs no new
         string per name (an ObjectName's str() builds one)."""
         return self._strings
 
@@ -517,10 +484,7 @@ class JmxClient:
         if status == "g":
             self._stats.mbeans_gone += 1
             return
-        self._stats.mbeans_failed += 1
-        msg = status[1:]
-        self.last_mbean_errors.append((st, f"{doing}: {msg}"))
-        log.debug("%s %s failed: %s", st, doing, msg)
+        log.debug("%s %s failed: %s", st, doing, status[1:])
 
     # --- attribute selection --------------------------------------------------------------------
 
@@ -589,9 +553,9 @@ class JmxClient:
 
         One getAttributes per MBean, spread over the connections. `attributes` restricts the read
         to those attribute names; `deadline` (a time.monotonic() value) bounds the whole read.
-        MBeans that vanished or failed are left out and counted in the stats. An MBean whose
-        values did not change since the previous read of the same plan is returned as the same
-        (immutable) object. The plan for a `names` list is kept while that list object is passed
+        MBeans that vanished or failed are left out (the vanished counted in the stats). An MBean
+        whose values did not change since the previous read of the same plan is returned as the
+        same (immutable) object. The plan for a `names` list is kept while that list object is passed
         again unchanged (pass a new list when the set changes).
         """
         with self._lock:
@@ -750,66 +714,6 @@ class JmxClient:
             self._stats.round_trips += nl.round_trips
             self._stats.queries += nl.round_trips
             return self._parse(nl.strings)
-
-    def small_int_values(self, pattern: str, attribute: str = "Value", max_value: int = 3, *,
-                         implicit: int | None = None) -> dict[ObjectName, Any]:
-        """The value of `attribute` for every MBean matching `pattern`, learned with queries
-        instead of reads: `attribute == v` for v in 0..max_value (one round trip each), then
-        `attribute > max_value` and the MBeans no query returned are read one by one. The family
-        is the listed names matching `pattern` (after list_names(); a query otherwise).
-
-        With `implicit` (e.g. 0), the query for that value is skipped and every member of the
-        family (from the current name list) that no other query returned gets that value; a
-        `< 0` query still finds negatives. Faster when most gauges hold that value, but an MBean
-        whose attribute cannot be read is then reported as `implicit`.
-        """
-        with self._lock:
-            if self._names is not None:  # the listed names only (exclusions apply, the list's clock)
-                members = [self._names[i] for i in self._engine.match(self._jnames, pattern)]
-            else:
-                members = self._query(pattern, None)
-            member_set = set(members)
-            found: dict[ObjectName, Any] = {}
-            for v in range(0, max_value + 1):
-                if v == implicit:
-                    continue
-                for n in self.query_names(pattern, attribute, "==", v):
-                    if n in member_set:
-                        found[n] = v
-            individually = set(self.query_names(pattern, attribute, ">", max_value)) & member_set
-            if implicit is not None:
-                individually |= set(self.query_names(pattern, attribute, "<", 0)) & member_set
-                for n in members:
-                    if n not in found and n not in individually:
-                        found[n] = implicit
-            else:
-                individually |= {n for n in members if n not in found}
-            if individually:
-                found.update(self._read_values(sorted(individually, key=str), attribute))
-            return found
-
-    def _read_values(self, names: Sequence[ObjectName], attribute: str) -> dict[ObjectName, Any]:
-        """One attribute of each name, one getAttributes each, without MBeanInfo."""
-        strings = [str(n) for n in names]
-        idx = self._name_index() if self._names is not None else {}
-        if all(st in idx for st in strings):
-            jn = self._engine.select(self._jnames, [idx[st] for st in strings])
-        else:
-            jn = self._engine.parse_names(strings)
-        plan = self._engine.plan(jn, [(attribute,)], [0] * len(strings))
-        records, complex_values, rt = self._call(
-            lambda: self._engine.read(self._jconns, plan, len(strings), None, self.settings.read_timeout_seconds),
-            "getAttributes")
-        self._stats.round_trips += rt
-        out = {}
-        for n, st, rec in zip(names, strings, records):
-            status, vals = convert.decode_record(rec, complex_values) if type(rec) is str else rec
-            if status != "o":
-                self._note_failure(st, status, "getAttributes")
-            elif vals and not convert.is_marker(vals[0]):
-                out[n] = vals[0]
-                self._stats.mbeans_read += 1
-        return out
 
 
 def _is_io(e: Any) -> bool:

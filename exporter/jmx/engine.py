@@ -73,8 +73,6 @@ class Census:
 
 
 class JavaEngine:
-    name = "java"
-
     def __init__(self, helper: Any):
         import jpype
 
@@ -150,9 +148,6 @@ class JavaEngine:
     def parse_names(self, strings: Sequence[str]) -> Any:
         return self.h.parseNames("\n".join(strings))
 
-    def match(self, jnames: Any, pattern: str) -> list[int]:
-        return list(self.h.match(jnames, pattern))
-
     def select(self, jnames: Any, indices: Sequence[int]) -> Any:
         return self.h.select(jnames, self.jpype.JArray(self.jpype.JInt)(indices))
 
@@ -205,8 +200,6 @@ def stub_text(settings: JmxSettings) -> str:
 
 class JPypeEngine:
     """Plain JPype calls; no compiler needed. Same results as JavaEngine, more CPU per value."""
-
-    name = "jpype"
 
     def __init__(self) -> None:
         import jpype
@@ -284,10 +277,6 @@ class JPypeEngine:
 
     def parse_names(self, strings: Sequence[str]) -> Any:
         return self.jpype.JArray(self.ObjectName)([self.ObjectName(s) for s in strings])
-
-    def match(self, jnames: Any, pattern: str) -> list[int]:
-        p = self.ObjectName(pattern)
-        return [i for i, n in enumerate(jnames) if p.apply(n)]
 
     def select(self, jnames: Any, indices: Sequence[int]) -> Any:
         return self.jpype.JArray(self.ObjectName)([jnames[i] for i in indices])
