@@ -394,7 +394,8 @@ public final class SidecarJmx {
         /** Family f's members as columns into out (the `was` object when they are its members,
          *  unchanged); its names shaped unlike a member go to the others. */
         void listFamily(int f, String family, ObjectName pattern, QueryExp included, Members was) throws Exception {
-            Set<ObjectName> found = in.length == 0 ? Set.of() : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
+            Set<ObjectName> found = in.length == 0 ? Set.of()
+                    : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
             if (in.length > 0) out.rest.roundTrips++;
             out.listedTotal += found.size();
             if (!found.isEmpty()) perDomain.computeIfAbsent(pattern.getDomain(), d -> new int[1])[0] += found.size();
@@ -726,8 +727,12 @@ public final class SidecarJmx {
 
         /** Why the batch is given up at `now` (no item finished since `since`), or null. */
         Exception overdue(long now, long since) {
-            if (stallMs > 0 && now - since > stallMs) return new SocketTimeoutException("no answer within " + stallMs + " ms");
-            if (deadlineMs > 0 && now > deadlineMs + 1000) return new TimeoutException("the batch did not finish before its deadline");
+            if (stallMs > 0 && now - since > stallMs) {
+                return new SocketTimeoutException("no answer within " + stallMs + " ms");
+            }
+            if (deadlineMs > 0 && now > deadlineMs + 1000) {
+                return new TimeoutException("the batch did not finish before its deadline");
+            }
             return null;
         }
 

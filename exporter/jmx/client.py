@@ -1,9 +1,9 @@
 """JmxClient: the broker's MBeans over remote JMX/RMI, read with as few round trips as possible.
 
-    client = JmxClient(settings)          # starts the JVM if needed; connects lazily
-    names = client.list_names()           # one queryNames per include pattern; call it on a slow clock
+    client = JmxClient(settings)             # starts the JVM if needed; connects lazily
+    names = client.list_names()              # one queryNames per include pattern; on a slow clock
     mbeans = client.read(client.name_texts)  # one getAttributes per MBean, on `connections` threads
-    stats = client.take_stats()           # round trips, MBeans read, ... since the last take
+    stats = client.take_stats()              # round trips, MBeans read, ... since the last take
 
 With the compiled helper, list_split() lists Kafka's per-partition families as columns instead
 (listing.Members), read with read_members() and query_members().

@@ -2,7 +2,8 @@
 
 Java exceptions never leave this package: `translate()` walks a Java exception's cause chain
 (RemoteException.detail, NamingException root causes), and the first of an ordered table of
-cases that matches it says what to do. The Java chain is kept in `.java_chain` (class and message per level) for debug logs.
+cases that matches it says what to do. The Java chain is kept in `.java_chain` (class and
+message per level) for debug logs.
 """
 from __future__ import annotations
 
