@@ -48,7 +48,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from exporter.jmx import JmxClient, JmxError, JmxSettings
-from exporter.jmx.client import Members
+from exporter.jmx.listing import Members
 from exporter.jmx.convert import MISSING
 from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rule_engine.config import Config

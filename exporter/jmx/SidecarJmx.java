@@ -7,7 +7,8 @@
 // values become text in Java and Python splits the text with str.split (see convert.py).
 //
 // Read-only by construction: nothing here calls invoke(), setAttribute() or any MBeanServer
-// method that changes state. Calls: queryNames, getMBeanInfo, getAttributes, getAttribute.
+// method that changes state. Calls: queryNames, queryMBeans, getDomains, getObjectInstance,
+// getMBeanInfo, getAttributes, getAttribute.
 //
 // Text format (records separated by RS \u001e, fields by US \u001f; names by \n):
 //   read record:  status field, then one field per requested attribute, in request order
@@ -332,62 +333,78 @@ public final class SidecarJmx {
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
     public static Split listSplit(MBeanServerConnection conn, String[] include, String[] exclude,
                                   String[] families, Object[] previous, long timeoutMs) throws Exception {
-        Split out = new Split();
-        out.rest = new Names();
-        ObjectName[] in = objectNames(include, "");
-        ObjectName[] ex = objectNames(exclude, "");
+        Splitter s = new Splitter(conn, objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
         ObjectName[] fam = objectNames(families, ",*");
-        QueryExp notMember = fam.length == 0 ? null : Query.not(anyOf(fam));
-        Set<ObjectName> others = new HashSet<>();
-        Map<ObjectName, long[]> origin = new HashMap<>();  // rest name -> {first pattern, class hash}
-        out.patternSizes = new int[in.length];
-        for (int k = 0; k < in.length; k++) {
-            final ObjectName p = in[k];
-            Set<ObjectInstance> got = bounded(() -> conn.queryMBeans(p, notMember), timeoutMs);
-            out.rest.roundTrips++;
-            out.patternSizes[k] += got.size();
-            for (ObjectInstance oi : got) {
-                if (others.add(oi.getObjectName())) {
-                    String cls = oi.getClassName();
-                    origin.put(oi.getObjectName(), new long[] {k, cls == null ? 0 : cls.hashCode()});
-                }
-            }
-        }
-        Map<String, int[]> perDomain = new HashMap<>();
-        for (ObjectName n : others) perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
-        out.listedTotal = others.size();
-        out.serverDomains = bounded(() -> conn.getDomains(), timeoutMs).length;
-        out.rest.roundTrips++;
+        s.listOthers(fam.length == 0 ? null : Query.not(anyOf(fam)));
+        s.out.families = new Members[families.length];
+        s.out.hashes = new int[families.length][];
+        s.out.memberPatterns = new int[families.length][];
         // a family's names that are not shaped like a member are read whole, with the others
         boolean everything = false;
-        for (ObjectName p : in) everything |= p.equals(ObjectName.WILDCARD);
-        final QueryExp included = everything || in.length == 0 ? null : anyOf(in);
-        out.families = new Members[families.length];
-        out.hashes = new int[families.length][];
-        out.memberPatterns = new int[families.length][];
+        for (ObjectName p : s.in) everything |= p.equals(ObjectName.WILDCARD);
+        QueryExp included = everything || s.in.length == 0 ? null : anyOf(s.in);
         for (int f = 0; f < families.length; f++) {
-            final ObjectName pattern = fam[f];
-            Set<ObjectName> found = in.length == 0 ? Set.of() : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
+            Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
+            s.listFamily(f, families[f], fam[f], included, was);
+        }
+        s.finish();
+        return s.out;
+    }
+
+    /** One listSplit: what it has listed so far, and the steps that list the rest. */
+    static final class Splitter {
+        final MBeanServerConnection conn;
+        final ObjectName[] in, ex;
+        final long timeoutMs;
+        final Split out = new Split();
+        final Set<ObjectName> others = new HashSet<>();  // the names read whole (not yet excluded)
+        final Map<ObjectName, long[]> origin = new HashMap<>();  // rest name -> {first pattern, class hash}
+        final Map<String, int[]> perDomain = new HashMap<>();  // names matched before exclusion
+
+        Splitter(MBeanServerConnection conn, ObjectName[] in, ObjectName[] ex, long timeoutMs) {
+            this.conn = conn;
+            this.in = in;
+            this.ex = ex;
+            this.timeoutMs = timeoutMs;
+            out.rest = new Names();
+            out.patternSizes = new int[in.length];
+        }
+
+        /** The names no family holds (queryMBeans per include pattern: with their class names),
+         *  and how many domains the broker has. */
+        void listOthers(QueryExp notMember) throws Exception {
+            for (int k = 0; k < in.length; k++) {
+                final ObjectName p = in[k];
+                Set<ObjectInstance> got = bounded(() -> conn.queryMBeans(p, notMember), timeoutMs);
+                out.rest.roundTrips++;
+                out.patternSizes[k] += got.size();
+                for (ObjectInstance oi : got) {
+                    if (others.add(oi.getObjectName())) {
+                        String cls = oi.getClassName();
+                        origin.put(oi.getObjectName(), new long[] {k, cls == null ? 0 : cls.hashCode()});
+                    }
+                }
+            }
+            for (ObjectName n : others) perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
+            out.listedTotal = others.size();
+            out.serverDomains = bounded(() -> conn.getDomains(), timeoutMs).length;
+            out.rest.roundTrips++;
+        }
+
+        /** Family f's members as columns into out (the `was` object when they are its members,
+         *  unchanged); its names shaped unlike a member go to the others. */
+        void listFamily(int f, String family, ObjectName pattern, QueryExp included, Members was) throws Exception {
+            Set<ObjectName> found = in.length == 0 ? Set.of()
+                    : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
             if (in.length > 0) out.rest.roundTrips++;
             out.listedTotal += found.size();
             if (!found.isEmpty()) perDomain.computeIfAbsent(pattern.getDomain(), d -> new int[1])[0] += found.size();
             List<Object[]> ms = new ArrayList<>(found.size());
             for (ObjectName n : found) {
-                int first = 0;
-                if (in.length > 1) {  // which patterns jmx_exporter's queries would return it for
-                    first = -1;
-                    for (int k = 0; k < in.length; k++) {
-                        if (in[k].apply(n)) {
-                            out.patternSizes[k]++;
-                            if (first < 0) first = k;
-                        }
-                    }
-                } else if (in.length == 1) {
-                    out.patternSizes[0]++;
-                }
+                int first = firstPattern(n);
                 if (excluded(n, ex)) continue;
                 String[] parts = memberParts(n.getKeyPropertyListString());
-                if (parts == null || !families[f].equals(n.getDomain() + ":" + parts[0])) {
+                if (parts == null || !family.equals(n.getDomain() + ":" + parts[0])) {
                     others.add(n);
                     String cls = bounded(() -> conn.getObjectInstance(n), timeoutMs).getClassName();
                     origin.put(n, new long[] {first, cls == null ? 0 : cls.hashCode()});
@@ -396,41 +413,62 @@ public final class SidecarJmx {
                 }
             }
             found = null;  // before the next family's names arrive
-            int[] hash = columns(families[f], ms, out.families, f);
+            int[] hash = columns(family, ms, out.families, f);
             if (in.length > 1) {
                 int[] firsts = new int[ms.size()];
                 for (int i = 0; i < firsts.length; i++) firsts[i] = (Integer) ms.get(i)[3];
                 out.memberPatterns[f] = firsts;
             }
-            Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
-            if (was != null && was.family.equals(families[f]) && Arrays.equals(was.keys, out.families[f].keys)
+            if (was != null && was.family.equals(family) && Arrays.equals(was.keys, out.families[f].keys)
                     && Arrays.equals(was.topics, out.families[f].topics)) {
                 out.families[f] = was;  // unchanged since the last listing: the same object, no hashes
                 hash = null;
             }
             out.hashes[f] = hash;
         }
-        StringBuilder counts = new StringBuilder();
-        for (Map.Entry<String, int[]> e : perDomain.entrySet()) {
-            counts.append(e.getKey()).append('\n').append(e.getValue()[0]).append('\n');
+
+        /** The first include pattern that matches n (0 with one pattern or none), counting n in
+         *  each pattern's size: the patterns jmx_exporter's queries would return it for. */
+        int firstPattern(ObjectName n) {
+            int first = 0;
+            if (in.length > 1) {
+                first = -1;
+                for (int k = 0; k < in.length; k++) {
+                    if (in[k].apply(n)) {
+                        out.patternSizes[k]++;
+                        if (first < 0) first = k;
+                    }
+                }
+            } else if (in.length == 1) {
+                out.patternSizes[0]++;
+            }
+            return first;
         }
-        out.domainCounts = counts.toString();
-        List<ObjectName> rest = new ArrayList<>(others.size());
-        for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
-        sorted(rest, out.rest);
-        out.restHash = new int[rest.size()];
-        Map<String, Integer> restPos = new HashMap<>();
-        for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
-        out.restPattern = new int[rest.size()];
-        out.restClass = new int[rest.size()];
-        for (ObjectName n : rest) {
-            int at = restPos.get(n.toString());
-            out.restHash[at] = n.getCanonicalName().hashCode();
-            long[] o = origin.get(n);
-            out.restPattern[at] = (int) o[0];
-            out.restClass[at] = (int) o[1];
+
+        /** The per-domain counts as text, and the others, excluded ones taken out, sorted with
+         *  their canonical name hashes, first patterns and class name hashes. */
+        void finish() {
+            StringBuilder counts = new StringBuilder();
+            for (Map.Entry<String, int[]> e : perDomain.entrySet()) {
+                counts.append(e.getKey()).append('\n').append(e.getValue()[0]).append('\n');
+            }
+            out.domainCounts = counts.toString();
+            List<ObjectName> rest = new ArrayList<>(others.size());
+            for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
+            sorted(rest, out.rest);
+            out.restHash = new int[rest.size()];
+            Map<String, Integer> restPos = new HashMap<>();
+            for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
+            out.restPattern = new int[rest.size()];
+            out.restClass = new int[rest.size()];
+            for (ObjectName n : rest) {
+                int at = restPos.get(n.toString());
+                out.restHash[at] = n.getCanonicalName().hashCode();
+                long[] o = origin.get(n);
+                out.restPattern[at] = (int) o[0];
+                out.restClass[at] = (int) o[1];
+            }
         }
-        return out;
     }
 
     static ObjectName[] objectNames(String[] texts, String suffix) throws Exception {
@@ -542,15 +580,6 @@ public final class SidecarJmx {
         return parts;
     }
 
-    /** Indices of the names that match an ObjectName pattern (no round trip). */
-    public static int[] match(String[] names, String pattern) throws Exception {
-        ObjectName p = new ObjectName(pattern);
-        int[] out = new int[names.length];
-        int k = 0;
-        for (int i = 0; i < names.length; i++) if (p.apply(new ObjectName(names[i]))) out[k++] = i;
-        return Arrays.copyOf(out, k);
-    }
-
     public static String[] select(String[] names, int[] indices) {
         String[] out = new String[indices.length];
         for (int i = 0; i < indices.length; i++) out[i] = names[indices[i]];
@@ -577,109 +606,156 @@ public final class SidecarJmx {
      *  records are concatenated in index order. One IOException stops the whole batch, and so
      *  do stallMs without any item finishing (a stopped broker) and the deadline (0: none). */
     static Result run(MBeanServerConnection[] conns, int n, long deadlineMs, long stallMs, Task task) {
-        final Result result = new Result();
-        final int CHUNK = Math.max(1, Math.min(MAX_CHUNK, n / (8 * Math.max(1, conns.length))));
-        final String[] chunks = new String[(n + CHUNK - 1) / CHUNK];
+        Batch b = new Batch(conns, n, deadlineMs, stallMs, task);
+        List<Future<?>> futures = new ArrayList<>();
+        int workers = Math.max(1, Math.min(conns.length, b.chunks.length));
+        for (int w = 0; w < workers; w++) {
+            final int k = w;
+            futures.add(POOL.submit(() -> b.work(k)));
+        }
+        b.watch(futures);
+        return b.result();
+    }
+
+    /** One run(): the workers (one per connection) take the next chunk of items in turn; the
+     *  calling thread watches them. The first failure wins and stops the batch. */
+    static final class Batch {
+        final MBeanServerConnection[] conns;
+        final int n;
+        final long deadlineMs, stallMs;
+        final Task task;
+        final int chunk;
+        final String[] chunks;  // each chunk's records, joined by RS
         final AtomicInteger next = new AtomicInteger();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicLong roundTrips = new AtomicLong();
         final AtomicLong progress = new AtomicLong();
         final List<Object> complex = new ArrayList<>();
-        final Throwable[] failure = new Throwable[1];
-        final int[] failedConn = {-1};
-        List<Future<?>> futures = new ArrayList<>();
-        int workers = Math.max(1, Math.min(conns.length, chunks.length));
-        for (int w = 0; w < workers; w++) {
-            final int k = w;
-            final MBeanServerConnection conn = conns[w];
-            Runnable worker = () -> {
-                List<Object> local = new ArrayList<>();
-                int c;
-                while (!stop.get() && (c = next.getAndIncrement()) < chunks.length) {
-                    if (deadlineMs > 0 && System.currentTimeMillis() > deadlineMs) {
-                        synchronized (failure) {
-                            if (failure[0] == null) {
-                                failure[0] = new TimeoutException("the batch did not finish before its deadline");
-                            }
-                        }
-                        stop.set(true);
-                        break;
-                    }
-                    StringBuilder sb = new StringBuilder(CHUNK * 16);
-                    int end = Math.min(n, (c + 1) * CHUNK);
-                    try {
-                        for (int i = c * CHUNK; i < end; i++) {
-                            if (i > c * CHUNK) sb.append(RS);
-                            int before = local.size();
-                            roundTrips.addAndGet(task.run(conn, i, sb, local));
-                            progress.incrementAndGet();
-                            if (local.size() > before) {
-                                // complex values: move them to the shared list, fix up indices
-                                synchronized (complex) {
-                                    for (int j = before; j < local.size(); j++) {
-                                        String marker = "\u0000" + j + "\u0000";
-                                        int at = sb.indexOf(marker);
-                                        sb.replace(at, at + marker.length(), Integer.toString(complex.size()));
-                                        complex.add(local.get(j));
-                                    }
-                                }
-                                local.subList(before, local.size()).clear();
-                            }
-                        }
-                        chunks[c] = sb.toString();
-                    } catch (Throwable e) {
-                        synchronized (failure) {
-                            if (failure[0] == null) { failure[0] = e; failedConn[0] = k; }
-                        }
-                        stop.set(true);
-                    }
-                }
-            };
-            futures.add(POOL.submit(worker));
+        Throwable failure;  // guarded by this
+        int failedConn = -1;
+
+        Batch(MBeanServerConnection[] conns, int n, long deadlineMs, long stallMs, Task task) {
+            this.conns = conns;
+            this.n = n;
+            this.deadlineMs = deadlineMs;
+            this.stallMs = stallMs;
+            this.task = task;
+            chunk = Math.max(1, Math.min(MAX_CHUNK, n / (8 * Math.max(1, conns.length))));
+            chunks = new String[(n + chunk - 1) / chunk];
         }
-        long seen = -1, since = System.currentTimeMillis();
-        boolean abandoned = false;
-        for (Future<?> f : futures) {
-            while (true) {
+
+        synchronized void fail(Throwable e, int conn) {
+            if (failure == null) {
+                failure = e;
+                failedConn = conn;
+            }
+        }
+
+        /** Worker k: chunks on connection k until none is left, the batch stops or the deadline
+         *  passes. */
+        void work(int k) {
+            List<Object> local = new ArrayList<>();
+            int c;
+            while (!stop.get() && (c = next.getAndIncrement()) < chunks.length) {
+                if (deadlineMs > 0 && System.currentTimeMillis() > deadlineMs) {
+                    fail(new TimeoutException("the batch did not finish before its deadline"), -1);
+                    stop.set(true);
+                    break;
+                }
                 try {
-                    f.get(50, TimeUnit.MILLISECONDS);
-                    break;
-                } catch (TimeoutException e) {
-                    long now = System.currentTimeMillis(), p = progress.get();
-                    if (p != seen) { seen = p; since = now; }
-                    String why = null;
-                    if (stallMs > 0 && now - since > stallMs) why = "no answer within " + stallMs + " ms";
-                    else if (deadlineMs > 0 && now > deadlineMs + 1000) why = "the batch did not finish before its deadline";
-                    if (why != null) {
-                        synchronized (failure) {
-                            if (failure[0] == null) failure[0] = why.startsWith("no answer")
-                                    ? new SocketTimeoutException(why) : new TimeoutException(why);
-                        }
-                        stop.set(true);
-                        abandoned = true;  // stuck workers end with their socket timeouts
-                        break;
-                    }
-                } catch (Exception e) {
-                    synchronized (failure) { if (failure[0] == null) failure[0] = e; }
-                    break;
+                    chunks[c] = records(conns[k], c, local);
+                } catch (Throwable e) {
+                    fail(e, k);
+                    stop.set(true);
                 }
             }
-            if (abandoned) break;
         }
-        result.roundTrips = roundTrips.get();
-        if (failure[0] != null) {
-            result.failure = failure[0];
-            result.failedConnection = failedConn[0];
+
+        /** Chunk c's records, read on conn. */
+        String records(MBeanServerConnection conn, int c, List<Object> local) throws IOException {
+            StringBuilder sb = new StringBuilder(chunk * 16);
+            int end = Math.min(n, (c + 1) * chunk);
+            for (int i = c * chunk; i < end; i++) {
+                if (i > c * chunk) sb.append(RS);
+                int before = local.size();
+                roundTrips.addAndGet(task.run(conn, i, sb, local));
+                progress.incrementAndGet();
+                if (local.size() > before) share(sb, local, before);
+            }
+            return sb.toString();
+        }
+
+        /** The complex values of one record, from local[from..] to the shared list; their
+         *  placeholders in sb (complexRef) rewritten to the shared indices. */
+        void share(StringBuilder sb, List<Object> local, int from) {
+            synchronized (complex) {
+                for (int j = from; j < local.size(); j++) {
+                    String marker = "\u0000" + j + "\u0000";
+                    int at = sb.indexOf(marker);
+                    sb.replace(at, at + marker.length(), Integer.toString(complex.size()));
+                    complex.add(local.get(j));
+                }
+            }
+            local.subList(from, local.size()).clear();
+        }
+
+        /** Waits for the workers, and gives up on them when no item finished for stallMs or the
+         *  deadline passed a second ago: stuck workers then end with their socket timeouts. */
+        void watch(List<Future<?>> futures) {
+            long seen = -1, since = System.currentTimeMillis();
+            for (Future<?> f : futures) {
+                while (true) {
+                    try {
+                        f.get(50, TimeUnit.MILLISECONDS);
+                        break;
+                    } catch (TimeoutException e) {
+                        long now = System.currentTimeMillis(), p = progress.get();
+                        if (p != seen) { seen = p; since = now; }
+                        Exception why = overdue(now, since);
+                        if (why != null) {
+                            fail(why, -1);
+                            stop.set(true);
+                            return;
+                        }
+                    } catch (Exception e) {
+                        fail(e, -1);
+                        break;
+                    }
+                }
+            }
+        }
+
+        /** Why the batch is given up at `now` (no item finished since `since`), or null. */
+        Exception overdue(long now, long since) {
+            if (stallMs > 0 && now - since > stallMs) {
+                return new SocketTimeoutException("no answer within " + stallMs + " ms");
+            }
+            if (deadlineMs > 0 && now > deadlineMs + 1000) {
+                return new TimeoutException("the batch did not finish before its deadline");
+            }
+            return null;
+        }
+
+        /** The records joined in index order, or the failure. */
+        Result result() {
+            Result result = new Result();
+            result.roundTrips = roundTrips.get();
+            synchronized (this) {
+                if (failure != null) {
+                    result.failure = failure;
+                    result.failedConnection = failedConn;
+                    return result;
+                }
+            }
+            StringBuilder all = new StringBuilder();
+            for (int c = 0; c < chunks.length; c++) {
+                if (c > 0) all.append(RS);
+                all.append(chunks[c]);
+            }
+            result.text = all.toString();
+            result.complex = complex.toArray();
             return result;
         }
-        StringBuilder all = new StringBuilder();
-        for (int c = 0; c < chunks.length; c++) {
-            if (c > 0) all.append(RS);
-            all.append(chunks[c]);
-        }
-        result.text = all.toString();
-        result.complex = complex.toArray();
-        return result;
     }
 
     static String clean(String s) {

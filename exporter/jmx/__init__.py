@@ -1,13 +1,29 @@
 """The JMX client: a Kafka broker's MBeans over remote JMX/RMI, through an in-process JVM (JPype).
 
-Read-only: queryNames, getMBeanInfo, getAttributes and getAttribute are the only calls made.
-See client.py for what is cached and how connections are kept; errors.py for the messages.
+Read-only: the only calls made are queryNames, queryMBeans, getDomains, getObjectInstance,
+getMBeanInfo, getAttributes and getAttribute.
+
+    client.py           JmxClient, what callers use: what is cached, and when it is refreshed
+    connections.py      the connections, kept across polls; reconnects and backoff
+    listing.py          the listed names, and per-partition families as columns (Members)
+    mbean_info.py       MBeanInfo, per name and per family
+    filters.py          jmx_exporter's include/exclude filters
+    read_plan.py        what one read asks for, and the MBeans made of the answer
+    queries.py          server-side conditions (QueryExp)
+    stats.py            round trips and the other counters
+    engine.py           what an engine returns; java_engine.py (the helper, SidecarJmx.java)
+                        and jpype_engine.py (plain JPype calls) do the JVM-side work
+    convert.py          Java values and the helper's text -> Python values
+    errors.py           Java exceptions -> errors that say what to set
+    jvm.py              the in-process JVM, and the helper compiled into it
+    client_settings.py  JmxSettings: what the client needs to know
 """
-from exporter.jmx.client import JmxClient, JmxStats
+from exporter.jmx.client import JmxClient
 from exporter.jmx.errors import (JmxAuthError, JmxConfigError, JmxConnectionError, JmxError, JmxSslError,
                                  JmxStubError, JmxTimeoutError, JmxUnreachableError)
 from exporter.jmx.jvm import start_jvm
 from exporter.jmx.client_settings import JmxSettings
+from exporter.jmx.stats import JmxStats
 
 __all__ = [
     "JmxClient", "JmxStats", "JmxSettings", "start_jvm",

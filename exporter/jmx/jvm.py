@@ -174,7 +174,3 @@ def helper(settings: JmxSettings | None = None) -> Any:
             jpype.JClass("java.lang.ClassLoader").getSystemClassLoader())
         _helper = jpype.JClass(HELPER_CLASS, loader=loader)
         return _helper
-
-
-def helper_unavailable_reason() -> str | None:
-    return _helper_error

@@ -6,7 +6,6 @@ Prints, for one target JVM serving topics x partitions x 4 Kafka-shaped gauges:
 - listing, first read (MBeanInfo included), steady reads with the compiled helper on 1/2/4
   connections and with plain JPype calls (the baseline), as MBeans/s and ratios;
 - the Python cost per MBean of a read (the part that is not the helper's Java call);
-- one family of gauges learned with small_int_values() against reading every gauge;
 - with --delay-ms, a second target whose every getAttributes sleeps that long (a network round
   trip), read on 1/4/8 connections: how far parallel connections overlap their waits.
 Numbers depend on the machine: both JVMs and Python share its cores on loopback.
@@ -74,6 +73,7 @@ def main() -> None:
               f"java 2 and 4 connections vs 1: {j1 / results[('java', 2)][0]:.2f}x, {j1 / results[('java', 4)][0]:.2f}x")
 
         with JmxClient(JmxSettings(**base)) as c:
+            n = len(c.list_names())
             c.read()
             c.read()
             engine = c._engine
@@ -87,13 +87,12 @@ def main() -> None:
                 return r
 
             engine.read = timed
-            n = len(c.names or ())
             unchanged, changed = [], []
             for _ in range(a.repeat):
                 t0 = time.perf_counter()
                 c.read()
                 unchanged.append((time.perf_counter() - t0 - spent[-1]) / n)
-                c._plan.prev_raw = None  # every record decoded: the cost when every value changed
+                c._plans.listed.prev_raw = None  # every record decoded: the cost when every value changed
                 t0 = time.perf_counter()
                 c.read()
                 changed.append((time.perf_counter() - t0 - spent[-1]) / n)
@@ -102,38 +101,16 @@ def main() -> None:
             print(f"per MBean: helper call {java_per * 1e6:.1f} us (RMI included); Python {min(unchanged) * 1e6:.2f} us "
                   f"unchanged, {min(changed) * 1e6:.2f} us when every value changed")
 
-            isr = "kafka.cluster:type=Partition,name=InSyncReplicasCount,*"
-            members = [x for x in c.names or () if x.get("name") == "InSyncReplicasCount"]
-            c.take_stats()
-            q = best_of(a.repeat, lambda: c.small_int_values(isr, max_value=3))
-            q_rt = c.take_stats().round_trips // a.repeat
-            r = best_of(a.repeat, lambda: c.read(members))
-            r_rt = c.take_stats().round_trips // a.repeat
-            ur = "kafka.cluster:type=Partition,name=UnderReplicated,*"
-            u = best_of(a.repeat, lambda: c.small_int_values(ur, max_value=1, implicit=0))
-            u_rt = c.take_stats().round_trips // a.repeat
-            print(f"{len(members):,} InSyncReplicasCount gauges: small_int_values {q:.2f}s ({q_rt} round trips) vs "
-                  f"reading each {r:.2f}s ({r_rt:,} round trips): {r / q:.1f}x; UnderReplicated with implicit=0: "
-                  f"{u:.2f}s ({u_rt} round trips)")
-
     if a.delay_ms:
         with Target(topics=1, partitions=500, extra=(f"-Dtarget.delay.ms={a.delay_ms}",)) as t:
             timings = {}
             for conns in (1, 4, 8):
                 with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=include, connections=conns)) as c:
+                    n = len(c.list_names())
                     c.read()
                     timings[conns] = best_of(a.repeat, c.read)
-                    n = len(c.names or ())
             print(f"{a.delay_ms} ms per round trip, {n} MBeans: " + ", ".join(
                 f"{k} connection(s) {v:.2f}s ({n / v:,.0f}/s, {timings[1] / v:.1f}x)" for k, v in timings.items()))
-            with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=include)) as c:
-                members = [x for x in c.list_names() if x.get("name") == "InSyncReplicasCount"]
-                c.read(members)
-                r = best_of(a.repeat, lambda: c.read(members))
-                q = best_of(a.repeat, lambda: c.small_int_values(
-                    "kafka.cluster:type=Partition,name=InSyncReplicasCount,*", max_value=3))
-            print(f"  {len(members)} InSyncReplicasCount gauges: read each {r:.2f}s, small_int_values {q:.2f}s "
-                  f"({r / q:.1f}x)")
 
 
 if __name__ == "__main__":

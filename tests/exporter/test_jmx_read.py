@@ -342,32 +342,6 @@ def test_query_names_compares_integer_long_and_byte_gauges(target):
         assert c.take_stats().round_trips == 1
 
 
-def test_small_int_values_learns_a_family_in_a_few_queries(target):
-    with make(target) as c:
-        c.list_names()
-        c.take_stats()
-        isr = c.small_int_values("kafka.cluster:type=Partition,name=InSyncReplicasCount,*", max_value=3)
-        stats = c.take_stats()
-        want = expected_family("InSyncReplicasCount")
-        assert {str(k): v for k, v in isr.items()} == want
-        nines = sum(1 for v in want.values() if v > 3)
-        assert nines == 1 and stats.round_trips == 5 + nines and stats.queries == 5
-        # mostly-zero flags: only the non-zero names cross the wire
-        ur = c.small_int_values("kafka.cluster:type=Partition,name=UnderReplicated,*", max_value=1, implicit=0)
-        assert {str(k): v for k, v in ur.items()} == expected_family("UnderReplicated")
-        assert c.take_stats().round_trips == 3  # == 1, > 1, < 0
-        lag = c.small_int_values("kafka.cluster:type=Partition,name=LastStableOffsetLag,*", max_value=2)
-        assert {str(k): v for k, v in lag.items()} == expected_family("LastStableOffsetLag")
-        big = sum(1 for v in expected_family("LastStableOffsetLag").values() if v > 2)
-        assert c.take_stats().round_trips == 4 + big
-    # the family is the listed names: excluded MBeans stay out even though the queries see them
-    with make(target, exclude_object_names=("kafka.cluster:topic=t1,*",)) as c:
-        c.list_names()
-        isr = c.small_int_values("kafka.cluster:type=Partition,name=InSyncReplicasCount,*", max_value=3)
-        assert {str(k): v for k, v in isr.items()} == {
-            k: v for k, v in expected_family("InSyncReplicasCount").items() if ",topic=t1," not in k}
-
-
 # --- connections -----------------------------------------------------------------------------------
 
 

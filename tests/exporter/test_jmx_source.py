@@ -169,7 +169,6 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
     source = make_source(target)
     try:
         monkeypatch.setattr(source, "_reads_per_query", lambda: 0)
-        monkeypatch.setattr(source.client, "small_int_values", None)  # not used: it matches names in the JVM
         got, _ = served(source)
         assert got == truth.values
         # the second poll asks about the values it learned: for UnderReplicated `!= 0` only
