@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 from exporter.families import RejectedPoll
 from exporter.rule_engine import RuleEngine
 from exporter.config_file import ConfigError
-from exporter.rule_engine.config import Config, load_config
+from exporter.rule_engine.config import Config, load_config, require_target
 from exporter.self_metrics import SelfMetrics
 from exporter.sidecar_settings import SidecarSettings
 from exporter.snapshot import FORMATS, Snapshot, assemble
@@ -83,7 +83,7 @@ class ConfigWatcher:
             return False
         self._mtime = mtime
         try:
-            self.config = load_config(self.path)
+            self.config = require_target(load_config(self.path))
         except ConfigError as e:
             self.metrics.reload_failure.inc()
             log.error("config reload failed, keeping the last good config: %s", e)

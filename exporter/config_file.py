@@ -34,10 +34,13 @@ class ConfigFile:
     values are read from."""
 
     def __init__(self, source: str, data: Any = None, lines: Mapping[tuple, int] | None = None,
-                 env: Mapping[str, str] | None = None):
+                 env: Mapping[str, str] | None = None, duplicates: tuple[tuple[tuple, int, int], ...] = ()):
         self.source, self.data = source, data
         self.lines: Mapping[tuple, int] = lines or {}
         self.env: Mapping[str, str] = os.environ if env is None else env
+        # (key path, its first line, the line that repeats it): YAML 1.1 loaders, SnakeYAML in
+        # jmx_exporter as PyYAML here, keep the last value without a word.
+        self.duplicates = duplicates
 
     @classmethod
     def read(cls, path: str | os.PathLike, env: Mapping[str, str] | None = None) -> "ConfigFile":
@@ -57,8 +60,11 @@ class ConfigFile:
         # The data comes from PyYAML's constructor (anchors, merge keys and all), the lines from a
         # walk over the nodes the same parse composed.
         loader = yaml.SafeLoader(text)
+        duplicates: list[tuple[tuple, int, int]] = []
         try:
             node = loader.get_single_node()
+            if node is not None:  # before construction, which merges `<<:` keys into the mappings
+                _find_duplicates(node, (), duplicates)
             data = loader.construct_document(node) if node is not None else None
         except yaml.YAMLError as e:
             raise _yaml_error(e, source) from e
@@ -67,7 +73,7 @@ class ConfigFile:
         lines: dict[tuple, int] = {}
         if node is not None:
             _index(node, (), lines)
-        return cls(source, data, lines, env)
+        return cls(source, data, lines, env, tuple(sorted(duplicates, key=lambda d: d[2])))
 
     def line(self, path: tuple) -> int | None:
         """The YAML line of a key path, or of its nearest parent that has one."""
@@ -87,6 +93,18 @@ class ConfigFile:
 
     def warning(self, path: tuple, message: str) -> str:
         return f"{self.where(path)}: {path_text(path)}: {message}"
+
+    def duplicate_warnings(self) -> list[str]:
+        """One line per repeated key, at the line that repeats it."""
+        return [f"{self.source}:{line}: {path_text(path)}: duplicate key (first at line {first}); the value "
+                f"here counts, as in jmx_exporter, and the first is ignored: remove one of them"
+                for path, first, line in self.duplicates]
+
+    def refuse_duplicates(self) -> None:
+        """For formats whose own readers refuse a repeated key (the exporter-toolkit's strict YAML)."""
+        for path, first, line in self.duplicates:
+            raise ConfigError(self.source, line, path_text(path), f"duplicate key (first at line {first})",
+                              "remove one of them")
 
     def variable(self, path: tuple, text: str, trim: bool = False) -> str:
         """`text`, or when it is `${NAME}` as a whole, environment variable NAME; unset is an error.
@@ -142,6 +160,23 @@ def _index(node: yaml.Node, path: tuple, lines: dict[tuple, int]) -> None:
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             _index(item, path + (i,), lines)
+
+
+def _find_duplicates(node: yaml.Node, path: tuple, out: list) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key, line = _scalar(key_node), key_node.start_mark.line + 1
+            if key in seen:
+                out.append((path + (key,), seen[key], line))
+            else:
+                seen[key] = line
+            _find_duplicates(value_node, path + (key,), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _find_duplicates(item, path + (i,), out)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:

@@ -66,12 +66,14 @@ _KNOWN = {
 }
 
 
-def read_http_server_block(file: ConfigFile) -> tuple[WebConfig | None, list[str]]:
+def read_http_server_block(file: ConfigFile) -> tuple[WebConfig | None, list[str], list[str]]:
     """The `httpServer` block of the jmx_exporter file as a WebConfig (None when the block
-    configures neither TLS nor basic auth), and warnings for keys that change nothing."""
+    configures neither TLS nor basic auth), warnings for keys that change nothing, and which of
+    them are mistakes (unknown keys: `check-config` refuses them)."""
     if not isinstance(file.data, dict) or file.data.get(KEY) is None:
-        return None, []
-    return _Block(file).parse(file.data[KEY])
+        return None, [], []
+    block = _Block(file)
+    return block.parse(file.data[KEY]), block.warnings, block.mistakes
 
 
 def pbkdf2_hex(algorithm: str, password: str, salt: str, iterations: int, key_bytes: int) -> str:
@@ -88,6 +90,7 @@ class _Block:
     def __init__(self, file: ConfigFile):
         self.file = file
         self.warnings: list[str] = []
+        self.mistakes: list[str] = []
 
     # --- reporting (`keys` are inside the block)
     def error(self, keys: tuple, problem: str, fix: str) -> ConfigError:
@@ -104,6 +107,7 @@ class _Block:
         for k in value:
             if k not in known:
                 self.warn(keys + (k,), f"unknown key, ignored (known here: {', '.join(sorted(known))})")
+                self.mistakes.append(self.warnings[-1])
         return value
 
     def string(self, d: dict, keys: tuple, required: str | None = None) -> str | None:
@@ -140,7 +144,7 @@ class _Block:
         return value
 
     # --- the block
-    def parse(self, block: Any) -> tuple[WebConfig | None, list[str]]:
+    def parse(self, block: Any) -> WebConfig | None:
         block = self.mapping(block, ())
         users: dict[str, Verifier] = {}
         if block.get("authentication") is not None:
@@ -154,9 +158,9 @@ class _Block:
             if path != "/metrics":
                 self.warn(("metrics", "path"), f"ignored: the sidecar serves its metrics at /metrics, not {path}")
         if not users and context is None:
-            return None, self.warnings
+            return None
         return WebConfig(source=self.file.where((KEY,)), ssl_context=context, users=users, challenge=CHALLENGE,
-                         challenge_any_scheme=False), self.warnings
+                         challenge_any_scheme=False)
 
     def authentication(self, auth: dict) -> dict[str, Verifier]:
         k = ("authentication",)

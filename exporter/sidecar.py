@@ -12,7 +12,7 @@ from typing import IO
 from exporter.collector import Collector
 from exporter.config_file import ConfigError
 from exporter.http_server_block import read_http_server_block
-from exporter.rule_engine.config import Config, load_config
+from exporter.rule_engine.config import Config, load_config, require_target
 from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
 from exporter.web_config import WebConfig, load_web_config
@@ -31,12 +31,13 @@ class Loaded:
 
 def load(config_path: str, overrides: dict | None = None) -> Loaded:
     """Everything a sidecar reads before it starts; ConfigError names file, line and key."""
-    config = load_config(config_path)
+    config = require_target(load_config(config_path))
     settings = sidecar_settings(config, overrides)
     web = load_web_config(settings.web_config_file)
-    block, warnings = read_http_server_block(config.file)
+    block, warnings, mistakes = read_http_server_block(config.file)
     if warnings:
-        config = dataclasses.replace(config, warnings=config.warnings + tuple(warnings))
+        config = dataclasses.replace(config, warnings=config.warnings + tuple(warnings),
+                                     mistakes=config.mistakes + tuple(mistakes))
     if block is not None:
         if web.source:
             # Two sources of the endpoint's security would leave one silently unused: refuse.
@@ -61,11 +62,14 @@ def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr
     except ConfigError as e:
         err.write(f"{e}\n")
         return 2
-    for w in loaded.config.warnings:
-        err.write(f"warning: {w}\n")
     c = loaded.config
-    out.write(f"{path}: OK: {len(c.rules)} rule(s), target {c.jmx_url or '(none: set hostPort or jmxUrl)'}, "
-              f"listening on {loaded.settings.listen_address}\n")
+    for w in c.warnings:
+        err.write(f"{'error' if w in c.mistakes else 'warning'}: {w}\n")
+    if c.mistakes:
+        err.write(f"{path}: refused: {len(c.mistakes)} mistake(s) above (serve would load the file and ignore "
+                  f"them, as jmx_exporter does); fix them\n")
+        return 2
+    out.write(f"{path}: OK: {len(c.rules)} rule(s), target {c.jmx_url}, listening on {loaded.settings.listen_address}\n")
     return 0
 
 

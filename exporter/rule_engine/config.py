@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from exporter.config_file import ConfigFile, kind
+from exporter.config_file import ConfigError, ConfigFile, kind
 from exporter.model import ObjectName
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
@@ -99,6 +99,9 @@ class Config:
     metric_customizers: tuple[MetricCustomizer, ...] = ()
     rules: tuple[Rule, ...] = (DEFAULT_RULE,)
     warnings: tuple[str, ...] = ()
+    # The warnings that are most likely slips (an unknown key: a typo; a repeated key): `serve`
+    # loads the file as jmx_exporter does, `check-config` refuses it.
+    mistakes: tuple[str, ...] = ()
     sidecar: Mapping[str, Any] = field(default_factory=dict)
     # The file the settings came from: its name, the YAML line of each key path (e.g.
     # ("sidecar", "listenAddress") -> 12) and the data of the sections read elsewhere.
@@ -120,6 +123,15 @@ class Config:
         return attribute in self.include_object_name_attributes.get(key, ())
 
 
+def require_target(config: Config) -> Config:
+    """The sidecar reads a broker; the rule engine alone (`health`, the backfill) needs none."""
+    if not config.jmx_url:
+        raise ConfigError(config.file.source, None, "hostPort", "no JMX target",  # no line: the key is missing
+                          "set hostPort: HOST:PORT (the broker's remote JMX port) or "
+                          "jmxUrl: service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi")
+    return config
+
+
 def load_config(path: str | os.PathLike, env: Mapping[str, str] | None = None) -> Config:
     return _Parser(ConfigFile.read(path, env)).parse()
 
@@ -133,9 +145,14 @@ class _Parser:
         self.file = file
         self.error = file.error
         self.warnings: list[str] = []
+        self.mistakes: list[str] = []
 
     def warn(self, path: tuple, message: str) -> None:
         self.warnings.append(self.file.warning(path, message))
+
+    def mistake(self, path: tuple, message: str) -> None:
+        self.warn(path, message)
+        self.mistakes.append(self.warnings[-1])
 
     def parse(self) -> Config:
         data = {} if self.file.data is None else self.file.data
@@ -149,7 +166,10 @@ class _Parser:
             if key in _NOT_SUPPORTED:
                 self.warn((key,), f"ignored: {_NOT_SUPPORTED[key]}")
             elif key not in _TOP_LEVEL:
-                self.warn((key,), "unknown key, ignored (check its spelling)")
+                self.mistake((key,), "unknown key, ignored (check its spelling)")
+        for text in self.file.duplicate_warnings():
+            self.warnings.append(text)
+            self.mistakes.append(text)
         kw: dict[str, Any] = {"file": self.file}
         if "hostPort" in d and "jmxUrl" in d:
             raise self.error(("jmxUrl",), "both hostPort and jmxUrl are set", "keep only one of them")
@@ -207,7 +227,7 @@ class _Parser:
                 raise self.error(("sidecar",), f"must be a mapping, not {kind(sidecar)}",
                                  "put the sidecar's settings as `key: value` lines under sidecar:")
             kw["sidecar"] = sidecar or {}
-        kw["warnings"] = tuple(self.warnings)
+        kw["warnings"], kw["mistakes"] = tuple(self.warnings), tuple(self.mistakes)
         return Config(**kw)
 
     # --- typed getters
@@ -297,7 +317,7 @@ class _Parser:
                              "write `- pattern: ...` with name/labels/type on the following lines")
         for key in r:
             if key not in _RULE_KEYS:
-                self.warn(path + (key,), "unknown rule key, ignored (check its spelling)")
+                self.mistake(path + (key,), "unknown rule key, ignored (check its spelling)")
         regex = None
         pattern = None
         if "pattern" in r:

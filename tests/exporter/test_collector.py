@@ -120,11 +120,11 @@ def test_openmetrics_tail_has_no_eof_of_its_own():
 
 def test_a_bad_config_reload_keeps_the_last_good_config_and_counts_a_failure(tmp_path):
     path = tmp_path / "config.yml"
-    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
+    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
     c, _ = make([[gauge(URP, 2)]], config=load_config(str(path)), path=str(path))
     c.poll_once()
     assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
-    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+'\n  name: broken\n")
+    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+'\n  name: broken\n")
     st = os.stat(path)
     os.utime(path, (st.st_atime, st.st_mtime + 10))
     c.poll_once()
@@ -132,7 +132,7 @@ def test_a_bad_config_reload_keeps_the_last_good_config_and_counts_a_failure(tmp
     _, tail = c.exposition(TEXT)
     assert metric_value(tail, "jmx_config_reload_failure_total") == 1
     assert metric_value(tail, "jmx_config_reload_success_total") == 0
-    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: fixed_$2\n")
+    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: fixed_$2\n")
     os.utime(path, (st.st_atime, st.st_mtime + 20))
     c.poll_once()
     assert b"fixed_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
@@ -244,3 +244,17 @@ def test_start_delay_seconds_holds_the_first_poll_back():
         stop.set()
         t.join(10)
     assert not t.is_alive()
+
+
+def test_a_reload_without_a_target_keeps_the_last_good_config(tmp_path):
+    path = tmp_path / "config.yml"
+    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
+    c, _ = make([[gauge(URP, 2)]], config=load_config(str(path)), path=str(path))
+    c.poll_once()
+    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: other_$2\n")
+    st = os.stat(path)
+    os.utime(path, (st.st_atime, st.st_mtime + 10))
+    c.poll_once()
+    assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, "jmx_config_reload_failure_total") == 1

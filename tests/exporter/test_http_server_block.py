@@ -22,7 +22,8 @@ from tests.exporter.test_http import get, serve
 def block(tmp_path: Path, text: str, env: dict | None = None):
     p = tmp_path / "exporter.yml"
     p.write_text("hostPort: 127.0.0.1:9999\nhttpServer:\n" + text)
-    return read_http_server_block(ConfigFile.read(p, env or {}))
+    web, warnings, _mistakes = read_http_server_block(ConfigFile.read(p, env or {}))
+    return web, warnings
 
 
 def error(tmp_path: Path, text: str, env: dict | None = None) -> str:

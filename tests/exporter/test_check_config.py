@@ -1,0 +1,88 @@
+"""`check-config` refuses what `serve` would load only with a warning: no target, unknown keys
+(top level, rules, httpServer) and repeated keys. `serve` loads such a file as jmx_exporter loads
+it (SnakeYAML keeps a repeated key's last value; unknown keys are ignored) and says why."""
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from exporter.config_file import ConfigError, ConfigFile
+from exporter.rule_engine import parse_config
+from exporter.sidecar import check_config, load
+
+RULE = "rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: kafka_$1_$2\n"
+
+
+def run(tmp_path: Path, text: str) -> tuple[int, str, str]:
+    path = tmp_path / "exporter.yml"
+    path.write_text(text)
+    out, err = StringIO(), StringIO()
+    code = check_config(str(path), out, err)
+    return code, out.getvalue(), err.getvalue().replace(str(path), "F")
+
+
+def test_a_good_file_is_ok(tmp_path):
+    code, out, err = run(tmp_path, "hostPort: 127.0.0.1:9999\n" + RULE)
+    assert (code, err) == (0, "")
+    assert out.endswith(": OK: 1 rule(s), target service:jmx:rmi:///jndi/rmi://127.0.0.1:9999/jmxrmi, "
+                        "listening on 0.0.0.0:9404\n")
+
+
+def test_no_target_is_refused_with_what_to_set(tmp_path):
+    code, out, err = run(tmp_path, RULE)
+    assert (code, out) == (2, "")
+    assert err == ("F: hostPort: no JMX target; set hostPort: HOST:PORT (the broker's remote JMX port) or "
+                   "jmxUrl: service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("hostPort: 127.0.0.1:9999\nlowercaseOutputNmae: true\n" + RULE,
+     "error: F:2: lowercaseOutputNmae: unknown key, ignored (check its spelling)\n"),
+    ("hostPort: 127.0.0.1:9999\n" + RULE + "  lables: {a: b}\n",
+     "error: F:5: rules[0].lables: unknown rule key, ignored (check its spelling)\n"),
+    ("hostPort: 127.0.0.1:9999\nhttpServer:\n  authentication:\n    basic:\n      username: u\n"
+     "      password: p\n      pasword: q\n",
+     "error: F:7: httpServer.authentication.basic.pasword: unknown key, ignored (known here: algorithm, "
+     "iterations, keyLength, password, passwordHash, salt, username)\n"),
+    ("hostPort: 127.0.0.1:9999\nlowercaseOutputName: true\n" + RULE + "lowercaseOutputName: false\n",
+     "error: F:6: lowercaseOutputName: duplicate key (first at line 2); the value here counts, as in "
+     "jmx_exporter, and the first is ignored: remove one of them\n"),
+    ("hostPort: 127.0.0.1:9999\n" + RULE + "  name: other_$2\n",
+     "error: F:5: rules[0].name: duplicate key (first at line 4); the value here counts, as in "
+     "jmx_exporter, and the first is ignored: remove one of them\n"),
+])
+def test_slips_are_refused_by_check_config(tmp_path, text, expected):
+    code, out, err = run(tmp_path, text)
+    assert (code, out) == (2, "")
+    assert err == expected + "F: refused: 1 mistake(s) above (serve would load the file and ignore them, " \
+                             "as jmx_exporter does); fix them\n"
+
+
+def test_serve_loads_a_file_with_slips_and_keeps_the_warnings(tmp_path):
+    path = tmp_path / "exporter.yml"
+    path.write_text("hostPort: 127.0.0.1:9999\nlowercaseOutputNmae: true\n" + RULE + "  name: other_$2\n")
+    loaded = load(str(path))
+    assert loaded.config.rules[0].name.text == "other_$2"  # the last of a repeated key, as SnakeYAML
+    assert len(loaded.config.warnings) == 2 and loaded.config.mistakes == loaded.config.warnings
+
+
+def test_a_warning_that_is_no_slip_is_not_refused(tmp_path):
+    # both the new and the legacy key: jmx_exporter's documented precedence, nothing misspelt
+    code, out, err = run(tmp_path, "hostPort: 127.0.0.1:9999\nincludeObjectNames: ['kafka.*:*']\n"
+                                   "whitelistObjectNames: ['java.lang:*']\n")
+    assert code == 0 and "OK" in out
+    assert err == "warning: F:3: whitelistObjectNames: ignored because includeObjectNames is set (the new key wins)\n"
+
+
+def test_merge_keys_are_not_repeats():
+    config = parse_config("hostPort: h:1\nbase: &b {name: x, type: GAUGE}\nrules:\n"
+                          "- <<: *b\n  pattern: 'a<>b'\n  name: y\n")
+    assert config.rules[0].name.text == "y"
+    assert [w for w in config.mistakes if "duplicate" in w] == []
+
+
+def test_the_web_config_file_refuses_repeats_as_the_exporter_toolkit_does():
+    file = ConfigFile.parse("basic_auth_users:\n  a: x\n  a: y\n", "web.yml")
+    with pytest.raises(ConfigError) as e:
+        file.refuse_duplicates()
+    assert str(e.value) == "web.yml:3: basic_auth_users.a: duplicate key (first at line 2); remove one of them"
