@@ -24,165 +24,26 @@ instead of a plan, an outcome and a sample.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to 3.13
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample, Tabular
+from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample
 from exporter.rule_engine import customizers
 from exporter.rule_engine.customizers import MetricCustomizer
 from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule, java_str, parse_java_double
 from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries, scaled
-from exporter.rule_engine.naming import (NAMING_MODES, add_objectname_on_collisions, bean_text, first_of_each, java_order,
+from exporter.rule_engine.leaves import Leaf, MatchStrings, flatten
+from exporter.rule_engine.naming import (NAMING_MODES, add_objectname_on_collisions, first_of_each, java_order,
                                    openmetrics_base, safe_name, series_key, snake_case)
 from exporter.rule_engine.series import assemble
-
-# --- Leaves ---------------------------------------------------------------------------------
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-_MILLI = _dt.timedelta(milliseconds=1)
-
-
-# `String.valueOf` of a leaf value as JMX delivers it: `0`, `1.5`, `1.0E9`, `true`.
-java_text = java_str
-
-
-def epoch_seconds(value: _dt.datetime | _dt.date) -> float:
-    """A java.util.Date becomes `getTime() / 1000.0`; a naive datetime is taken as UTC."""
-    if not isinstance(value, _dt.datetime):
-        value = _dt.datetime(value.year, value.month, value.day)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return ((value - _EPOCH) // _MILLI) / 1000.0
-
-
-@dataclass(frozen=True, slots=True)
-class Leaf:
-    """One value inside an MBean. `keys` are the ObjectName's key properties plus, inside a
-    table, the row's index columns."""
-
-    domain: str
-    keys: tuple[tuple[str, str], ...]
-    path: tuple[str, ...]
-    attr: str
-    description: str | None
-    value: Any
-
-    @property
-    def bean_name(self) -> str:
-        """`domain<k1=v1, k2=v2><path>`: the match string up to the attribute name."""
-        return bean_text(self.domain, self.keys, self.path)
-
-    def match_string(self, snake: bool = False, cache: bool = False) -> str:
-        """`domain<k1=v1, k2=v2><path>attrName: value` as a rule sees it."""
-        attr = snake_case(self.attr) if snake else self.attr
-        return self.bean_name + attr + ": " + ("<cache>" if cache else java_text(self.value))
-
-
-class _MatchStrings:
-    """A leaf's match strings, built once for all the rules tried on it (at most four variants:
-    snake-cased attribute or not, the value or `<cache>`)."""
-
-    __slots__ = ("leaf", "bean", "value", "_memo", "_heads", "_found")
-
-    def __init__(self, leaf: Leaf):
-        self.leaf = leaf
-        self.bean = leaf.bean_name
-        self.value: str | None = None
-        self._memo: dict[tuple[bool, bool], str] = {}
-        self._heads: dict[bool, str] = {}
-        self._found: dict[tuple[bool, bool], int] = {}
-
-    def found(self, snake: bool, cache: bool, prefilter: "_Prefilter") -> int:
-        """Which of the rules' required texts this match string contains, as bits."""
-        mask = self._found.get((snake, cache))
-        if mask is None:
-            mask = self._found[(snake, cache)] = prefilter.found(self.get(snake, cache))
-        return mask
-
-    def head(self, snake: bool) -> str:
-        """The match string up to the value: the part that is the same for every number."""
-        text = self._heads.get(snake)
-        if text is None:
-            text = self._heads[snake] = self.bean + (snake_case(self.leaf.attr) if snake else self.leaf.attr) + ": "
-        return text
-
-    def get(self, snake: bool, cache: bool) -> str:
-        key = (snake, cache)
-        text = self._memo.get(key)
-        if text is None:
-            if cache:
-                tail = "<cache>"
-            else:
-                if self.value is None:
-                    self.value = java_text(self.leaf.value)
-                tail = self.value
-            text = self._memo[key] = self.head(snake) + tail
-        return text
-
-
-def leaves(mbean: MBean) -> Iterator[Leaf]:
-    """Every exported leaf of an MBean, in attribute order (composite items in key order)."""
-    domain, keys = mbean.name.domain, mbean.name.keys
-    for attr in mbean.attributes:
-        yield from _flatten(domain, keys, (), attr.name, attr.description, attr.value)
-
-
-def _flatten(domain: str, keys: tuple, path: tuple, attr: str, description: str | None,
-             value: Any) -> Iterator[Leaf]:
-    if value is None:
-        return
-    if isinstance(value, (bool, int, float, str)):
-        yield Leaf(domain, keys, path, attr, description, value)
-    elif isinstance(value, (_dt.datetime, _dt.date)):
-        yield Leaf(domain, keys, path, attr, description, epoch_seconds(value))
-    elif isinstance(value, Tabular):
-        yield from _flatten_table(domain, keys, path, attr, value)
-    elif isinstance(value, Mapping):  # CompositeData: items in sorted key order, path + attr
-        # jmx_exporter describes every item with the CompositeType's description; the JMX edge
-        # may carry it as `Composite.description` (an attribute on the dict).
-        item_description = getattr(value, "description", None)
-        for key in sorted(value):
-            yield from _flatten(domain, keys, path + (attr,), key, item_description, value[key])
-    elif isinstance(value, (list, tuple, set, frozenset, bytes, bytearray)):
-        return  # arrays are not exported
-    elif isinstance(value, (int, float)) or hasattr(value, "__float__") and not isinstance(value, complex):
-        yield Leaf(domain, keys, path, attr, description, float(value))  # BigDecimal and friends
-
-
-def _flatten_table(domain: str, keys: tuple, path: tuple, attr: str, table: Tabular) -> Iterator[Leaf]:
-    """Each row's index columns become extra key properties (renamed with '_' until they do not
-    collide); every other column is a leaf below `attr`, except a column named `value`, which
-    takes the table's own place."""
-    index = tuple(table.index)
-    for row in table.rows:
-        description = getattr(row, "description", None)  # the row CompositeType's, as in Java
-        row_keys = list(keys)
-        taken = {k for k, _ in keys}
-        for column in index:
-            cell = row.get(column)
-            if cell is None:
-                continue
-            name = column
-            while name in taken:
-                name += "_"
-            taken.add(name)
-            row_keys.append((name, java_text(cell)))
-        row_keys_t = tuple(row_keys)
-        for column in sorted(set(row) - set(index)):
-            if column.lower() == "value":
-                yield from _flatten(domain, row_keys_t, path, attr, description, row[column])
-            else:
-                yield from _flatten(domain, row_keys_t, path + (attr,), column, description, row[column])
 
 
 # --- Can a rule tell two numbers apart? -----------------------------------------------------
@@ -947,7 +808,7 @@ class RuleEngine:
         any attribute is, with the customizer's labels added to what comes out."""
         lower = self._lower_labels
         labels = customizers.label_pairs(customizer, mbean.attributes,
-                                         lambda a: safe_name(a).lower() if lower else safe_name(a), java_text)
+                                         lambda a: safe_name(a).lower() if lower else safe_name(a), java_str)
         if labels:
             def labelled(i: int, outcome: Outcome, sample: Sample) -> None:
                 o = self._with_labels(outcome, labels)
@@ -979,7 +840,7 @@ class RuleEngine:
 
     def _other_attribute(self, plan: _BeanPlan, object_name, attr, index: int, emit) -> tuple[int, int]:
         hits = misses = 0
-        for leaf in _flatten(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value):
+        for leaf in flatten(object_name.domain, object_name.keys, (), attr.name, attr.description, attr.value):
             outcome, hit = self._resolve_leaf(plan, leaf)
             if hit:
                 hits += 1
@@ -1035,7 +896,7 @@ class RuleEngine:
         """Run the value-blind rules once; remember the value-dependent ones that come first and
         could match this leaf for some number."""
         volatile = []
-        strings = _MatchStrings(leaf)
+        strings = MatchStrings(leaf)
         found = [-1, -1, -1, -1]  # required-text bits per match string variant, computed once
         for entry in self._table:
             rule, blind, need, any_of, checks, variant = entry
@@ -1059,7 +920,7 @@ class RuleEngine:
         leaf = volatile.leaf
         if leaf.value.__class__ is not value.__class__ or leaf.value != value:
             leaf = volatile.leaf = Leaf(leaf.domain, leaf.keys, leaf.path, leaf.attr, leaf.description, value)
-        strings = _MatchStrings(leaf)
+        strings = MatchStrings(leaf)
         for entry in volatile.rules:
             result = self._try(entry, strings)
             if result is not None:
@@ -1068,7 +929,7 @@ class RuleEngine:
 
     def _plan_constant(self, leaf: Leaf) -> Any:
         """Strings and booleans: the whole rule search, final for this value."""
-        strings = _MatchStrings(leaf)
+        strings = MatchStrings(leaf)
         for entry in self._table:
             result = self._try(entry, strings)
             if result is None:
@@ -1079,7 +940,7 @@ class RuleEngine:
             return result
         return UNMATCHED
 
-    def _try(self, entry: tuple, strings: _MatchStrings) -> Outcome | Drop | None:
+    def _try(self, entry: tuple, strings: MatchStrings) -> Outcome | Drop | None:
         rule, _blind, need, any_of, _checks, _variant = entry
         if (need or any_of) and not _possible(
                 strings.found(rule.attr_name_snake_case, rule.cache, self._prefilter), need, any_of):
@@ -1087,7 +948,7 @@ class RuleEngine:
         return self._apply(rule, strings)
 
     # --- one rule on one leaf
-    def _apply(self, rule: Rule, strings: _MatchStrings) -> Outcome | Drop | None:
+    def _apply(self, rule: Rule, strings: MatchStrings) -> Outcome | Drop | None:
         """None when the rule does not match; otherwise what it makes of the leaf."""
         leaf = strings.leaf
         text = strings.get(rule.attr_name_snake_case, rule.cache)
