@@ -6,7 +6,8 @@
 """
 from exporter.rule_engine.config import Config, ConfigError, ObjectNamePattern, Rule, Template, load_config, parse_config
 from exporter.rule_engine.leaves import Leaf, leaves
-from exporter.rule_engine.matching import EngineStats, RuleEngine, value_blind
+from exporter.rule_engine.matching import EngineStats, RuleEngine
+from exporter.rule_engine.value_blindness import value_blind
 from exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
 
 __all__ = [

@@ -17,7 +17,7 @@ from exporter.rule_engine.config import java_str
 from exporter.rule_engine.naming import bean_text, snake_case
 
 if TYPE_CHECKING:
-    from exporter.rule_engine.matching import _Prefilter
+    from exporter.rule_engine.prefilter import Prefilter
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MILLI = _dt.timedelta(milliseconds=1)
@@ -68,7 +68,7 @@ class MatchStrings:
         self._heads: dict[bool, str] = {}
         self._found: dict[tuple[bool, bool], int] = {}
 
-    def found(self, snake: bool, cache: bool, prefilter: _Prefilter) -> int:
+    def found(self, snake: bool, cache: bool, prefilter: Prefilter) -> int:
         """Which of the rules' required texts this match string contains, as bits."""
         mask = self._found.get((snake, cache))
         if mask is None:

@@ -24,16 +24,10 @@ instead of a plan, an outcome and a sample.
 """
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
-
-try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to 3.13
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample
 from exporter.rule_engine import customizers
@@ -43,262 +37,9 @@ from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeri
 from exporter.rule_engine.leaves import Leaf, MatchStrings, flatten
 from exporter.rule_engine.naming import (NAMING_MODES, add_objectname_on_collisions, first_of_each, java_order,
                                    openmetrics_base, safe_name, series_key, snake_case)
+from exporter.rule_engine.prefilter import Prefilter, could_match, head_checks, possible, required_literals
 from exporter.rule_engine.series import assemble
-
-
-# --- Can a rule tell two numbers apart? -----------------------------------------------------
-#
-# The match string is A + V: A = `domain<keys><path>attr: ` and V = Java's text of a number,
-# made of `_NUMBER_CHARS` only. The regex is `.*(?:P).*`, so the outcome (match or not, and the
-# groups) can only depend on V if some match of P can end inside V, or if P looks ahead. Whether a
-# match can end inside V is decided from P's possible last few characters: they would have to be
-# number characters, preceded (where P reaches back that far) by the ": " that precedes V.
-
-_NUMBER_CHARS = frozenset("0123456789-.ENaInfinity")
-_RELEVANT = _NUMBER_CHARS | {" ", ":"}  # the only characters the argument above looks at
-_SUFFIX_LIMIT = 8  # characters of P's tail worth looking at
-_ALTERNATIVES_LIMIT = 64
-_CATEGORIES = {name: re.compile(rx, re.ASCII) for name, rx in (
-    ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
-    ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"))}
-_ANY_CHAR = frozenset(_RELEVANT)
-
-
-class _Unsafe(Exception):
-    """The pattern can look past its own match (lookahead, `$`, `\\b`): no proof attempted."""
-
-
-def _parse(rule: Rule):
-    pattern = rule.regex.pattern[len(".*(?:"):-len(").*")]  # type: ignore[union-attr]
-    return _sre_parse.parse(pattern, re.ASCII)
-
-
-def value_blind(rule: Rule) -> bool:
-    """True when the rule's outcome for a numeric leaf cannot depend on which number it holds."""
-    if rule.regex is None or rule.cache:
-        return True  # matches everything / is matched against the literal `<cache>`
-    templates = [rule.name, rule.value, rule.help] + [t for pair in rule.labels for t in pair]
-    if any(t is not None and 0 in t.parts for t in templates):
-        return False  # `$0` is the whole match string, value included
-    try:
-        parsed = _parse(rule)
-        tails = _tails(parsed.data, bool(parsed.state.flags & re.IGNORECASE))
-    except _Unsafe:
-        return False
-    except Exception:  # a parser shape this code does not know: be safe, not fast
-        return False
-    return not any(_can_end_in_value(tail, complete) for tail, complete in tails)
-
-
-def _can_end_in_value(tail: tuple, complete: bool) -> bool:
-    """`tail` holds the classes of P's last characters, last first. Can j >= 1 of them lie in V?"""
-    if not tail:
-        return True  # P can match the empty string, e.g. at the very end
-    for j in range(1, len(tail) + 1):
-        if not (tail[j - 1] & _NUMBER_CHARS):
-            return False  # this and every longer alignment need a non-number character in V
-        if j == len(tail):
-            return True  # all of P in V, or P's earlier part unknown: assume it can
-        if " " in tail[j] and (j + 1 >= len(tail) or ":" in tail[j + 1]):
-            return True  # P reaches back over the ": " before V
-    return False
-
-
-def _tails(items: list, ignore_case: bool) -> list[tuple[tuple, bool]]:
-    """P's possible tails: (classes of the last characters, last first; reached P's start?)."""
-    results: list[tuple[tuple, bool]] = [((), True)]
-    for op, av in reversed(items):
-        item = _item_tails(op, av, ignore_case)
-        extended = []
-        for tail, open_ in results:
-            if not open_:
-                extended.append((tail, False))
-                continue
-            for piece, piece_complete in item:
-                combined = tail + piece
-                extended.append((combined[:_SUFFIX_LIMIT], piece_complete and len(combined) < _SUFFIX_LIMIT))
-        results = list(dict.fromkeys(extended))
-        if len(results) > _ALTERNATIVES_LIMIT:
-            raise _Unsafe
-    return results
-
-
-def _item_tails(op, av, ignore_case: bool) -> list[tuple[tuple, bool]]:
-    name = str(op)
-    if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
-        return [((_char_class(name, av, ignore_case),), True)]
-    if name == "SUBPATTERN":
-        _group, add_flags, del_flags, sub = av
-        ci = (ignore_case or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
-        return _tails(sub.data, ci)
-    if name == "ATOMIC_GROUP":
-        return _tails(av.data, ignore_case)
-    if name == "BRANCH":
-        return [t for branch in av[1] for t in _tails(branch.data, ignore_case)]
-    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        low, high, sub = av
-        if high == 0:
-            return [((), True)]
-        once = _tails(sub.data, ignore_case)
-        if low == high == 1:
-            return once
-        # The last repetition's tail; what precedes it is not followed further.
-        out = [(tail, False) if tail else ((_ANY_CHAR,), False) for tail, _ in once]
-        return out + [((), True)] if low == 0 else out
-    if name == "AT":
-        if str(av) in ("AT_BEGINNING", "AT_BEGINNING_STRING"):
-            return [((), True)]
-        raise _Unsafe
-    if name in ("ASSERT", "ASSERT_NOT"):
-        if av[0] >= 0:
-            raise _Unsafe  # a lookahead can see V
-        _tails(av[1].data, ignore_case)  # a lookbehind looks back into A, but check its content
-        return [((), True)]
-    return [((_ANY_CHAR,), False), ((), True)]  # back references and the like: anything
-
-
-def _char_class(name: str, av, ignore_case: bool) -> frozenset:
-    """The relevant characters one character-matching item accepts."""
-    if name == "ANY":
-        return _ANY_CHAR - {"\n"}
-    if name == "LITERAL":
-        return frozenset(c for c in _RELEVANT if _same_char(c, chr(av), ignore_case))
-    if name == "NOT_LITERAL":
-        return frozenset(c for c in _RELEVANT if not _same_char(c, chr(av), ignore_case))
-    return frozenset(c for c in _RELEVANT if _set_matches(av, c, ignore_case))
-
-
-def _same_char(c: str, literal: str, ignore_case: bool) -> bool:
-    return c == literal or (ignore_case and c.lower() == literal.lower())
-
-
-def _set_matches(items: list, ch: str, ignore_case: bool) -> bool:
-    candidates = {ch, ch.lower(), ch.upper()} if ignore_case else {ch}
-    negate = bool(items) and str(items[0][0]) == "NEGATE"
-    hit = False
-    for op, av in items[1:] if negate else items:
-        name = str(op)
-        if name == "LITERAL":
-            hit = chr(av) in candidates
-        elif name == "RANGE":
-            hit = any(av[0] <= ord(c) <= av[1] for c in candidates)
-        elif name == "CATEGORY":
-            rx = _CATEGORIES.get(str(av))
-            hit = rx is None or any(rx.fullmatch(c) for c in candidates)
-        else:
-            hit = True
-        if hit:
-            break
-    return hit != negate
-
-
-def required_literals(rule: Rule) -> tuple[tuple[str, ...], ...]:
-    """Texts every match of the rule's pattern contains, as alternatives: `(("kafka",),
-    ("Count", "Value"))` means "contains kafka, and Count or Value". Taken from runs of literal
-    characters outside optional parts. A substring test on them rules most leaves out before the
-    regex (with its backtracking over several `(.+)`) runs, and a leaf that cannot contain them
-    for any number can skip a value-dependent rule for good."""
-    if rule.regex is None:
-        return ()
-    try:
-        parsed = _parse(rule)
-        if parsed.state.flags & re.IGNORECASE:
-            return ()
-        return tuple(_requirements(parsed.data))
-    except Exception:
-        return ()
-
-
-def _requirements(items: list) -> list[tuple[str, ...]]:
-    out: list[tuple[str, ...]] = []
-    run: list[str] = []
-    for op, av in items:
-        name = str(op)
-        if name == "LITERAL":
-            run.append(chr(av))
-            continue
-        if len(run) >= 2:
-            out.append(("".join(run),))
-        run = []
-        if name == "SUBPATTERN" and not (av[1] & re.IGNORECASE):
-            out.extend(_requirements(av[3].data))
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
-            out.extend(_requirements(av[2].data))
-        elif name == "ATOMIC_GROUP":
-            out.extend(_requirements(av.data))
-        elif name == "BRANCH":
-            # One text per alternative (its longest required one); only if each has one.
-            choices = []
-            for branch in av[1]:
-                texts = [t[0] for t in _requirements(branch.data) if len(t) == 1]
-                if not texts:
-                    break
-                choices.append(max(texts, key=len))
-            else:
-                out.append(tuple(dict.fromkeys(choices)))
-    if len(run) >= 2:
-        out.append(("".join(run),))
-    return out
-
-
-def head_checks(requirements: tuple[tuple[str, ...], ...]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
-    """For each requirement, per alternative: the text and the prefixes of it that could end the
-    head (`...attr: `) with the rest of it inside the number. A requirement that the number
-    alone could satisfy is left out."""
-    out = []
-    for alternatives in requirements:
-        if any(_NUMBER_CHARS.issuperset(text) for text in alternatives):
-            continue
-        out.append(tuple(
-            (text, tuple(text[:k] for k in range(1, len(text)) if _NUMBER_CHARS.issuperset(text[k:])))
-            for text in alternatives))
-    return tuple(out)
-
-
-def could_match(head: str, checks: tuple) -> bool:
-    """Can `head + V` contain every required text, for some number text V?"""
-    for alternatives in checks:
-        for text, prefixes in alternatives:
-            if text in head or any(head.endswith(p) for p in prefixes):
-                break
-        else:
-            return False
-    return True
-
-
-class _Prefilter:
-    """The texts all the rules' patterns require, as bits: one pass of substring tests per match
-    string tells which rules could match it at all."""
-
-    def __init__(self, requirements: tuple[tuple[tuple[str, ...], ...], ...]):
-        texts = list(dict.fromkeys(t for rule in requirements for alternatives in rule for t in alternatives))
-        bit = {t: 1 << i for i, t in enumerate(texts)}
-        self.texts = tuple((t, bit[t]) for t in texts)
-        # per rule: the bits it needs all of, and groups of bits it needs one of
-        def bits(texts) -> int:
-            mask = 0
-            for t in texts:
-                mask |= bit[t]  # a text required twice is one bit
-            return mask
-        self.masks = tuple(
-            (bits(a[0] for a in rule if len(a) == 1), tuple(bits(a) for a in rule if len(a) > 1))
-            for rule in requirements)
-
-    def found(self, text: str) -> int:
-        mask = 0
-        for t, b in self.texts:
-            if t in text:
-                mask |= b
-        return mask
-
-
-def _possible(found: int, need: int, any_of: tuple[int, ...]) -> bool:
-    if found & need != need:
-        return False
-    for group in any_of:
-        if not found & group:
-            return False
-    return True
+from exporter.rule_engine.value_blindness import value_blind
 
 
 # --- Outcomes -------------------------------------------------------------------------------
@@ -479,7 +220,7 @@ class RuleEngine:
         # Texts each pattern's matches must contain: a substring test rules most leaves out before
         # the regex (with its backtracking over several `(.+)`) has to run.
         literals = tuple(required_literals(r) for r in self.rules)
-        self._prefilter = _Prefilter(literals)
+        self._prefilter = Prefilter(literals)
         # (rule, blind, needed bits, one-of bit groups, head checks, which match string variant)
         self._table = tuple(
             (rule, blind, need, any_of, head_checks(lits), rule.attr_name_snake_case * 2 + rule.cache)
@@ -909,7 +650,7 @@ class RuleEngine:
                 if bits < 0:
                     bits = found[variant] = self._prefilter.found(
                         strings.get(rule.attr_name_snake_case, rule.cache))
-                if bits & need != need or (any_of and not _possible(bits, need, any_of)):
+                if bits & need != need or (any_of and not possible(bits, need, any_of)):
                     continue
             result = self._apply(rule, strings)
             if result is not None:
@@ -942,7 +683,7 @@ class RuleEngine:
 
     def _try(self, entry: tuple, strings: MatchStrings) -> Outcome | Drop | None:
         rule, _blind, need, any_of, _checks, _variant = entry
-        if (need or any_of) and not _possible(
+        if (need or any_of) and not possible(
                 strings.found(rule.attr_name_snake_case, rule.cache, self._prefilter), need, any_of):
             return None
         return self._apply(rule, strings)
