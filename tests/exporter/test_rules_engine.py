@@ -1,3 +1,5 @@
+"""The rule engine: rules on leaves, duplicates, the match cache (exporter/rule_engine/engine.py,
+rule_search.py)."""
 import math
 
 import pytest
