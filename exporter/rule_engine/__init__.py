@@ -1,14 +1,17 @@
 """jmx_exporter-compatible rules: load a rule file, turn MBeans into samples.
 
     config = load_config("kafka-metrics.yml")
-    engine = RuleEngine(config)            # naming="1.x" for OpenMetrics-style names
-    samples = engine.samples(mbeans)       # one call per poll
+    engine = RuleEngine(config)                       # naming="1.x" for OpenMetrics-style names
+    families = engine.series(mbeans, ranks, tables)   # one call per poll, as the collector makes it
+    samples = engine.samples(mbeans)                  # the same poll as samples (the reference path)
 """
 from exporter.rule_engine.config import Config, Rule, load_config, parse_config
-from exporter.rule_engine.matching import EngineStats, Leaf, RuleEngine, leaves, value_blind
+from exporter.rule_engine.engine import EngineStats, RuleEngine
+from exporter.rule_engine.leaves import Leaf, leaves
 from exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
 from exporter.rule_engine.object_name_pattern import ObjectNamePattern
 from exporter.rule_engine.template import Template
+from exporter.rule_engine.value_blindness import value_blind
 
 __all__ = [
     "Config", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",

@@ -2,7 +2,7 @@
 apart: a Float's and a BigDecimal's own text (rules match it), a null description."""
 from exporter.jmx.convert import decode_infos, decode_record
 from exporter.model import JavaNumber
-from exporter.rule_engine.matching import Leaf
+from exporter.rule_engine.leaves import Leaf
 
 
 def test_numbers_keep_the_text_java_prints_for_them():

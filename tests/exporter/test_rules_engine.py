@@ -1,128 +1,16 @@
-import datetime as dt
+"""The rule engine: rules on leaves, duplicates, the match cache (exporter/rule_engine/engine.py,
+rule_search.py)."""
 import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from exporter.exposition import iter_text_families
-from exporter.model import Attribute, Composite, MBean, ObjectName, Sample, Tabular
-from exporter.rule_engine import RuleEngine, leaves, parse_config, value_blind
-from exporter.rule_engine.matching import epoch_seconds, java_text
+from exporter.model import Attribute, Sample
+from exporter.rule_engine import RuleEngine, parse_config
 from exporter.rule_engine.series import families_of
 
-MGMT = "Attribute exposed for management"
-
-
-def bean(name: str, *attributes, class_name: str = "test") -> MBean:
-    attrs = tuple(a if isinstance(a, Attribute) else Attribute(a[0], a[1], a[2] if len(a) > 2 else MGMT)
-                  for a in attributes)
-    return MBean(ObjectName.parse(name), class_name, attrs)
-
-
-def run(yaml_text: str, *mbeans: MBean, naming: str = "0.x") -> list[Sample]:
-    return RuleEngine(parse_config(yaml_text), naming=naming).samples(mbeans)
-
-
-def one(yaml_text: str, *mbeans: MBean, naming: str = "0.x") -> Sample:
-    out = run(yaml_text, *mbeans, naming=naming)
-    assert len(out) == 1, out
-    return out[0]
-
-
-def series(samples):
-    return [(s.name, s.labels, s.value) for s in samples]
-
-
-URP = bean("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", ("Value", 0))
-PARTITION = bean("kafka.cluster:type=Partition,name=AtMinIsr,topic=orders,partition=3", ("Value", 1))
-METER = bean("kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec",
-             ("Count", 989), ("OneMinuteRate", 1.5), ("RateUnit", "SECONDS"), ("EventType", "bytes"))
-
-
-# --- the match string ------------------------------------------------------------------------
-
-@pytest.mark.parametrize("mbean, expected", [
-    (URP, ["kafka.server<type=ReplicaManager, name=UnderReplicatedPartitions><>Value: 0"]),
-    (PARTITION, ["kafka.cluster<type=Partition, name=AtMinIsr, topic=orders, partition=3><>Value: 1"]),
-    (bean('kafka.log:type=LogManager,name=LogDirectoryOffline,logDirectory="/var/lib/kafka/data"', ("Value", 0)),
-     ['kafka.log<type=LogManager, name=LogDirectoryOffline, logDirectory="/var/lib/kafka/data"><>Value: 0']),
-    (bean("java.lang:type=Memory", ("HeapMemoryUsage", Composite(used=123456, max=2 ** 31, committed=7.5e9))),
-     ["java.lang<type=Memory><HeapMemoryUsage>committed: 7.5E9", "java.lang<type=Memory><HeapMemoryUsage>max: 2147483648",
-      "java.lang<type=Memory><HeapMemoryUsage>used: 123456"]),
-    (bean("d:type=T", ("A", 1.0e9), ("B", math.nan), ("C", True), ("D", "text"), ("E", -0.001)),
-     ["d<type=T><>A: 1.0E9", "d<type=T><>B: NaN", "d<type=T><>C: true", "d<type=T><>D: text", "d<type=T><>E: -0.001"]),
-])
-def test_match_strings(mbean, expected):
-    assert [leaf.match_string() for leaf in leaves(mbean)] == expected
-
-
-def test_match_string_variants():
-    (leaf,) = leaves(bean("d:type=T", ("UnderReplicatedPartitions", 3)))
-    assert leaf.match_string(snake=True) == "d<type=T><>under_replicated_partitions: 3"
-    assert leaf.match_string(cache=True) == "d<type=T><>UnderReplicatedPartitions: <cache>"
-
-
-# --- flattening ------------------------------------------------------------------------------
-
-def test_none_arrays_and_unknown_objects_are_skipped():
-    mbean = bean("d:type=T", ("N", None), ("L", [1, 2]), ("T", (1,)), ("B", b"x"), ("O", object()), ("V", 2))
-    assert [leaf.attr for leaf in leaves(mbean)] == ["V"]
-
-
-def test_dates_become_epoch_seconds():
-    when = dt.datetime(2026, 11, 21, 12, 0, 0, 123456, tzinfo=dt.timezone.utc)
-    assert epoch_seconds(when) == 1795262400.123
-    assert epoch_seconds(dt.datetime(1970, 1, 1, 0, 0, 1)) == 1.0  # naive is UTC
-    s = one("", bean("d:type=T", ("Started", when)))
-    assert (s.name, s.value) == ("d_T_Started", 1795262400.123)
-    (leaf,) = leaves(bean("d:type=T", ("Started", when)))
-    assert leaf.match_string() == "d<type=T><>Started: 1.795262400123E9"
-
-
-def test_composite_items_in_sorted_key_order_with_the_type_description():
-    usage = Composite(used=1, init=2, committed=3, max=4)
-    usage.description = "java.lang.management.MemoryUsage"
-    out = run("", bean("java.lang:type=Memory", ("HeapMemoryUsage", usage)))
-    assert [(s.name, s.value) for s in out] == [
-        ("java_lang_Memory_HeapMemoryUsage_committed", 3.0), ("java_lang_Memory_HeapMemoryUsage_init", 2.0),
-        ("java_lang_Memory_HeapMemoryUsage_max", 4.0), ("java_lang_Memory_HeapMemoryUsage_used", 1.0)]
-    assert out[0].help == "java.lang.management.MemoryUsage java.lang:name=null,type=Memory,attribute=committed"
-
-
-def test_nested_composites_push_every_level():
-    (leaf,) = leaves(bean("d:type=T", ("Outer", Composite(inner=Composite(x=1)))))
-    assert leaf.match_string() == "d<type=T><Outer, inner>x: 1"
-    assert one("", bean("d:type=T", ("Outer", Composite(inner=Composite(x=1))))).name == "d_T_Outer_inner_x"
-
-
-def test_tabular_index_columns_become_keys_and_value_column_takes_the_table_place():
-    table = Tabular(index=("key",), rows=({"key": "a", "value": 1}, {"key": "b", "value": 2}))
-    out = run("", bean("d:type=T,name=N", ("Map", table)))
-    assert series(out) == [("d_T_Map", (("name", "N"), ("key", "a")), 1.0),
-                           ("d_T_Map", (("name", "N"), ("key", "b")), 2.0)]
-    assert [leaf.match_string() for leaf in leaves(bean("d:type=T,name=N", ("Map", table)))] == [
-        "d<type=T, name=N, key=a><>Map: 1", "d<type=T, name=N, key=b><>Map: 2"]
-
-
-def test_tabular_other_columns_and_colliding_index_names():
-    row = Composite({"name": "x", "id": 7, "count": 3, "Avg": 1.5})
-    row.description = "row type"
-    table = Tabular(index=("name", "id"), rows=(row,))
-    assert [leaf.match_string() for leaf in leaves(bean("d:type=T,name=N", ("Stats", table)))] == [
-        "d<type=T, name=N, name_=x, id=7><Stats>Avg: 1.5",
-        "d<type=T, name=N, name_=x, id=7><Stats>count: 3",
-    ]
-    s = run("", bean("d:type=T,name=N", ("Stats", table)))[0]
-    assert s.labels == (("name", "N"), ("name_", "x"), ("id", "7"))
-    # HELP: the row type's description, and the ObjectName's own name key
-    assert s.help == "row type d:name=N,type=T,attribute=Avg"
-
-
-def test_nested_tables_repeat_the_underscore():
-    inner = Tabular(index=("key",), rows=({"key": "i", "value": 5},))
-    outer = Tabular(index=("key",), rows=({"key": "o", "value": inner},))
-    (leaf,) = leaves(bean("d:type=T", ("M", outer)))
-    assert leaf.keys == (("type", "T"), ("key", "o"), ("key_", "i"))
+from .rule_runs import METER, NUMBERS, PARTITION, bean, one, run, series
 
 
 # --- rules: matching and templates -------------------------------------------------------------
@@ -403,46 +291,6 @@ def test_steady_state_runs_no_regex_and_follows_values():
     assert engine.cached_leaves() == engine.stats.cached_leaves == 1  # MBeans that went away left the cache
 
 
-@pytest.mark.parametrize("pattern, blind", [
-    ("kafka.server<type=(.+), name=(.+)><>Value", True),
-    ("kafka.(\\w+)<type=(.+), name=(.+)PerSec\\w*><>Count", True),  # 't' is in "Infinity", but "Coun" is not
-    ("kafka.(\\w+)<type=(.+), name=(.+)><>(Count|Value)", True),
-    ("kafka.(\\w+)<type=(.+), name=(.+)><>(\\d+)thPercentile", True),
-    ("kafka.server<type=(.+), listener=(.+), networkProcessor=(.+)><>(.+):", True),
-    ("(.+-total|.+-max):", True),
-    ("kafka.server<type=(.+), listener=(.+), networkProcessor=(.+)><>(.+)", False),  # (.+) takes the value
-    ("kafka.server<type=raft-metrics><>(current-state): (.+)", False),
-    ("<>Value: 0", False),
-    ("<>Value: ", True),
-    ("Value(?=: 1)", False),  # lookahead
-    ("Value$", False),
-    ("(?<=<>)Value", True),  # lookbehind only sees what precedes
-    ("Valu[e0-9]", True),  # a digit there would need "Valu" right before the number, not ": "
-    ("Value: [0-9]", False),
-    ("(?i)VALUE", True),
-    ("(?i)COUNT", True),
-    ("(?i)<>COUN(T|X)", True),
-    ("x*", False),  # can match the empty string anywhere
-    ("Count: -?\\d+", False),
-])
-def test_value_blind(pattern, blind):
-    rule = parse_config(f"rules:\n- pattern: '{pattern}'\n  name: m\n").rules[0]
-    assert value_blind(rule) is blind
-
-
-def test_a_template_with_group_zero_sees_the_value():
-    rule = parse_config("rules:\n- pattern: 'd<type=T><>Value'\n  name: m\n  labels: {all: $0}\n").rules[0]
-    assert value_blind(rule) is False
-    engine = RuleEngine(parse_config("rules:\n- pattern: 'd<type=T><>Value'\n  name: m\n  labels: {all: $0}\n"))
-    assert engine.samples([bean("d:type=T", ("Value", 1))])[0].labels == (("all", "d<type=T><>Value: 1"),)
-    assert engine.samples([bean("d:type=T", ("Value", 2))])[0].labels == (("all", "d<type=T><>Value: 2"),)
-
-
-def test_rules_without_pattern_or_with_cache_are_blind():
-    config = parse_config("rules:\n- cache: true\n  pattern: 'V: (.+)'\n  name: m\n- {}\n")
-    assert [value_blind(r) for r in config.rules] == [True, True]
-
-
 def test_value_dependent_rules_are_rerun_every_poll():
     rules = """
 rules:
@@ -478,11 +326,6 @@ def test_string_leaves_are_cached_per_value():
     assert (engine.stats.cache_misses, engine.stats.cache_hits) == (2, 1)
 
 
-NUMBERS = st.one_of(
-    st.integers(min_value=-(2 ** 63), max_value=2 ** 63 - 1),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from([0, 1, 3, 7, 0.0, 1.0, -0.0, 1e9, 1.5e-5]),
-)
 SOUNDNESS_RULES = """
 rules:
 - pattern: 'd<type=T, name=(\\w+)><>Value: (\\d)$'
@@ -513,46 +356,6 @@ def test_cached_engine_agrees_with_a_fresh_engine_every_poll(polls):
         got = cached.samples(mbeans)
         assert series(got) == series(expected) or all(
             math.isnan(g.value) and math.isnan(e.value) for g, e in zip(got, expected))
-
-
-def test_java_text():
-    assert [java_text(v) for v in (0, 123, 1.5, 1e9, math.nan, True, False, "x")] == [
-        "0", "123", "1.5", "1.0E9", "NaN", "true", "false", "x"]
-
-
-def _shipped_rules():
-    from exporter.rule_engine import load_config
-    from .refdump import RULES
-    return [r for f in ("strimzi-kafka-metrics.yml", "confluent-kafka-broker.yml")
-            for r in load_config(RULES / f).rules]
-
-
-SHIPPED = _shipped_rules()
-HEADS = [
-    "kafka.server<type=ReplicaManager, name=UnderReplicatedPartitions><>Value: ",
-    "kafka.cluster<type=Partition, name=UnderMinIsr, topic=orders, partition=3><>Value: ",
-    "kafka.server<type=BrokerTopicMetrics, name=BytesInPerSec, topic=orders><>Count: ",
-    "kafka.network<type=RequestMetrics, name=TotalTimeMs, request=Produce><>99thPercentile: ",
-    "kafka.server<type=socket-server-metrics, listener=PLAINTEXT, networkProcessor=0><>io-ratio: ",
-    "kafka.server<type=raft-metrics><>commit-latency-max: ",
-    "kafka.server<type=KafkaRequestHandlerPool, name=RequestHandlerAvgIdlePercent><>MeanRate: ",
-]
-
-
-@settings(max_examples=40, deadline=None)
-@given(NUMBERS)
-def test_value_blind_rules_of_the_shipped_files_really_are(number):
-    """The proof checked by brute force: a blind rule gives the same match for every number."""
-    assert sum(value_blind(r) for r in SHIPPED) >= len(SHIPPED) - 8
-    for rule in SHIPPED:
-        if not value_blind(rule) or rule.regex is None or rule.cache:
-            continue
-        for head in HEADS:
-            reference = rule.regex.fullmatch(head + "0")
-            other = rule.regex.fullmatch(head + java_text(number))
-            assert (reference is None) == (other is None), (rule.pattern, head)
-            if reference is not None:
-                assert reference.groups() == other.groups(), (rule.pattern, head, number)
 
 
 # --- memory: one object per repeated text ----------------------------------------------------

@@ -1,0 +1,219 @@
+"""What the rules made of `BeanTable` members (Kafka's per-partition gauges, as columns).
+
+Members are matched as any leaf is, once per member list, and what the rules made of each is kept
+as a number (a code) into a small list of `MemberOutcome`s (outcomes with the member's topic and
+partition as slots): a few bytes a member instead of a plan, an outcome and a sample. A member
+that value-dependent rules may claim is resolved each poll instead.
+"""
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from typing import Callable
+
+from exporter.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
+from exporter.model import BeanTable
+from exporter.rule_engine.leaves import Leaf
+from exporter.rule_engine.naming import java_order
+from exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Outcome, Volatile
+
+# A table member's code: a template number (>= 0), or one of these.
+UNSEEN, DROPPED, REJECTED, EMPTY, VOLATILE = -1, -2, -3, -4, -5
+
+
+class TableCache:
+    """What the rules made of each member of one BeanTable's member list."""
+
+    __slots__ = ("order", "topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
+
+    def __init__(self, table: BeanTable, previous: TableCache | None = None, order: Callable | None = None):
+        self.order = order  # (template code, members) -> the members in exposition order; None: visiting order
+        self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
+        self.topics, self.partition = table.topics, table.partition
+        self.leaf = (table.attribute, table.description)  # with the name, all a rule sees of a member
+        self.codes = array("i", [UNSEEN]) * len(table)
+        self.volatile: dict[int, Volatile] = {}
+        self.groups: list[tuple[int, array]] = []  # (template, members in visiting order)
+        self.counted: list[tuple[int, list[int]]] = []  # rejected values and empty names, counted each poll
+        self.cached = 0
+        if previous is not None and previous.leaf == self.leaf:
+            self._carry(previous)
+            self.regroup(table)
+
+    def _carry(self, old: TableCache) -> None:
+        """Take the codes of the members also in `old` (the list before a names refresh): the
+        regexes then run only for new members. Both lists are sorted by (topic, partition), so a
+        topic is one run of members in each; a run whose partitions did not change is copied whole."""
+        old_topic = {t: k for k, t in enumerate(old.topics)}
+        codes, topic, partition = self.codes, self.topic, self.partition
+        moved: dict[int, int] = {}  # old position -> new, for value-dependent members
+        start = 0
+        for k, name in enumerate(self.topics):
+            end = bisect_left(topic, k + 1, start)
+            j = old_topic.get(name)
+            if j is not None:
+                o_start = bisect_left(old.topic, j)
+                o_end = bisect_left(old.topic, j + 1, o_start)
+                if end - start == o_end - o_start and partition[start:end] == old.partition[o_start:o_end]:
+                    codes[start:end] = old.codes[o_start:o_end]
+                    if old.volatile:
+                        moved.update(zip(range(o_start, o_end), range(start, end)))
+                else:
+                    at = {old.partition[o]: o for o in range(o_start, o_end)}
+                    for i in range(start, end):
+                        o = at.get(partition[i])
+                        if o is not None:
+                            codes[i] = old.codes[o]
+                            moved[o] = i
+            start = end
+        for o, volatile in old.volatile.items():  # every VOLATILE code copied has its entry here
+            i = moved.get(o)
+            if i is not None:
+                self.volatile[i] = volatile
+
+    @property
+    def unseen(self) -> bool:
+        return self.cached < len(self.codes)
+
+    def regroup(self, table: BeanTable) -> None:
+        by_code: dict[int, list[int]] = {}
+        for i, code in enumerate(self.codes):
+            if code >= 0 or code in (REJECTED, EMPTY):
+                by_code.setdefault(code, []).append(i)
+        rank = table.rank.__getitem__
+        order = self.order
+        self.groups = [(code, array("I", sorted(members, key=rank) if order is None else order(code, table, members)))
+                       for code, members in by_code.items() if code >= 0]
+        self.counted = [(code, members) for code, members in by_code.items() if code < 0]
+        self.cached = len(self.codes) - self.codes.count(UNSEEN)
+
+
+class MemberTables:
+    """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
+    of them share. `plan_numeric` and `run_volatile` are the rule search's; `count_drop` and
+    `stats` the engine's."""
+
+    def __init__(self, plan_numeric: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
+        self._plan_numeric, self._run_volatile, self._count_drop = plan_numeric, run_volatile, count_drop
+        self._stats = stats
+        self._order = self._members_by_labels if one_x else None
+        self.caches: dict[tuple, TableCache] = {}
+        self.templates: list[MemberOutcome] = []
+        self._template_index: dict[tuple, int] = {}
+
+    def series(self, table: BeanTable, rest: list) -> list[TableSeries]:
+        """The table's members as one TableSeries per template. Each member's rule outcome is
+        found once per member list (the regexes run then) and kept as a template number; a
+        member that value-dependent rules may claim is resolved each poll into `rest`."""
+        key = (table.domain, table.keys)
+        cache = self.caches.get(key)
+        if cache is None or cache.topic is not table.topic:
+            cache = self.caches[key] = TableCache(table, cache, self._order)
+        present = table.present
+        if not (cache.unseen and self._plan(table, cache)):
+            self._stats.cache_hits += sum(present)
+        frozen = table.frozen()
+        for code, positions in cache.counted:
+            for i in positions:
+                if present[i]:
+                    self._count_drop(REJECTED_VALUE if code == REJECTED else EMPTY_NAME)
+        for i, volatile in cache.volatile.items():
+            if not present[i]:
+                continue
+            value = table.values[i]
+            outcome = self._run_volatile(volatile, value)
+            if outcome.__class__ is not Outcome:
+                self._count_drop(outcome)
+                continue
+            rest.append((table.rank[i], outcome.sample(scaled(value, outcome.fixed, outcome.factor)),
+                         outcome.key, outcome.objectname))
+        return [TableSeries(frozen, self.templates[code], positions) for code, positions in cache.groups]
+
+    def forget_gone(self, tables: list[BeanTable]) -> None:
+        """Forget the tables not in this poll, and then the templates no member uses any more."""
+        live = {(t.domain, t.keys) for t in tables}
+        if len(self.caches) > len(live):
+            self.caches = {k: c for k, c in self.caches.items() if k in live}
+        if len(self.templates) > 64:
+            self._forget_templates()
+
+    def cached(self) -> int:
+        """Members whose outcome is known."""
+        return sum(c.cached for c in self.caches.values())
+
+    def _plan(self, table: BeanTable, cache: TableCache) -> bool:
+        """Run the rules on the present members not seen yet; False when there were none."""
+        codes = cache.codes
+        templates = self._template_index
+        misses = 0
+        for i in range(len(table)):
+            if codes[i] != UNSEEN or not table.present[i]:
+                continue
+            misses += 1
+            leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
+            found = self._plan_numeric(leaf)
+            if found.__class__ is Volatile:
+                codes[i] = VOLATILE
+                cache.volatile[i] = found
+            elif found is REJECTED_VALUE:
+                codes[i] = REJECTED
+            elif found is EMPTY_NAME:
+                codes[i] = EMPTY
+            elif found.__class__ is not Outcome:
+                codes[i] = DROPPED
+            else:  # a member outcome: the member's topic and partition made slots, shared by members named alike
+                topic, partition = leaf.keys[-2][1], leaf.keys[-1][1]
+                labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
+                                for k, v in found.labels])
+                attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
+                code = templates.get(tkey)
+                if code is None:
+                    code = templates[tkey] = len(self.templates)
+                    self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
+                                                        found.fixed, found.factor, attr, found.rule))
+                codes[i] = code
+        if not misses:
+            return False
+        self._stats.cache_misses += misses
+        self._stats.cache_hits += sum(table.present) - misses
+        cache.regroup(table)
+        return True
+
+    def _members_by_labels(self, code: int, table: BeanTable, members: list[int]) -> list[int]:
+        """1.x: a template's members in client_java's order of their labels. Their label names
+        and fixed values are the template's, so the topic and partition slots, in the order of
+        the labels, decide; each distinct topic and partition text is keyed once."""
+        slots = [v for _, v in self.templates[code].labels if v is TOPIC or v is PARTITION]
+        topic_keys = [java_order(t) for t in table.topics]
+        partition_keys: dict[int, bytes] = {}
+        topic, partition = table.topic, table.partition
+
+        def part(i: int) -> bytes:
+            p = partition[i]
+            k = partition_keys.get(p)
+            if k is None:
+                k = partition_keys[p] = java_order(str(p))
+            return k
+
+        getters = [(lambda i: topic_keys[topic[i]]) if v is TOPIC else part for v in slots]
+        if not getters:
+            return members
+        if len(getters) == 1:
+            return sorted(members, key=getters[0])
+        return sorted(members, key=lambda i: tuple([g(i) for g in getters]))
+
+    def _forget_templates(self) -> None:
+        """Drop the templates no member uses any more (topics deleted, when a rule puts the topic
+        in the name), once they are most of them; the codes are renumbered."""
+        used = sorted({code for cache in self.caches.values() for code, _ in cache.groups})
+        if 2 * len(used) >= len(self.templates):
+            return
+        number = [-1] * len(self.templates)
+        for new, old in enumerate(used):
+            number[old] = new
+        for cache in self.caches.values():
+            cache.codes = array("i", [number[c] if c >= 0 else c for c in cache.codes])
+            cache.groups = [(number[code], members) for code, members in cache.groups]
+        self.templates = [self.templates[old] for old in used]
+        self._template_index = {k: number[code] for k, code in self._template_index.items() if number[code] >= 0}

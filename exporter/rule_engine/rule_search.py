@@ -1,0 +1,185 @@
+"""The rule search on one leaf: the rules in order, the first that matches names the sample (or
+drops it), as jmx_exporter does it.
+
+Only a leaf's first sight runs it in full. A numeric leaf runs the value-blind rules once (see
+`value_blindness`) and keeps the value-dependent rules before the first match that could ever
+match it (see `prefilter.could_match`), re-run each poll as a `Volatile`; a string or boolean
+leaf's search is final for its value. The texts each pattern requires pre-filter the rules, so
+most never reach their regex.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule
+from exporter.rule_engine.java_text import parse_java_double
+from exporter.rule_engine.leaves import Leaf, MatchStrings
+from exporter.rule_engine.naming import openmetrics_base, safe_name, snake_case
+from exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, UNMATCHED, UNSUPPORTED, Drop, Outcome, Volatile
+from exporter.rule_engine.prefilter import Prefilter, could_match, head_checks, possible, required_literals
+from exporter.rule_engine.value_blindness import value_blind
+
+
+class RuleSearch:
+    """A config's rules, compiled for the search, and the texts its outcomes share."""
+
+    def __init__(self, config: Config, naming: str):
+        self.rules: tuple[Rule, ...] = config.rules or (DEFAULT_RULE,)
+        self.blind: tuple[bool, ...] = tuple(value_blind(r) for r in self.rules)
+        literals = tuple(required_literals(r) for r in self.rules)
+        self._prefilter = Prefilter(literals)
+        # (rule, blind, needed bits, one-of bit groups, head checks, which match string variant)
+        self._table = tuple(
+            (rule, blind, need, any_of, head_checks(lits), rule.attr_name_snake_case * 2 + rule.cache)
+            for rule, blind, lits, (need, any_of) in zip(self.rules, self.blind, literals, self._prefilter.masks))
+        self._rule_index = {id(rule): i for i, rule in enumerate(self.rules)}
+        self._unsupported = [Drop(UNSUPPORTED.reason, False, i) for i in range(len(self.rules))]
+        self._lower_names = config.lowercase_output_name
+        self._lower_labels = config.lowercase_output_label_names
+        # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
+        self._infer_counters = config.infer_counter_type_from_name and naming == "1.x"
+        self._one_x = naming == "1.x"
+        # One object per distinct help text, label and labels tuple: at 40,000 partitions the same
+        # topic, partition number and help repeat across every per-partition family.
+        self.shared: dict[Any, Any] = {}
+
+    def share(self, value: Any) -> Any:
+        return self.shared.setdefault(value, value)
+
+    def plan_numeric(self, leaf: Leaf) -> Any:
+        """Run the value-blind rules once; remember the value-dependent ones that come first and
+        could match this leaf for some number."""
+        volatile = []
+        strings = MatchStrings(leaf)
+        found = [-1, -1, -1, -1]  # required-text bits per match string variant, computed once
+        for entry in self._table:
+            rule, blind, need, any_of, checks, variant = entry
+            if not blind:
+                if could_match(strings.head(rule.attr_name_snake_case), checks):
+                    volatile.append(entry)
+                continue
+            if need or any_of:
+                bits = found[variant]
+                if bits < 0:
+                    bits = found[variant] = self._prefilter.found(
+                        strings.get(rule.attr_name_snake_case, rule.cache))
+                if bits & need != need or (any_of and not possible(bits, need, any_of)):
+                    continue
+            result = self._apply(rule, strings)
+            if result is not None:
+                return Volatile(leaf, tuple(volatile), result) if volatile else result
+        return Volatile(leaf, tuple(volatile), UNMATCHED) if volatile else UNMATCHED
+
+    def run_volatile(self, volatile: Volatile, value: Any) -> Any:
+        """This poll's outcome of a value-dependent leaf now holding `value`."""
+        leaf = volatile.leaf
+        if leaf.value.__class__ is not value.__class__ or leaf.value != value:
+            leaf = volatile.leaf = Leaf(leaf.domain, leaf.keys, leaf.path, leaf.attr, leaf.description, value)
+        strings = MatchStrings(leaf)
+        for entry in volatile.rules:
+            result = self._try(entry, strings)
+            if result is not None:
+                return result
+        return volatile.fallback
+
+    def plan_constant(self, leaf: Leaf) -> Any:
+        """Strings and booleans: the whole rule search, final for this value."""
+        strings = MatchStrings(leaf)
+        for entry in self._table:
+            result = self._try(entry, strings)
+            if result is None:
+                continue
+            if result.__class__ is Outcome and result.fixed is None and isinstance(leaf.value, str):
+                # matched, then dropped: only `value:` makes a string a number
+                return self._unsupported[result.rule]
+            return result
+        return UNMATCHED
+
+    def _try(self, entry: tuple, strings: MatchStrings) -> Outcome | Drop | None:
+        rule, _blind, need, any_of, _checks, _variant = entry
+        if (need or any_of) and not possible(
+                strings.found(rule.attr_name_snake_case, rule.cache, self._prefilter), need, any_of):
+            return None
+        return self._apply(rule, strings)
+
+    # --- one rule on one leaf
+    def _apply(self, rule: Rule, strings: MatchStrings) -> Outcome | Drop | None:
+        """None when the rule does not match; otherwise what it makes of the leaf."""
+        leaf = strings.leaf
+        text = strings.get(rule.attr_name_snake_case, rule.cache)
+        match = None
+        if rule.regex is not None:
+            match = rule.regex.fullmatch(text)
+            if match is None:
+                return None
+        fixed = None
+        if rule.value is not None:
+            fixed = parse_java_double(rule.value.expand(match))
+            if fixed is None:
+                return REJECTED_VALUE  # and the rule search stops, as in jmx_exporter
+        if rule.name is None:
+            name, labels = self._default_name(leaf, rule)
+            help_text = default_help(leaf)
+        else:
+            name = safe_name(rule.name.expand(match))
+            if not name:
+                return EMPTY_NAME
+            if self._lower_names:
+                name = name.lower()
+            help_text = rule.help.expand(match) if rule.help is not None else default_help(leaf)
+            labels = self._labels(rule, match)
+        sample_type = rule.type
+        if self._infer_counters and name.endswith("_total"):
+            sample_type = "counter"
+        if self._one_x:
+            name = openmetrics_base(name)  # the family's name; counter series get `_total` when written
+            labels = tuple(sorted(labels))
+        share = self.share
+        labels = share(tuple([share((share(k), share(v))) for k, v in labels]))
+        # the ObjectName text only matters to 1.x's collision label
+        objectname = text[:text.rfind(":")] if self._one_x else None
+        return Outcome(share(name), labels, sample_type, share(help_text), fixed, rule.value_factor, objectname,
+                       self._rule_index[id(rule)])
+
+    def _labels(self, rule: Rule, match) -> tuple:
+        """A rule's `labels:` expanded; a pair whose name or value comes out empty is left out."""
+        pairs = []
+        for name_template, value_template in rule.labels:
+            label = safe_name(name_template.expand(match))
+            label_value = value_template.expand(match)
+            if self._lower_labels:
+                label = label.lower()
+            if label and label_value:
+                pairs.append((label, label_value))
+        return tuple(pairs)
+
+    def _default_name(self, leaf: Leaf, rule: Rule) -> tuple[str, tuple]:
+        """`domain_<first key value>_<path>_<attr>`; the other keys become labels, in order."""
+        keys = leaf.keys
+        parts = [leaf.domain]
+        if keys:
+            parts.append(keys[0][1])
+        parts.extend(leaf.path)
+        parts.append(snake_case(leaf.attr) if rule.attr_name_snake_case else leaf.attr)
+        name = safe_name("_".join(parts))
+        if self._lower_names:
+            name = name.lower()
+        labels = []
+        for key, value in keys[1:]:
+            label = safe_name(key)
+            labels.append((label.lower() if self._lower_labels else label, value))
+        return name, tuple(labels)
+
+
+def default_help(leaf: Leaf) -> str:
+    """`<description> <domain>:name=<name>,type=<type>,attribute=<attr>` (`null` for a missing key;
+    no description when there is none or when it just repeats the attribute's name)."""
+    found: dict[str, str] = {}
+    for key, value in leaf.keys:
+        if key in ("name", "type"):
+            found.setdefault(key, value)
+    text = (f"{leaf.domain}:name={found.get('name', 'null')},type={found.get('type', 'null')},"
+            f"attribute={leaf.attr}")
+    if leaf.description is not None and leaf.description != leaf.attr:
+        return leaf.description + " " + text
+    return text
