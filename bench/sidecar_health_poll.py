@@ -1,7 +1,7 @@
 """Benchmark: one sidecar poll with the default health rules against jmx_exporter's way of reading
 the same MBeans, on a simulated broker of 40,000 partitions.
 
-Sidecar: the collector as `serve` runs it (JmxSource.read, RuleEngine.samples, Snapshot.render
+Sidecar: the collector as `serve` runs it (JmxSource.read, RuleEngine.series, Snapshot.render
 with gzip), after a warm-up poll that lists the names (the listing runs on its slow clock, not in
 a steady poll), the median of `--polls` polls.
 

@@ -9,7 +9,7 @@ smaller (the stricter floor) is used. The sidecar covers part of the MBeans (Kaf
 partition gauges) with a few server-side queries instead of reads, so the floor of the MBeans it
 actually reads one by one is printed too.
 
-Targets: poll within 1.5x of the floor, and after the first poll rule matching (engine.samples)
+Targets: poll within 1.5x of the floor, and after the first poll rule matching (RuleEngine.series)
 under 10% of the poll. Each connection count gets its own JmxSource (a listing and a first poll),
 sharing the collector and its rule engine.
 

@@ -109,6 +109,8 @@ class Collector:
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
         self._snapshot = Snapshot.empty()
+        self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
+        self._withdrawal_told = False
         self._last_poll_failed = False
         self._lock = threading.Lock()  # guards the (snapshot, failed) pair as a scrape reads it
         self.last_error: str | None = None
@@ -136,14 +138,25 @@ class Collector:
         snap = self._snapshot
         return self._last_poll_failed or not snap.taken_at or now - snap.taken_at > self.settings.stale_after
 
+    def withdrawn(self, now: float | None = None) -> bool:
+        """Whether the broker's series have left /metrics: polls have failed for longer than
+        `withdraw_after` since the last good one. jmx_exporter serves no broker series while it
+        cannot read the broker, and an alert on a last value (0 under-replicated partitions) must
+        not keep holding while the broker is down. The next good poll brings them back."""
+        now = self.clock() if now is None else now
+        taken_at = self._snapshot.taken_at
+        return self._last_poll_failed and taken_at > 0 and now - taken_at > self.settings.withdraw_after
+
     def exposition(self, fmt: str) -> tuple[Snapshot, bytes]:
-        """The snapshot to serve and this moment's self metrics in `fmt`."""
+        """The snapshot to serve (none while withdrawn) and this moment's self metrics in `fmt`."""
         self._requested[fmt] = time.monotonic()
         with self._lock:
             snap = self._snapshot
         now = self.clock()
+        withdrawn = self.withdrawn(now)
         self.metrics.connected.set(1 if self.source.connected else 0)
-        return snap, self.metrics.render(fmt, snap.taken_at, self.stale(now), now)
+        tail = self.metrics.render(fmt, snap.taken_at, self.stale(now), now, withdrawn)
+        return (self._nothing if withdrawn else snap), tail
 
     def response(self, fmt: str, gzip_wanted: bool) -> tuple[int, Iterable[bytes]]:
         """The /metrics body in `fmt` as (length, chunks): the snapshot, then the self metrics.
@@ -156,7 +169,7 @@ class Collector:
         with self._lock:
             snap, generation = self._snapshot, self._generation
         connected = self.source.connected
-        key = (fmt, gzip_wanted, generation, connected, self.stale(now), int(now))
+        key = (fmt, gzip_wanted, generation, connected, self.stale(now), self.withdrawn(now), int(now))
         cached = self._responses.get((fmt, gzip_wanted))
         if cached is not None and cached[0] == key:
             self._requested[fmt] = time.monotonic()
@@ -235,6 +248,7 @@ class Collector:
         if self.last_error:
             log.info("poll of %s succeeded again", self.target)
         self.last_error = None
+        self._withdrawal_told = False
         with self._lock:
             self._generation += 1  # the self metrics changed too
         return True
@@ -264,6 +278,10 @@ class Collector:
             served = f"serving the last good snapshot ({age:.0f} s old)" if age is not None else "nothing to serve yet"
             log.error("poll of %s failed: %s; %s", self.target, message, served)
         self.last_error = message
+        if self.withdrawn() and not self._withdrawal_told:
+            log.error("no good poll of %s for %.0f s (sidecar.withdrawAfterSeconds): its series are withdrawn "
+                      "from /metrics until a poll succeeds", self.target, self.settings.withdraw_after)
+            self._withdrawal_told = True
 
     def run(self, stop: threading.Event) -> None:
         """Poll every interval until `stop` is set, the first time after the configuration's

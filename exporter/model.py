@@ -1,8 +1,8 @@
 """The values that flow from the JMX edge through the rule engine to the endpoint.
 
 `MBean` is what one read of one MBean returns; its attribute values are plain Python values
-(int, float, `JavaNumber`, bool, str, datetime, `Composite`, `Tabular`, None), so the rule engine and the
-archive never touch the JVM. `BeanTable` is many MBeans of one shape (Kafka's per-partition
+(int, float, `JavaNumber`, bool, str, datetime, `Composite`, `Tabular`, None), so the rule engine never
+touches the JVM. `BeanTable` is many MBeans of one shape (Kafka's per-partition
 gauges) kept as columns. `Sample` is one exposed series value.
 """
 from __future__ import annotations

@@ -136,6 +136,10 @@ class SelfMetrics:
         self.stale = Gauge(_PREFIX + "snapshot_stale",
                            "1 when the served snapshot is older than the staleness limit or the last poll failed.",
                            registry=r)
+        self.withdrawn = Gauge(_PREFIX + "snapshot_withdrawn",
+                               "1 while the broker's series are withdrawn: polls have failed for longer than "
+                               "sidecar.withdrawAfterSeconds since the last good one; only these self metrics "
+                               "are served until a poll succeeds.", registry=r)
         self.connected = Gauge(_PREFIX + "jmx_connected", "1 while the JMX connection is up.", registry=r)
         self.mbeans_read = Gauge(_PREFIX + "mbeans_read", "MBeans covered by the last poll.", registry=r)
         self.round_trips = Gauge(_PREFIX + "rmi_round_trips", "RMI round trips in the last poll.", registry=r)
@@ -152,10 +156,12 @@ class SelfMetrics:
         for result in ("success", "failure"):
             self.polls.labels(result)
 
-    def render(self, fmt: str, snapshot_taken_at: float, stale: bool, now: float | None = None) -> bytes:
+    def render(self, fmt: str, snapshot_taken_at: float, stale: bool, now: float | None = None,
+               withdrawn: bool = False) -> bytes:
         now = time.time() if now is None else now
         self.snapshot_age.set(now - snapshot_taken_at if snapshot_taken_at else 0)
         self.stale.set(1 if stale else 0)
+        self.withdrawn.set(1 if withdrawn else 0)
         jmx = self.jmx.render(fmt == OPENMETRICS).encode()
         if fmt == OPENMETRICS:
             body = _openmetrics(self.registry)

@@ -5,6 +5,7 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       listenAddress: 0.0.0.0:9404
       pollIntervalSeconds: 15
       staleAfterSeconds: 45        # default: 3 poll intervals
+      withdrawAfterSeconds: 60     # default: 4 poll intervals; 0: at the first failed poll
       namesRefreshSeconds: 300     # how often the MBean name list is re-read
       connections: 1               # parallel JMX connections for big brokers
       connectTimeoutSeconds: 10
@@ -38,6 +39,7 @@ class SidecarSettings:
     listen_address: str = "0.0.0.0:9404"
     poll_interval_seconds: float = 15.0
     stale_after_seconds: float | None = None
+    withdraw_after_seconds: float | None = None
     names_refresh_seconds: float = 300.0
     connections: int = 1
     connect_timeout_seconds: float = 10.0
@@ -49,6 +51,11 @@ class SidecarSettings:
     @property
     def stale_after(self) -> float:
         return self.stale_after_seconds or 3 * self.poll_interval_seconds
+
+    @property
+    def withdraw_after(self) -> float:
+        """How long the broker's series outlive the last good poll once polls fail."""
+        return 4 * self.poll_interval_seconds if self.withdraw_after_seconds is None else self.withdraw_after_seconds
 
     def listen(self) -> tuple[str, int]:
         host, _, port = self.listen_address.rpartition(":")
@@ -75,6 +82,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "listen_address": (_listen, "a host:port such as 0.0.0.0:9404"),
     "poll_interval_seconds": (_positive, "a number of seconds > 0"),
     "stale_after_seconds": (_positive, "a number of seconds > 0"),
+    "withdraw_after_seconds": (lambda v: _positive(v) or v == 0, "a number of seconds >= 0"),
     "names_refresh_seconds": (_positive, "a number of seconds > 0"),
     "connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64,
                     "a whole number from 1 to 64"),

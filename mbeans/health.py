@@ -2,8 +2,9 @@
 
 Every formula is written on `Counts`, the handful of numbers a partition's health depends on, with
 the few operations that differ between plain Python and a Spark Column (`least`, `not_`) passed in
-as `Ops`. The live path, the `health` command and the backfill job evaluate these same functions:
-on Python values with `PYTHON_OPS`, on Spark Columns with Spark's `least` and `~`.
+as `Ops`. The `health` command and the recompute (mbeans/recompute.py) evaluate them on Python
+values with `PYTHON_OPS`; written this way, the same definitions also evaluate on Spark Columns
+(Spark's `least` and `~`), which is how a backfill is to use them rather than a second copy in SQL.
 
 Formulas use only `&`, `|`, `-`, comparisons and the `Ops`, because those mean the same on bools,
 ints and Columns. (Python's `and`/`or`/`not` do not work on Columns.)
@@ -35,8 +36,8 @@ class PartitionState(NamedTuple):
 
 
 class Counts(NamedTuple):
-    """The numbers the formulas read. From partition lists (`counts_of`), from a broker's JMX
-    gauges, or from Spark columns of an archive: each path builds these and nothing else."""
+    """The numbers the formulas read, built from partition lists (`counts_of`); any other source
+    of states (a broker's per-partition gauges, columns of a table) builds these and nothing else."""
 
     has_leader: Any  # bool
     leader_live: Any  # bool: a leader that is a live broker (has_leader when liveness is unknown)

@@ -118,22 +118,26 @@ def test_openmetrics_tail_has_no_eof_of_its_own():
     assert b"jmx_exporter_build_info" in tail
 
 
+def _rewrite(path, text: str) -> None:
+    """New content with an mtime the watcher cannot miss (a rewrite within the same tick keeps it)."""
+    before = os.stat(path).st_mtime
+    path.write_text(text)
+    os.utime(path, (before + 10, before + 10))
+
+
 def test_a_bad_config_reload_keeps_the_last_good_config_and_counts_a_failure(tmp_path):
     path = tmp_path / "config.yml"
     path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
     c, _ = make([[gauge(URP, 2)]], config=load_config(str(path)), path=str(path))
     c.poll_once()
     assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
-    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+'\n  name: broken\n")
-    st = os.stat(path)
-    os.utime(path, (st.st_atime, st.st_mtime + 10))
+    _rewrite(path, "hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+'\n  name: broken\n")
     c.poll_once()
     assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
     _, tail = c.exposition(TEXT)
     assert metric_value(tail, "jmx_config_reload_failure_total") == 1
     assert metric_value(tail, "jmx_config_reload_success_total") == 0
-    path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: fixed_$2\n")
-    os.utime(path, (st.st_atime, st.st_mtime + 20))
+    _rewrite(path, "hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: fixed_$2\n")
     c.poll_once()
     assert b"fixed_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
     _, tail = c.exposition(TEXT)
@@ -251,10 +255,63 @@ def test_a_reload_without_a_target_keeps_the_last_good_config(tmp_path):
     path.write_text("hostPort: 127.0.0.1:1\nrules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: urp_$2\n")
     c, _ = make([[gauge(URP, 2)]], config=load_config(str(path)), path=str(path))
     c.poll_once()
-    path.write_text("rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: other_$2\n")
-    st = os.stat(path)
-    os.utime(path, (st.st_atime, st.st_mtime + 10))
+    _rewrite(path, "rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: other_$2\n")
     c.poll_once()
     assert b"urp_UnderReplicatedPartitions 2.0" in c.snapshot.bodies[TEXT]
     _, tail = c.exposition(TEXT)
     assert metric_value(tail, "jmx_config_reload_failure_total") == 1
+
+
+def _body(c: Collector, fmt: str = TEXT) -> bytes:
+    length, chunks = c.response(fmt, False)
+    out = b"".join(chunks)
+    assert len(out) == length
+    return out
+
+
+def test_the_broker_series_are_withdrawn_after_failing_polls_and_return_with_a_good_one():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 3)], SourceError("down"), SourceError("down"), [gauge(URP, 0)]], clock,
+                SidecarSettings(poll_interval_seconds=10))  # withdrawn after 4 intervals: 40 s
+    c.poll_once()
+    clock.t += 10
+    c.poll_once()
+    clock.t += 30  # 40 s since the last good poll: still served, marked stale
+    body = _body(c)
+    assert b'UnderReplicatedPartitions",} 3.0' in body
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 0
+    clock.t += 1
+    for fmt in (TEXT, OPENMETRICS):
+        body = _body(c, fmt)
+        assert b"UnderReplicatedPartitions" not in body and b"kafka_server" not in body
+        assert metric_value(body, "jmx_scrape_error") == 1
+        assert metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 1
+        assert metric_value(body, "kafka_jmx_sidecar_snapshot_stale") == 1
+        assert metric_value(body, "kafka_jmx_sidecar_snapshot_age_seconds") == 41
+    assert c.ready  # a probe still sees a sidecar that has polled: the series return by themselves
+    c.poll_once()  # fails again: still withdrawn
+    assert b"kafka_server" not in _body(c)
+    clock.t += 5
+    assert c.poll_once()
+    body = _body(c)
+    assert b'UnderReplicatedPartitions",} 0.0' in body
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 0
+
+
+def test_a_withdrawal_limit_of_zero_withdraws_at_the_first_failed_poll():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 3)], SourceError("down")], clock,
+                SidecarSettings(poll_interval_seconds=10, withdraw_after_seconds=0))
+    c.poll_once()
+    assert b"kafka_server" in _body(c)
+    clock.t += 10
+    c.poll_once()
+    assert b"kafka_server" not in _body(c)
+
+
+def test_a_slow_but_good_broker_is_never_withdrawn():
+    clock = Clock()
+    c, _ = make([[gauge(URP, 3)]], clock, SidecarSettings(poll_interval_seconds=10))
+    c.poll_once()
+    clock.t += 100  # no poll for a long while (a slow poll in progress), but none failed
+    assert b"kafka_server" in _body(c)
