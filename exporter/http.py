@@ -414,7 +414,7 @@ def _raise_file_limit(wanted: int) -> int:
             soft = target
         except (ValueError, OSError):
             pass
-    return wanted if soft == resource.RLIM_INFINITY else max(16, min(wanted, soft - 512))
+    return wanted if soft == resource.RLIM_INFINITY else min(wanted, max(16, soft - 512))
 
 
 class MetricsServer:
