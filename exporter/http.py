@@ -231,6 +231,12 @@ class _Connection(asyncio.Protocol):
             if event is h11.NEED_DATA:
                 return
             if isinstance(event, h11.Request):
+                # h11 bounds a request still arriving; one that came whole in a read is measured here
+                size = len(event.target) + sum(len(n) + len(v) + 4 for n, v in event.headers)
+                if size > self.limits.max_header_bytes:
+                    self.server.client_error(ClientError.BAD_REQUEST, self.peer, f"request headers of {size} bytes")
+                    self._fail(431)
+                    return
                 self.body_bytes = 0
                 self.request = event
             elif isinstance(event, h11.Data):
