@@ -158,7 +158,12 @@ def idle_holder(port: int, count: int, ready, stop, out) -> None:
     def opened() -> socket.socket:
         s = socket.create_connection(("127.0.0.1", port), timeout=30)
         s.sendall(request)
-        s.recv(4096)  # the answer: the connection is now idle between requests
+        answer = b""
+        while not answer.endswith(b"\r\n\r\nHealthy\n"):  # the whole answer: now idle between requests
+            chunk = s.recv(4096)
+            if not chunk:
+                raise RuntimeError(f"an idle connection was closed before its answer: {answer!r}")
+            answer += chunk
         return s
 
     socks = {}
@@ -172,6 +177,11 @@ def idle_holder(port: int, count: int, ready, stop, out) -> None:
         for fd in socks:
             poller.register(fd, select.POLLIN)
         for fd, _ in poller.poll(500):  # readable while idle: the server closed it
+            try:
+                if socks[fd].recv(4096):
+                    raise RuntimeError("an idle connection received data")
+            except ConnectionResetError:
+                pass
             socks.pop(fd).close()
             s = opened()
             socks[s.fileno()] = s

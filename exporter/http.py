@@ -275,6 +275,8 @@ class _Connection(asyncio.Protocol):
                     return
                 web = server.web()
                 got = await answer(request, web, server.collector, server.check_password, server.work)
+                if self.closed:  # went away while the answer was made (counted in connection_lost)
+                    return
                 await self._write(got, web, request.method == "HEAD")
         except (ConnectionError, TimeoutError, asyncio.TimeoutError) as e:
             if not self.closed:
@@ -309,13 +311,18 @@ class _Connection(asyncio.Protocol):
         if self.requests >= self.limits.max_requests or self.server.stopping:
             headers.append(("Connection", "close"))
         deadline = self.loop.time() + self.limits.write_timeout
-        self.transport.write(self.h11.send(h11.Response(status_code=got.status, headers=headers,
-                                                           reason=HTTPStatus(got.status).phrase)))
+        start = self.h11.send(h11.Response(status_code=got.status, headers=headers,
+                                           reason=HTTPStatus(got.status).phrase))
         chunks = got.chunks
         if head:
             chunks = ()
         elif not isinstance(chunks, (list, tuple)):  # decompressed piece by piece: off the loop
             chunks = _pieces(iter(chunks), self.server.work)
+        elif len(chunks) == 1 and len(chunks[0]) <= 65536:
+            # a small answer goes out with its headers in one write (one segment, one system call)
+            start += b"".join(self.h11.send_with_data_passthrough(h11.Data(data=chunks[0])))
+            chunks = ()
+        self.transport.write(start)
         step = self.limits.write_chunk
         if isinstance(chunks, (list, tuple)):
             for chunk in chunks:

@@ -12,7 +12,8 @@
     basic_auth_users:
       prometheus: $2b$12$...   # bcrypt hash (htpasswd -nBC 12 "" | tr -d ':\\n')
 
-Relative paths are relative to the web-config file, as in the exporter toolkit.
+Relative paths are relative to the web-config file, as in the exporter toolkit. The running
+sidecar re-reads it when it changes (exporter/web_config_reload.py).
 """
 from __future__ import annotations
 
