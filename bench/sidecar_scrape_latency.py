@@ -16,7 +16,8 @@ to serving bytes.
 
 Idle connections: the paced run again while another process holds `--idle` connections open
 (each kept alive after one GET of /-/healthy, as many idle Prometheus servers or a hostile
-client would; one the server closes is opened again). Target: that run's p99 at most 1.5x the
+client would; one the server closes is opened again). The two paced runs alternate in
+`--rounds` parts, so a change of the machine's load falls on both alike. Target: that run's p99 at most 1.5x the
 paced run's without them, and no thread per connection (the sidecar's thread count is printed).
 
 Targets: p99 < 50 ms with the scrapers paced (each a steady scraper, as Prometheus servers are;
@@ -26,7 +27,7 @@ ask); sidecar RSS < 300 MB. The back-to-back run has no absolute target: it satu
 above 50 ms, so it is judged by its ratio to the bare server only.
 
     python3 bench/sidecar_scrape_latency.py [--partitions N] [--rules strimzi|health|FILE] [--scrapers 20]
-        [--seconds 30] [--idle 1000] [--jvm-options "-XX:+UseSerialGC ..."]
+        [--seconds 30] [--idle 1000] [--rounds 3] [--jvm-options "-XX:+UseSerialGC ..."]
 """
 from __future__ import annotations
 
@@ -217,13 +218,21 @@ def scrape_load(port: int, scrapers: int, seconds: float, interval: float = 0.0,
         stop.set()
         reopened = held.get(timeout=60)
         holder.join(10)
-    lat = sorted(x for r in results for x in r[0])
+    return summary([{"latencies": [x for r in results for x in r[0]], "errors": sum(r[1] for r in results),
+                     "bytes": max(r[2] for r in results), "seconds": seconds, "reopened": reopened}])
+
+
+def summary(runs: list[dict]) -> dict:
+    """Percentiles over the scrapes of `runs` taken together."""
+    lat = sorted(x for r in runs for x in r["latencies"])
     if not lat:
         raise RuntimeError("no successful scrape")
     q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))]  # noqa: E731
-    return {"n": len(lat), "errors": sum(r[1] for r in results), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
-            "max": lat[-1], "mean": statistics.mean(lat), "bytes": max(r[2] for r in results),
-            "rate": len(lat) / seconds, "reopened": reopened}
+    seconds = sum(r["seconds"] for r in runs)
+    return {"n": len(lat), "errors": sum(r["errors"] for r in runs), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+            "max": lat[-1], "mean": statistics.mean(lat), "bytes": max(r["bytes"] for r in runs),
+            "rate": len(lat) / seconds, "seconds": seconds, "latencies": lat,
+            "reopened": sum(r["reopened"] or 0 for r in runs)}
 
 
 class Memory:
@@ -289,6 +298,8 @@ def main() -> int:
                     help="scraping time per run (at least 1.2 polls)")
     ap.add_argument("--idle", type=int, default=1000,
                     help="idle connections held open during a third run, paced (0: no such run)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="the paced runs without and with the idle connections alternate in this many parts")
     ap.add_argument("--interval", type=float, default=0.1,
                     help="the paced run: one GET per this many seconds per scraper (the other run: back to back)")
     ap.add_argument("--jvm-options", default=None,
@@ -345,25 +356,38 @@ def main() -> int:
         before = self_metrics(port)
         polls_before = metric(before, "kafka_jmx_sidecar_polls_total", 'result="success"')
         print(f"steady: {metric(before, 'kafka_jmx_sidecar_series'):,.0f} series, last poll "
-              f"{metric(before, 'jmx_scrape_duration_seconds'):.1f} s; {args.scrapers} scrapers, twice ...",
+              f"{metric(before, 'jmx_scrape_duration_seconds'):.1f} s; {args.scrapers} scrapers ...",
               flush=True)
         modes = [("back to back", 0.0), (f"one GET per {args.interval:g} s each", args.interval)]
         # each run spans at least a whole poll, so the scrapes meet every phase of it
         seconds = max(args.seconds, 1.2 * (metric(before, "jmx_scrape_duration_seconds") or 0))
         loads = {}
         threads_before = mem.status()["Threads"]
-        for mode, interval in modes:
-            loads[mode] = scrape_load(port, args.scrapers, seconds, interval)
-            print(f"  {mode}: p99 {loads[mode]['p99'] * 1e3:.1f} ms", flush=True)
+        back, paced = modes[0][0], modes[1][0]
+        loads[back] = scrape_load(port, args.scrapers, seconds, 0.0)
+        print(f"  {back}: p99 {loads[back]['p99'] * 1e3:.1f} ms", flush=True)
         idle_mode = f"one GET per {args.interval:g} s each, {args.idle:,} idle connections open"
-        idle_seen: dict = {}
-        if args.idle:
-            def on_idle() -> None:
-                idle_seen.update(mem.status())
+        idle_seen: dict = {"Threads": 0, "VmRSS": 0, "max RSS": 0}
 
-            rss_idle_from = time.monotonic()
-            loads[idle_mode] = scrape_load(port, args.scrapers, seconds, args.interval, args.idle, on_idle)
-            idle_seen["max RSS"] = max(mem.since(rss_idle_from) or [0])
+        def on_idle() -> None:
+            now = mem.status()
+            idle_seen.update(Threads=max(idle_seen["Threads"], now["Threads"]), VmRSS=now["VmRSS"])
+
+        # the paced run without and with the idle connections in alternating parts, so a change
+        # of the machine's load (other processes share its CPUs) falls on both alike
+        rounds = args.rounds if args.idle else 1
+        without, with_idle = [], []
+        for _ in range(rounds):
+            without.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval))
+            if args.idle:
+                idle_from = time.monotonic()
+                with_idle.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval, args.idle,
+                                             on_idle))
+                idle_seen["max RSS"] = max([idle_seen["max RSS"], *mem.since(idle_from)])
+        loads[paced] = summary(without)
+        print(f"  {paced}: p99 {loads[paced]['p99'] * 1e3:.1f} ms", flush=True)
+        if args.idle:
+            loads[idle_mode] = summary(with_idle)
             print(f"  {idle_mode}: p99 {loads[idle_mode]['p99'] * 1e3:.1f} ms", flush=True)
         after = self_metrics(port)
         polls_during = metric(after, "kafka_jmx_sidecar_polls_total", 'result="success"') - polls_before
