@@ -3,8 +3,8 @@ its own holds every connection (an idle one costs a few kilobytes, not a thread)
 frames HTTP/1.1, and exporter/http_endpoints.py decides what to answer.
 
 Bounds (`Limits`): connections (more are closed at once), time to send the request headers
-(from the connection or the first byte after a keep-alive pause), time to finish the TLS
-handshake, keep-alive idle time and requests per connection, header size, responses being
+(from the connection, TLS handshake included, or the first byte after a keep-alive pause),
+keep-alive idle time and requests per connection, header size, responses being
 written at once and the time to write one, worker threads. A client's mistake (a timeout,
 HTTP/0.9 or garbage, plain HTTP on the TLS port, a disconnect mid-request) is answered with
 its status or closed quietly, counted in kafka_jmx_sidecar_http_client_errors_total{reason}
@@ -51,8 +51,8 @@ SERVER = "kafka-jmx-sidecar"  # the Server header: no version, no Python
 @dataclass(frozen=True)
 class Limits:
     max_connections: int = 2048  # more are closed at once (counted too_many_connections)
-    header_timeout: float = 10.0  # seconds to send the request line and headers (and a small body)
-    handshake_timeout: float = 10.0  # seconds to finish the TLS handshake
+    header_timeout: float = 10.0  # seconds to send the request line and headers (and a small body), from the
+    #                               connection (TLS handshake included) or the first byte after a keep-alive pause
     idle_timeout: float = 60.0  # seconds a kept-alive connection may wait for its next request
     max_requests: int = 1000  # per connection; the last answer says Connection: close
     max_header_bytes: int = 16384  # request line and headers; more is a 431
@@ -125,7 +125,7 @@ class _Connection(asyncio.Protocol):
         self._arm("request", self.limits.header_timeout)
         context = self.server.web().ssl_context
         if context is None:
-            self._plain_ready(transport)
+            self._serve_on(transport)
         else:
             self.loop.create_task(self._handshake(context))
 
@@ -151,6 +151,10 @@ class _Connection(asyncio.Protocol):
         if not self.closed and (self.busy or partial):
             self.server.client_error(ClientError.DISCONNECTED, self.peer,
                                      "went away mid-response" if self.busy else "went away mid-request")
+        self._gone()
+
+    def _gone(self) -> None:
+        """The connection is over (may be called more than once)."""
         self.closed = True
         self._disarm()
         if self.drained is not None and not self.drained.done():
@@ -166,7 +170,7 @@ class _Connection(asyncio.Protocol):
             self.drained.set_result(None)
 
     # --- set-up
-    def _plain_ready(self, transport: asyncio.Transport) -> None:
+    def _serve_on(self, transport: asyncio.Transport) -> None:
         self.transport = transport
         transport.set_write_buffer_limits(high=self.limits.write_chunk)
         self.ready = True
@@ -174,20 +178,22 @@ class _Connection(asyncio.Protocol):
     async def _handshake(self, context: ssl.SSLContext) -> None:
         raw = self.transport
         try:
-            # our header timer fires first and counts the timeout; this one is a backstop
+            # the header timer (which includes the handshake) fires first and counts the timeout
             tls = await self.loop.start_tls(raw, self, context, server_side=True,
-                                            ssl_handshake_timeout=self.limits.handshake_timeout + 5)
+                                            ssl_handshake_timeout=self.limits.header_timeout + 5)
         except (OSError, EOFError, asyncio.CancelledError) as e:  # ssl.SSLError is an OSError
             if not self.closed:
-                self.closed = True
                 reason = ClientError.TLS_HANDSHAKE if isinstance(e, ssl.SSLError) else ClientError.DISCONNECTED
                 self.server.client_error(reason, self.peer, _one_line(e))
                 raw.abort()
+            self._gone()  # a connection lost in the handshake never reaches connection_lost
             return
-        if self.closed:
-            tls.abort()
+        if self.closed or tls is None:  # closed during the handshake (start_tls then gives None)
+            if tls is not None:
+                tls.abort()
+            self._gone()
             return
-        self._plain_ready(tls)
+        self._serve_on(tls)
         self._process()
 
     # --- timers

@@ -3,6 +3,7 @@ from a Prometheus web-config file (certificates made with openssl, hashes with b
 from __future__ import annotations
 
 import base64
+import logging
 import gzip
 import http.client
 import ssl
@@ -336,4 +337,32 @@ def test_a_client_that_does_not_read_its_answer_is_cut_off_after_the_write_timeo
         wait_until("the connection gone", lambda: collector.metrics.http_connections._value.get() == 0)
         assert errors(collector, "disconnected") == 0
     finally:
+        server.stop()
+
+
+def test_failed_and_unfinished_tls_handshakes_are_counted_and_leave_nothing_open(pki, caplog):
+    collector = FixedBody(b"x")
+    (pki / "web-tls.yml").write_text("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n")
+    web = load_web_config(str(pki / "web-tls.yml"))
+    silent = []
+    server = MetricsServer("127.0.0.1", 0, collector, web, Limits(header_timeout=0.5))
+    server.start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="kafka_jmx_sidecar.http"):
+            for _ in range(3):  # plain HTTP on the TLS port
+                assert raw_exchange(server.port, b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n") == b""
+            for _ in range(3):  # half a TLS hello, then gone
+                with socket.create_connection(("127.0.0.1", server.port)) as s:
+                    s.sendall(b"\x16\x03\x01")
+            silent = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(3)]  # no handshake at all
+            assert all(closed_by_server(s, 5) for s in silent)
+            ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+            r, body = get(server.port, "/metrics", context=ctx)
+            assert (r.status, body) == (200, b"x")
+            wait_until("every connection gone", lambda: collector.metrics.http_connections._value.get() == 0)
+        assert [errors(collector, r) for r in ("tls_handshake", "disconnected", "timeout")] == [3, 3, 3]
+        assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    finally:
+        for s in silent:
+            s.close()
         server.stop()
