@@ -110,6 +110,7 @@ class _Connection(asyncio.Protocol):
         self.timer_kind = ""
         self.writable = True
         self.drained: asyncio.Future | None = None
+        self.task: asyncio.Task | None = None
 
     # --- asyncio.Protocol
     def connection_made(self, transport: asyncio.Transport) -> None:
@@ -127,7 +128,7 @@ class _Connection(asyncio.Protocol):
         if context is None:
             self._serve_on(transport)
         else:
-            self.loop.create_task(self._handshake(context))
+            self.task = self.loop.create_task(self._handshake(context))  # held: the loop keeps tasks weakly
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
@@ -255,7 +256,7 @@ class _Connection(asyncio.Protocol):
                 self._disarm()
                 self.busy = True
                 self.transport.pause_reading()  # pipelined requests wait in the socket
-                self.loop.create_task(self._respond(self.request))
+                self.task = self.loop.create_task(self._respond(self.request))
                 return
             elif isinstance(event, h11.ConnectionClosed):
                 self._close()
