@@ -97,11 +97,11 @@ def main() -> int:
             procs[kind] = subprocess.Popen([sys.executable, "-c", SERVER, kind, str(body), str(setup.REPO)],
                                            stdout=subprocess.PIPE, text=True, start_new_session=True)
             ports[kind] = int(procs[kind].stdout.readline())
-        runs = {(kind, idle): [] for kind in KINDS for idle in (0, args.idle)}
+        runs = {(kind, idle): [] for kind in KINDS for idle in sorted({0, args.idle})}
         seen = {kind: {} for kind in KINDS}
         part = args.seconds / args.rounds
         for r in range(args.rounds):
-            for idle in (0, args.idle):
+            for idle in sorted({0, args.idle}):
                 for kind in (KINDS if r % 2 == 0 else KINDS[::-1]):
                     mem = latency.Memory(procs[kind].pid)
 
@@ -122,7 +122,7 @@ def main() -> int:
           f"beside each server; {args.rounds} alternating parts, {args.seconds:g} s per server and run:")
     res = {k: latency.summary(v) for k, v in runs.items()}
     for kind in KINDS:
-        for idle in (0, args.idle):
+        for idle in sorted({0, args.idle}):
             s = res[(kind, idle)]
             extra = (f"; threads {seen[kind].get('Threads')}, RSS {latency.mib(seen[kind].get('VmRSS', 0))}"
                      if idle else "")
@@ -130,7 +130,7 @@ def main() -> int:
                   f"p90 {s['p90'] * 1e3:.1f} ms, p99 {s['p99'] * 1e3:.1f} ms, max {s['max'] * 1e3:.1f} ms{extra}")
     new, old = KINDS[1], KINDS[0]
     ok = True
-    for idle in (0, args.idle):
+    for idle in sorted({0, args.idle}):
         print(f"  {new} / {old}, {idle} idle: p50 {res[(new, idle)]['p50'] / res[(old, idle)]['p50']:.2f}x, "
               f"p99 {res[(new, idle)]['p99'] / res[(old, idle)]['p99']:.2f}x")
     for kind in KINDS:

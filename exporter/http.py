@@ -23,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import resource
 import socket
 import ssl
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -64,6 +66,12 @@ class Limits:
     password_workers: int = 2  # threads that check passwords (bcrypt, PBKDF2), apart so a flood of bad ones
     #                            cannot hold up the scrapes whose credentials are remembered
 
+
+# A body call runs on the loop while the last one for its (format, encoding) took less than
+# _QUICK_SECONDS and ended less than _WARM_SECONDS ago, well within the collector's 10 minutes
+# after which a format nobody asked for is no longer rendered by the poll.
+_QUICK_SECONDS = 0.005
+_WARM_SECONDS = 60.0
 
 _REASONS = {400: "Bad Request", 413: "Content Too Large", 431: "Request Header Fields Too Large",
             500: "Internal Server Error"}
@@ -110,7 +118,8 @@ class _Connection(asyncio.Protocol):
         self.timer_kind = ""
         self.writable = True
         self.drained: asyncio.Future | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task | None = None  # the TLS handshake
+        self.sock = None  # the plain TCP socket, for _send_blocking
 
     # --- asyncio.Protocol
     def connection_made(self, transport: asyncio.Transport) -> None:
@@ -173,6 +182,7 @@ class _Connection(asyncio.Protocol):
     # --- set-up
     def _serve_on(self, transport: asyncio.Transport) -> None:
         self.transport = transport
+        self.sock = transport.get_extra_info("socket") if not self.server.tls else None
         transport.set_write_buffer_limits(high=self.limits.write_chunk)
         self.ready = True
 
@@ -256,13 +266,49 @@ class _Connection(asyncio.Protocol):
                 self._disarm()
                 self.busy = True
                 self.transport.pause_reading()  # pipelined requests wait in the socket
-                self.task = self.loop.create_task(self._respond(self.request))
+                self._drive(self._respond(self.request))
                 return
             elif isinstance(event, h11.ConnectionClosed):
                 self._close()
                 return
             else:  # h11.PAUSED cannot come while not busy; nothing else is expected
                 return
+
+    def _drive(self, coro, value=None, error: BaseException | None = None) -> None:
+        """Run an answer's coroutine up to its next wait, here and now. Not an asyncio Task: a Task
+        starts a turn of the loop later and takes two more to come back from a worker thread; with
+        the poll holding the GIL, every turn of the loop and every system call waits for it."""
+        while True:
+            try:
+                step = coro.throw(error) if error is not None else coro.send(value)
+            except StopIteration:
+                return
+            value = error = None
+            if not isinstance(step, _Offload):  # an asyncio future (the semaphore, a drain): it hands
+                step._asyncio_future_blocking = False  # its result back itself
+                step.add_done_callback(lambda f: self._drive(coro))
+                return
+            if not self.server.warm(step.key):
+                done = step.pool.submit(self.server.timed, step.key, step.fn, *step.args)
+                done.add_done_callback(lambda f: self._resume_soon(coro, f))
+                return
+            try:  # known to be quick lately: no hand-over to a thread and back
+                value = self.server.timed(step.key, step.fn, *step.args)
+            except Exception as e:
+                error = e
+
+    def _resume_soon(self, coro, done: concurrent.futures.Future) -> None:
+        """In the worker thread: the loop resumes `coro` with what the work gave."""
+        if done.cancelled():  # the server stops
+            return
+        error = done.exception()
+        try:
+            if error is not None:
+                self.loop.call_soon_threadsafe(self._drive, coro, None, error)
+            else:
+                self.loop.call_soon_threadsafe(self._drive, coro, done.result())
+        except RuntimeError:  # the loop is closed: the server stopped
+            pass
 
     def _fail(self, status: int) -> None:
         self.transport.write(_error_bytes(status))
@@ -281,11 +327,11 @@ class _Connection(asyncio.Protocol):
                 if self.closed:
                     return
                 web = server.web()
-                got = await answer(request, web, server.collector, server.check_password, server.work)
+                got = await answer(request, web, server.collector, server.check_password, server.body)
                 if self.closed:  # went away while the answer was made (counted in connection_lost)
                     return
                 await self._write(got, web, request.method == "HEAD")
-        except (ConnectionError, TimeoutError, asyncio.TimeoutError) as e:
+        except (ConnectionError, TimeoutError) as e:
             if not self.closed:
                 reason = ClientError.DISCONNECTED if isinstance(e, ConnectionError) else ClientError.TIMEOUT
                 server.client_error(reason, self.peer, f"{request.method} {request.target}: {_one_line(e)}")
@@ -329,6 +375,15 @@ class _Connection(asyncio.Protocol):
             # a small answer goes out with its headers in one write (one segment, one system call)
             start += b"".join(self.h11.send_with_data_passthrough(h11.Data(data=chunks[0])))
             chunks = ()
+        elif (len(chunks) == 1 and not self.server.tls and self.transport.get_write_buffer_size() == 0
+              and self.sock is not None):
+            # A big body on plain TCP is written by a thread blocked in the kernel until the client
+            # has taken it, as http.server did: on the loop, each part the client reads would
+            # wake the loop, and each wake-up waits for the GIL the poll holds.
+            body = self.h11.send_with_data_passthrough(h11.Data(data=chunks[0]))
+            end = self.h11.send(h11.EndOfMessage())
+            await _Offload(self.server.senders, _send_blocking, (self.sock, (start, *body, end), deadline))
+            return
         self.transport.write(start)
         step = self.limits.write_chunk
         if isinstance(chunks, (list, tuple)):
@@ -347,8 +402,13 @@ class _Connection(asyncio.Protocol):
             for data in self.h11.send_with_data_passthrough(h11.Data(data=view[start:start + step])):
                 self.transport.write(data)
             if not self.writable:
-                self.drained = self.loop.create_future()
-                await asyncio.wait_for(self.drained, max(0.0, deadline - self.loop.time()))
+                drained = self.drained = self.loop.create_future()
+                late = self.loop.call_at(deadline, lambda: drained.done() or drained.set_exception(
+                    TimeoutError(f"the answer was not read in {self.limits.write_timeout:g} s")))
+                try:
+                    await drained
+                finally:
+                    late.cancel()
 
     def _close(self, abort: bool = False) -> None:
         if self.closed:
@@ -357,6 +417,45 @@ class _Connection(asyncio.Protocol):
         self._disarm()
         if self.transport is not None:
             self.transport.abort() if abort else self.transport.close()
+
+
+def _send_blocking(sock, pieces: tuple, deadline: float) -> None:
+    """In a sender thread: write `pieces` to the connection's socket, blocking (the GIL is free
+    while the kernel waits for the client), until done or the loop-clock `deadline`. The loop
+    leaves the socket alone meanwhile: reading is paused and its write buffer is empty."""
+    dup = socket.socket(fileno=os.dup(sock.fileno()))
+    try:
+        dup.setblocking(True)  # the flag belongs to the shared file: set back below
+        for piece in pieces:
+            view = memoryview(piece)
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the answer was not read in time")
+                dup.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                               struct.pack("ll", int(left), int((left % 1) * 1e6)))
+                try:
+                    view = view[dup.send(view):]
+                except BlockingIOError:  # SO_SNDTIMEO ran out: the client took nothing meanwhile
+                    raise TimeoutError("the answer was not read in time") from None
+    finally:
+        dup.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 0, 0))
+        dup.setblocking(False)
+        dup.close()
+
+
+class _Offload:
+    """`await server.work(fn, *args)` in an answer's coroutine: fn runs in a worker thread (or
+    at once when calls under `key` were quick lately) and the coroutine goes on with its result
+    (see _Connection._drive)."""
+
+    __slots__ = ("pool", "fn", "args", "key")
+
+    def __init__(self, pool: concurrent.futures.Executor, fn, args: tuple, key=None):
+        self.pool, self.fn, self.args, self.key = pool, fn, args, key
+
+    def __await__(self):
+        return (yield self)
 
 
 async def _pieces(chunks, work):
@@ -385,15 +484,40 @@ class _Server:
         self.responding = asyncio.Semaphore(limits.max_responses)
         self.stopping = False
         self.date = _Date()
+        self._timings: dict = {}  # body key -> (when, seconds) of its last call
         self._workers = concurrent.futures.ThreadPoolExecutor(limits.workers, thread_name_prefix="http-worker")
         self._hashers = concurrent.futures.ThreadPoolExecutor(limits.password_workers,
                                                               thread_name_prefix="http-password")
+        # one thread per big answer being written, at most max_responses (the semaphore's bound)
+        self.senders = concurrent.futures.ThreadPoolExecutor(limits.max_responses, thread_name_prefix="http-send")
 
-    def work(self, fn, *args):
-        return self.loop.run_in_executor(self._workers, fn, *args)
+    def work(self, fn, *args) -> _Offload:
+        return _Offload(self._workers, fn, args)
 
-    def check_password(self, fn, *args):
-        return self.loop.run_in_executor(self._hashers, fn, *args)
+    def body(self, fn, *args) -> _Offload:
+        """The /metrics body: `collector.response(fmt, gzip)`. It is a cached bytes object but
+        for a format no poll rendered lately, which is rendered then (seconds at 40,000
+        partitions): the first call for a (format, encoding) and any after a pause or a slow
+        one go to a worker; while calls stay quick they run on the loop (a worker costs three
+        hand-overs of the GIL, each waiting for the poll)."""
+        return _Offload(self._workers, fn, args, key=args)
+
+    def warm(self, key) -> bool:
+        last = self._timings.get(key) if key is not None else None
+        return last is not None and last[1] < _QUICK_SECONDS and time.monotonic() - last[0] < _WARM_SECONDS
+
+    def timed(self, key, fn, *args):
+        if key is None:
+            return fn(*args)
+        started = time.monotonic()
+        try:
+            return fn(*args)
+        finally:
+            ended = time.monotonic()
+            self._timings[key] = (ended, ended - started)
+
+    def check_password(self, fn, *args) -> _Offload:
+        return _Offload(self._hashers, fn, args)
 
     def opened(self, conn: _Connection) -> None:
         self.connections.add(conn)
@@ -412,8 +536,8 @@ class _Server:
         log.debug("client %s: %s (%s)", peer, reason, detail)
 
     def shutdown_pools(self) -> None:
-        self._workers.shutdown(wait=False, cancel_futures=True)
-        self._hashers.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._workers, self._hashers, self.senders):
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
