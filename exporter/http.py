@@ -13,6 +13,14 @@ and logged as one debug line, never a traceback.
 TLS: the handshake runs per connection with the web config's current SSLContext, so a rotated
 certificate, key or client CA (exporter/web_config_reload.py) applies to the next connection.
 
+The GIL: the poll thread holds it most of the time, and every turn of the loop and every
+system call of the loop's thread waits up to the switch interval to get it back. So an answer
+is driven on the loop without an asyncio Task, a /metrics body that was quick lately is taken
+on the loop, and a big body on plain TCP is written by a sender thread blocked in the kernel
+until the client has read it (as http.server wrote it): on the loop, each part the client reads
+would be a wake-up waiting for the GIL. Threads: a few workers, and at most `max_responses`
+senders, whatever the number of connections.
+
 Why not a ready-made server: uvicorn never times out a connection that sends nothing and takes
 one SSLContext for its lifetime; hypercorn and aiohttp also fix the context at start and have no
 connection limit; cheroot does the TLS handshake in its accept thread. The response is bytes
@@ -59,7 +67,7 @@ class Limits:
     max_requests: int = 1000  # per connection; the last answer says Connection: close
     max_header_bytes: int = 16384  # request line and headers; more is a 431
     max_body_bytes: int = 65536  # a GET carries none; more is a 413
-    max_responses: int = 64  # responses being written at once; others wait their turn
+    max_responses: int = 64  # responses being written at once (and sender threads); others wait their turn
     write_timeout: float = 60.0  # seconds to write one response (a client that does not read)
     write_chunk: int = 1 << 20  # bytes handed to the socket at a time: bounds the copies a slow reader holds
     workers: int = 4  # threads that build bodies
