@@ -377,13 +377,15 @@ def main() -> int:
         # of the machine's load (other processes share its CPUs) falls on both alike
         rounds = args.rounds if args.idle else 1
         without, with_idle = [], []
-        for _ in range(rounds):
-            without.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval))
-            if args.idle:
-                idle_from = time.monotonic()
-                with_idle.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval, args.idle,
-                                             on_idle))
-                idle_seen["max RSS"] = max([idle_seen["max RSS"], *mem.since(idle_from)])
+        for r in range(rounds):
+            for idle in ((0, args.idle) if r % 2 == 0 else (args.idle, 0)):  # each goes first in turn
+                if not idle:
+                    without.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval))
+                elif args.idle:
+                    idle_from = time.monotonic()
+                    with_idle.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval, idle,
+                                                 on_idle))
+                    idle_seen["max RSS"] = max([idle_seen["max RSS"], *mem.since(idle_from)])
         loads[paced] = summary(without)
         print(f"  {paced}: p99 {loads[paced]['p99'] * 1e3:.1f} ms", flush=True)
         if args.idle:
