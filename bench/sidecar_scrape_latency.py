@@ -378,10 +378,11 @@ def main() -> int:
         rounds = args.rounds if args.idle else 1
         without, with_idle = [], []
         for r in range(rounds):
-            for idle in ((0, args.idle) if r % 2 == 0 else (args.idle, 0)):  # each goes first in turn
+            order = (0, args.idle) if r % 2 == 0 else (args.idle, 0)  # each goes first in turn
+            for idle in order if args.idle else (0,):
                 if not idle:
                     without.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval))
-                elif args.idle:
+                else:
                     idle_from = time.monotonic()
                     with_idle.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval, idle,
                                                  on_idle))
