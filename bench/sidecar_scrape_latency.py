@@ -14,6 +14,12 @@ same run with the same scrapers: a bare `http.server` in its own process serving
 string of the same size (the sidecar's gzipped response), so the ratio shows what the sidecar adds
 to serving bytes.
 
+Idle connections: the paced run again while another process holds `--idle` connections open
+(each kept alive after one GET of /-/healthy, as many idle Prometheus servers or a hostile
+client would; one the server closes is opened again). The two paced runs alternate in
+`--rounds` parts, so a change of the machine's load falls on both alike. Target: that run's p99 at most 1.5x the
+paced run's without them, and no thread per connection (the sidecar's thread count is printed).
+
 Targets: p99 < 50 ms with the scrapers paced (each a steady scraper, as Prometheus servers are;
 200 scrapes/s of the whole snapshot is already ~100x what 20 Prometheus servers at a 15 s interval
 ask); sidecar RSS < 300 MB. The back-to-back run has no absolute target: it saturates the machine
@@ -21,7 +27,7 @@ ask); sidecar RSS < 300 MB. The back-to-back run has no absolute target: it satu
 above 50 ms, so it is judged by its ratio to the bare server only.
 
     python3 bench/sidecar_scrape_latency.py [--partitions N] [--rules strimzi|health|FILE] [--scrapers 20]
-        [--seconds 30] [--jvm-options "-XX:+UseSerialGC ..."]
+        [--seconds 30] [--idle 1000] [--rounds 3] [--jvm-options "-XX:+UseSerialGC ..."]
 """
 from __future__ import annotations
 
@@ -47,6 +53,7 @@ import sidecar_setup as setup  # noqa: E402
 
 TARGET_P99 = 0.050
 TARGET_RSS = 300 * 2**20
+TARGET_IDLE_RATIO = 1.5
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")  # Prometheus 2.x's scrape Accept header
 
@@ -142,9 +149,60 @@ def scraper(port: int, seconds: float, start_at: float, interval: float, out) ->
     out.put((latencies, errors, size))
 
 
-def scrape_load(port: int, scrapers: int, seconds: float, interval: float = 0.0) -> dict:
+def idle_holder(port: int, count: int, ready, stop, out) -> None:
+    """One process holding `count` kept-alive idle connections open until `stop` is set; puts how
+    many the server closed (each opened again)."""
+    import select
+
+    request = b"GET /-/healthy HTTP/1.1\r\nHost: bench\r\n\r\n"
+
+    def opened() -> socket.socket:
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall(request)
+        answer = b""
+        while not answer.endswith(b"\r\n\r\nHealthy\n"):  # the whole answer: now idle between requests
+            chunk = s.recv(4096)
+            if not chunk:
+                raise RuntimeError(f"an idle connection was closed before its answer: {answer!r}")
+            answer += chunk
+        return s
+
+    socks = {}
+    for _ in range(count):
+        s = opened()
+        socks[s.fileno()] = s
+    ready.set()
+    reopened = 0
+    while not stop.is_set():
+        poller = select.poll()
+        for fd in socks:
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(500):  # readable while idle: the server closed it
+            try:
+                if socks[fd].recv(4096):
+                    raise RuntimeError("an idle connection received data")
+            except ConnectionResetError:
+                pass
+            socks.pop(fd).close()
+            s = opened()
+            socks[s.fileno()] = s
+            reopened += 1
+    for s in socks.values():
+        s.close()
+    out.put(reopened)
+
+
+def scrape_load(port: int, scrapers: int, seconds: float, interval: float = 0.0, idle: int = 0,
+                on_idle=None) -> dict:
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
+    holder = None
+    if idle:
+        ready, stop, held = ctx.Event(), ctx.Event(), ctx.Queue()
+        holder = ctx.Process(target=idle_holder, args=(port, idle, ready, stop, held), daemon=True)
+        holder.start()
+        if not ready.wait(120):
+            raise RuntimeError("the idle connections could not be opened")
     start_at = time.time() + 2.0  # every scraper process started and waiting
     procs = [ctx.Process(target=scraper, args=(port, seconds, start_at, interval, out), daemon=True)
              for _ in range(scrapers)]
@@ -153,13 +211,28 @@ def scrape_load(port: int, scrapers: int, seconds: float, interval: float = 0.0)
     results = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
         p.join(10)
-    lat = sorted(x for r in results for x in r[0])
+    reopened = None
+    if holder is not None:
+        if on_idle is not None:
+            on_idle()  # while the idle connections are still open
+        stop.set()
+        reopened = held.get(timeout=60)
+        holder.join(10)
+    return summary([{"latencies": [x for r in results for x in r[0]], "errors": sum(r[1] for r in results),
+                     "bytes": max(r[2] for r in results), "seconds": seconds, "reopened": reopened}])
+
+
+def summary(runs: list[dict]) -> dict:
+    """Percentiles over the scrapes of `runs` taken together."""
+    lat = sorted(x for r in runs for x in r["latencies"])
     if not lat:
         raise RuntimeError("no successful scrape")
     q = lambda f: lat[min(len(lat) - 1, int(f * len(lat)))]  # noqa: E731
-    return {"n": len(lat), "errors": sum(r[1] for r in results), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
-            "max": lat[-1], "mean": statistics.mean(lat), "bytes": max(r[2] for r in results),
-            "rate": len(lat) / seconds}
+    seconds = sum(r["seconds"] for r in runs)
+    return {"n": len(lat), "errors": sum(r["errors"] for r in runs), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+            "max": lat[-1], "mean": statistics.mean(lat), "bytes": max(r["bytes"] for r in runs),
+            "rate": len(lat) / seconds, "seconds": seconds, "latencies": lat,
+            "reopened": sum(r["reopened"] or 0 for r in runs)}
 
 
 class Memory:
@@ -179,6 +252,8 @@ class Memory:
                 k, _, v = line.partition(":")
                 if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                     out[k] = int(v.split()[0]) * 1024
+                elif k == "Threads":
+                    out[k] = int(v)
         return out
 
     def _run(self) -> None:
@@ -221,6 +296,10 @@ def main() -> int:
     ap.add_argument("--scrapers", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30.0,
                     help="scraping time per run (at least 1.2 polls)")
+    ap.add_argument("--idle", type=int, default=1000,
+                    help="idle connections held open during a third run, paced (0: no such run)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="the paced runs without and with the idle connections alternate in this many parts")
     ap.add_argument("--interval", type=float, default=0.1,
                     help="the paced run: one GET per this many seconds per scraper (the other run: back to back)")
     ap.add_argument("--jvm-options", default=None,
@@ -277,15 +356,42 @@ def main() -> int:
         before = self_metrics(port)
         polls_before = metric(before, "kafka_jmx_sidecar_polls_total", 'result="success"')
         print(f"steady: {metric(before, 'kafka_jmx_sidecar_series'):,.0f} series, last poll "
-              f"{metric(before, 'jmx_scrape_duration_seconds'):.1f} s; {args.scrapers} scrapers, twice ...",
+              f"{metric(before, 'jmx_scrape_duration_seconds'):.1f} s; {args.scrapers} scrapers ...",
               flush=True)
         modes = [("back to back", 0.0), (f"one GET per {args.interval:g} s each", args.interval)]
         # each run spans at least a whole poll, so the scrapes meet every phase of it
         seconds = max(args.seconds, 1.2 * (metric(before, "jmx_scrape_duration_seconds") or 0))
         loads = {}
-        for mode, interval in modes:
-            loads[mode] = scrape_load(port, args.scrapers, seconds, interval)
-            print(f"  {mode}: p99 {loads[mode]['p99'] * 1e3:.1f} ms", flush=True)
+        threads_before = mem.status()["Threads"]
+        back, paced = modes[0][0], modes[1][0]
+        loads[back] = scrape_load(port, args.scrapers, seconds, 0.0)
+        print(f"  {back}: p99 {loads[back]['p99'] * 1e3:.1f} ms", flush=True)
+        idle_mode = f"one GET per {args.interval:g} s each, {args.idle:,} idle connections open"
+        idle_seen: dict = {"Threads": 0, "VmRSS": 0, "max RSS": 0}
+
+        def on_idle() -> None:
+            now = mem.status()
+            idle_seen.update(Threads=max(idle_seen["Threads"], now["Threads"]), VmRSS=now["VmRSS"])
+
+        # the paced run without and with the idle connections in alternating parts, so a change
+        # of the machine's load (other processes share its CPUs) falls on both alike
+        rounds = args.rounds if args.idle else 1
+        without, with_idle = [], []
+        for r in range(rounds):
+            order = (0, args.idle) if r % 2 == 0 else (args.idle, 0)  # each goes first in turn
+            for idle in order if args.idle else (0,):
+                if not idle:
+                    without.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval))
+                else:
+                    idle_from = time.monotonic()
+                    with_idle.append(scrape_load(port, args.scrapers, seconds / rounds, args.interval, idle,
+                                                 on_idle))
+                    idle_seen["max RSS"] = max([idle_seen["max RSS"], *mem.since(idle_from)])
+        loads[paced] = summary(without)
+        print(f"  {paced}: p99 {loads[paced]['p99'] * 1e3:.1f} ms", flush=True)
+        if args.idle:
+            loads[idle_mode] = summary(with_idle)
+            print(f"  {idle_mode}: p99 {loads[idle_mode]['p99'] * 1e3:.1f} ms", flush=True)
         after = self_metrics(port)
         polls_during = metric(after, "kafka_jmx_sidecar_polls_total", 'result="success"') - polls_before
         status = mem.status()
@@ -337,6 +443,20 @@ def main() -> int:
             print(f"  p99 {load['p99'] * 1e3:.1f} ms (target < {TARGET_P99 * 1e3:.0f} ms: {setup.verdict(ok)}); {ratios}")
         else:
             print(f"  saturated (no absolute target; see the docstring): {ratios}")
+    ok_idle = True
+    if args.idle:
+        load, without = loads[idle_mode], loads[modes[1][0]]
+        ratio = load["p99"] / without["p99"]
+        ok_idle = ratio <= TARGET_IDLE_RATIO
+        print(f"{args.scrapers} scrapers, {idle_mode}:")
+        print(f"  {'sidecar':>16}: {load['n']:,} scrapes ({load['rate']:.0f}/s, {load['errors']} errors): "
+              f"p50 {load['p50'] * 1e3:.1f} ms, p90 {load['p90'] * 1e3:.1f} ms, p99 {load['p99'] * 1e3:.1f} ms, "
+              f"max {load['max'] * 1e3:.1f} ms")
+        print(f"  p99 with / without the idle connections: {ratio:.2f}x (target <= {TARGET_IDLE_RATIO}x: "
+              f"{setup.verdict(ok_idle)}); {load['reopened']} idle connections closed by the server and "
+              f"opened again; sidecar threads {idle_seen.get('Threads')} with them open, "
+              f"{threads_before} before; RSS {mib(idle_seen.get('VmRSS', 0))} with them open "
+              f"(max {mib(idle_seen.get('max RSS', 0))})")
     rss_now = status["VmRSS"]
     peak = status["VmHWM"]
     steady_max = max(steady) if steady else rss_now
@@ -352,7 +472,7 @@ def main() -> int:
         print(f"  the JVM inside it (JPype): heap {mib(jvm['heap'] or 0)} committed, non-heap {mib(jvm['nonheap'] or 0)}, "
               f"JDK files {mib(jdk_files)} (no native memory tracking in this run)")
     print(f"machine at the end: {setup.machine()}")
-    return 0 if ok_latency and ok_rss else 1
+    return 0 if ok_latency and ok_rss and ok_idle else 1
 
 
 if __name__ == "__main__":

@@ -51,6 +51,17 @@ _RELOAD_HELP = {"success": "Number of times configuration have successfully been
 _BUILD_NAME = "kafka-jmx-sidecar"
 
 
+class ClientError:
+    """The reasons of kafka_jmx_sidecar_http_client_errors_total: what a client did wrong."""
+
+    BAD_REQUEST = "bad_request"  # not HTTP/1.x (HTTP/0.9, garbage), headers too large, a body on a GET
+    DISCONNECTED = "disconnected"  # went away with a request half sent or its response half read
+    TIMEOUT = "timeout"  # headers, TLS handshake or reading the response took too long
+    TLS_HANDSHAKE = "tls_handshake"  # plain HTTP on the TLS port, no or an untrusted client certificate
+    TOO_MANY_CONNECTIONS = "too_many_connections"  # refused: the connection limit was reached
+    ALL = (BAD_REQUEST, DISCONNECTED, TIMEOUT, TLS_HANDSHAKE, TOO_MANY_CONNECTIONS)
+
+
 class JmxExporterMetrics:
     """jmx_exporter's self metrics, in the words of the release `naming` follows."""
 
@@ -155,6 +166,19 @@ class SelfMetrics:
                                 registry=r)
         for result in ("success", "failure"):
             self.polls.labels(result)
+        # the HTTP side
+        self.http_client_errors = Counter(
+            _PREFIX + "http_client_errors", "HTTP connections closed or answered with an error for what the "
+            "client did, by reason.", ["reason"], registry=r)
+        for reason in ClientError.ALL:
+            self.http_client_errors.labels(reason)
+        self.http_connections = Gauge(_PREFIX + "http_connections", "Open HTTP connections.", registry=r)
+        self.web_config_reload_success = Counter(
+            _PREFIX + "web_config_reload_success", "Times the web config file was reloaded after a change.",
+            registry=r)
+        self.web_config_reload_failure = Counter(
+            _PREFIX + "web_config_reload_failure", "Times a changed web config file could not be used (the last "
+            "good one stays).", registry=r)
 
     def render(self, fmt: str, snapshot_taken_at: float, stale: bool, now: float | None = None,
                withdrawn: bool = False) -> bytes:

@@ -16,6 +16,7 @@ from exporter.rule_engine.config import Config, load_config, require_target
 from exporter.sidecar_settings import SidecarSettings, sidecar_settings
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
 from exporter.web_config import WebConfig, load_web_config
+from exporter.web_config_reload import WebConfigReloader
 
 log = logging.getLogger("kafka_jmx_sidecar")
 
@@ -116,8 +117,12 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     sys.setswitchinterval(SWITCH_INTERVAL)
     collector = make_collector(loaded, path)
     host, port = loaded.settings.listen()
+    web = loaded.web
+    if loaded.settings.web_config_file and web.source == loaded.settings.web_config_file:
+        # the exporter toolkit's behaviour: the file (and the certificates it names) can change under us
+        web = WebConfigReloader(loaded.settings.web_config_file, loaded.web, collector.metrics)
     try:
-        server = MetricsServer(host, port, collector, loaded.web)
+        server = MetricsServer(host, port, collector, web)
     except OSError as e:
         err.write(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
                   f"choose another sidecar.listenAddress or --listen\n")
@@ -126,11 +131,15 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     server.start()
+    if isinstance(web, WebConfigReloader):
+        web.start()
     scheme = "https" if loaded.web.ssl_context else "http"
     log.info("serving %s://%s:%d/metrics for %s", scheme, host, server.port, collector.target)
     try:
         collector.run(stop)
     finally:
+        if isinstance(web, WebConfigReloader):
+            web.stop()
         server.stop()
     return 0
 

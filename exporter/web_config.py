@@ -12,7 +12,8 @@
     basic_auth_users:
       prometheus: $2b$12$...   # bcrypt hash (htpasswd -nBC 12 "" | tr -d ':\\n')
 
-Relative paths are relative to the web-config file, as in the exporter toolkit.
+Relative paths are relative to the web-config file, as in the exporter toolkit. The running
+sidecar re-reads it when it changes (exporter/web_config_reload.py).
 """
 from __future__ import annotations
 
@@ -116,29 +117,46 @@ class WebConfig:
     headers: dict[str, str] = field(default_factory=dict)
     challenge: str = 'Basic realm="kafka-jmx-sidecar"'  # the WWW-Authenticate of a 401
     challenge_any_scheme: bool = True  # also when the request sent another scheme than Basic
+    files: tuple[str, ...] = ()  # what it was read from (the file, its certificate, key and CA): watched for changes
     _verified: dict[str, bool] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _cache_key: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
 
     def authorized(self, username: str | None, password: str | None) -> bool:
-        """bcrypt and PBKDF2 cost tens of milliseconds to seconds by design; a scraper sends the
-        same credentials every time, so a checked pair is remembered (by a keyed digest, never in
-        clear), right or wrong, as jmx_exporter does."""
+        known = self.remembered(username, password)
+        return known if known is not None else self.verify(username, password)
+
+    def remembered(self, username: str | None, password: str | None) -> bool | None:
+        """The verdict on these credentials without hashing anything, or None when they must be
+        verified. bcrypt and PBKDF2 cost tens of milliseconds to seconds by design; a scraper sends
+        the same credentials every time, so a checked pair is remembered (by a keyed digest, never
+        in clear), right or wrong, as jmx_exporter and the exporter toolkit do. Unknown and known
+        user names take the same path here and in `verify`, so timing does not tell them apart."""
         if not self.users:
             return True
-        if username is None or password is None or username not in self.users:
+        if username is None or password is None:
             return False
-        key = hmac.new(self._cache_key, f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
         with self._lock:
-            known = self._verified.get(key)
-        if known is not None:
-            return known
-        ok = self.users[username](password)
+            return self._verified.get(self._key(username, password))
+
+    def verify(self, username: str | None, password: str | None) -> bool:
+        """The slow check (run it off the event loop). An unknown user's password is checked
+        against the first user's hash all the same and refused, so it costs what a known user's
+        wrong password costs (the exporter toolkit compares against a fixed dummy hash)."""
+        if not self.users:
+            return True
+        if username is None or password is None:
+            return False
+        check = self.users.get(username)
+        ok = check(password) if check is not None else next(iter(self.users.values()))(password) and False
         with self._lock:
             if len(self._verified) > 1024:
                 self._verified.clear()
-            self._verified[key] = ok
+            self._verified[self._key(username, password)] = ok
         return ok
+
+    def _key(self, username: str, password: str) -> str:
+        return hmac.new(self._cache_key, f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
 
 
 def load_web_config(path: str | None) -> WebConfig:
@@ -148,7 +166,7 @@ def load_web_config(path: str | None) -> WebConfig:
     data, err = file.data, file.error
     base = os.path.dirname(os.path.abspath(path))
     if data is None:
-        return WebConfig(source=path)
+        return WebConfig(source=path, files=(path,))
     if not isinstance(data, dict):
         raise err((), "the web config must be a mapping", "see the exporter toolkit's web-config format")
     for key in data:
@@ -156,8 +174,9 @@ def load_web_config(path: str | None) -> WebConfig:
             raise err((key,), "unknown key", f"use {', '.join(sorted(_TOP))}")
     cfg = WebConfig(source=path)
     tls = data.get("tls_server_config")
+    named: list[str] = []
     if tls:
-        cfg.ssl_context = _ssl_context(tls, base, err)
+        cfg.ssl_context = _ssl_context(tls, base, err, named)
     http = data.get("http_server_config") or {}
     if not isinstance(http, dict):
         raise err(("http_server_config",), "must be a mapping", "see the exporter toolkit's web-config format")
@@ -174,10 +193,11 @@ def load_web_config(path: str | None) -> WebConfig:
                       "generate one with `htpasswd -nBC 12 '' | tr -d ':\\n'` or python -c "
                       "\"import bcrypt; print(bcrypt.hashpw(b'secret', bcrypt.gensalt()).decode())\"")
         cfg.users[str(user)] = bcrypt_verifier(hashed.encode())
+    cfg.files = (path, *named)
     return cfg
 
 
-def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError]) -> ssl.SSLContext:
+def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError], named: list[str]) -> ssl.SSLContext:
     k = ("tls_server_config",)
     if not isinstance(tls, dict):
         raise err(k, "must be a mapping", "give at least cert_file and key_file")
@@ -189,6 +209,7 @@ def _ssl_context(tls: Any, base: str, err: Callable[..., ConfigError]) -> ssl.SS
         full = value if os.path.isabs(value) else os.path.join(base, value)
         if not os.path.isfile(full):
             raise err(k + (key,), f"file {full} does not exist", "give a readable PEM file")
+        named.append(full)
         return full
 
     cert, key = path_of("cert_file"), path_of("key_file")

@@ -3,6 +3,7 @@ from a Prometheus web-config file (certificates made with openssl, hashes with b
 from __future__ import annotations
 
 import base64
+import logging
 import gzip
 import http.client
 import ssl
@@ -149,3 +150,219 @@ def test_web_config_errors_name_file_line_and_key(tmp_path, pki):
     with pytest.raises(ConfigError) as e:
         load_web_config(str(p))
     assert "invalid YAML" in str(e.value)
+
+
+# --- the server's bounds, in process with small limits (the defaults are tested against `serve`
+# in tests/e2e/test_http_hostile.py)
+
+import socket  # noqa: E402
+import time  # noqa: E402
+
+from exporter.http import Limits  # noqa: E402
+from exporter.http_endpoints import basic_credentials, gzip_accepted  # noqa: E402
+from exporter.self_metrics import SelfMetrics  # noqa: E402
+
+
+class FixedBody:
+    """A collector stand-in serving one body (and counting the server's self metrics)."""
+
+    ready = True
+
+    def __init__(self, body: bytes):
+        self.body, self.metrics = body, SelfMetrics()
+
+    def response(self, fmt, gzip_wanted):
+        return len(self.body), (self.body,)
+
+
+def errors(collector, reason: str) -> float:
+    return collector.metrics.http_client_errors.labels(reason)._value.get()
+
+
+def wait_until(what, predicate, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds} s: {what}")
+        time.sleep(0.02)
+
+
+def closed_by_server(sock: socket.socket, seconds: float = 10.0) -> bool:
+    """True when the server closes `sock` (EOF or reset) within `seconds`, reading what it sends."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def raw_exchange(port: int, data: bytes, seconds: float = 10.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except ConnectionResetError:
+            pass
+        return out
+
+
+@pytest.mark.parametrize("header, gzip_wanted", [
+    (None, False), ("", False), ("gzip", True), ("GZIP", True), ("gzip, deflate, br", True),
+    ("gzip;q=0", False), ("gzip; q=0.000", False), ("gzip;q=0.001", True), ("identity, gzip;q=0.5", True),
+    ("br", False), ("*", True), ("*;q=0", False), ("gzip;q=0, *", False), ("br, *;q=0.1", True),
+    ("x-gzip", True), ("gzip;q=2", False), ("gzip;q=abc", False), ("deflate, gzip ; q=1.0", True),
+])
+def test_accept_encoding_is_parsed_with_its_q_values(header, gzip_wanted):
+    assert gzip_accepted(header) is gzip_wanted
+
+
+def test_basic_credentials():
+    enc = lambda s: "Basic " + base64.b64encode(s.encode()).decode()  # noqa: E731
+    assert basic_credentials(enc("u:p:q")) == ("u", "p:q")
+    assert basic_credentials(enc("u:")) == ("u", "")
+    assert basic_credentials(enc("u:p").rstrip("=")) == ("u", "p")
+    assert basic_credentials(enc("no-colon")) == (None, None)
+    assert basic_credentials("Basic !!!") == (None, None)
+    assert basic_credentials("Bearer abc") == (None, None)
+
+
+def test_an_unknown_user_costs_one_password_check_as_a_known_one_does():
+    calls = []
+
+    def verifier(name):
+        def check(password):
+            calls.append((name, password))
+            return password == "right"
+        return check
+
+    web = WebConfig(users={"alice": verifier("alice"), "bob": verifier("bob")})
+    assert web.remembered("mallory", "right") is None  # not yet checked: must be verified
+    assert web.verify("mallory", "right") is False and calls == [("alice", "right")]
+    assert web.verify("bob", "wrong") is False and calls[-1] == ("bob", "wrong")
+    assert web.verify("bob", "right") is True
+    # each pair is remembered, right or wrong, known user or not
+    assert (web.remembered("mallory", "right"), web.remembered("bob", "wrong"), web.remembered("bob", "right")) \
+        == (False, False, True)
+    assert web.remembered(None, None) is False and len(calls) == 3
+
+
+def test_connections_beyond_the_limit_are_closed_at_once_and_counted():
+    collector = FixedBody(b"x")
+    server = MetricsServer("127.0.0.1", 0, collector, WebConfig(), Limits(max_connections=5))
+    server.start()
+    held = []
+    try:
+        for _ in range(5):
+            held.append(socket.create_connection(("127.0.0.1", server.port)))
+        wait_until("5 connections open", lambda: collector.metrics.http_connections._value.get() == 5)
+        extra = socket.create_connection(("127.0.0.1", server.port))
+        assert closed_by_server(extra, 5)
+        assert errors(collector, "too_many_connections") == 1
+        held.pop().close()
+        wait_until("4 connections open", lambda: collector.metrics.http_connections._value.get() == 4)
+        assert raw_exchange(server.port, b"GET /-/healthy HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.1 200 OK\r\n")
+    finally:
+        for s in held:
+            s.close()
+        server.stop()
+
+
+def test_keep_alive_idle_timeout_and_request_limit():
+    collector = FixedBody(b"x")
+    server = MetricsServer("127.0.0.1", 0, collector, WebConfig(), Limits(idle_timeout=0.5, max_requests=3))
+    server.start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        answers = []
+        for _ in range(3):
+            conn.request("GET", "/metrics")
+            r = conn.getresponse()
+            answers.append((r.status, r.read(), r.getheader("Connection")))
+        assert answers == [(200, b"x", None), (200, b"x", None), (200, b"x", "close")]
+        conn.close()
+        # an idle keep-alive connection is closed after idle_timeout, quietly: that is its normal end
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert s.recv(4096).startswith(b"HTTP/1.1 200 OK")
+            assert closed_by_server(s, 5)
+        assert sum(errors(collector, r) for r in ("timeout", "disconnected", "bad_request")) == 0
+    finally:
+        server.stop()
+
+
+def test_head_pipelining_and_http_1_0():
+    collector = FixedBody(b"0123456789")
+    server = MetricsServer("127.0.0.1", 0, collector, WebConfig(headers={"X-Frame-Options": "deny"}))
+    server.start()
+    try:
+        two = raw_exchange(server.port, b"HEAD /metrics HTTP/1.1\r\nHost: t\r\n\r\n"
+                                        b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        head, get_ = two.split(b"HTTP/1.1 ")[1:]
+        assert head.startswith(b"200 OK\r\n") and b"\r\nContent-Length: 10\r\n" in head and head.endswith(b"\r\n\r\n")
+        assert b"\r\nX-Frame-Options: deny\r\n" in head and b"\r\nServer: kafka-jmx-sidecar\r\n" in head
+        assert get_.startswith(b"200 OK\r\n") and get_.endswith(b"\r\n\r\n0123456789")
+        old = raw_exchange(server.port, b"GET /metrics HTTP/1.0\r\n\r\n")
+        assert old.startswith(b"HTTP/1.1 200 OK\r\n") and old.endswith(b"0123456789")
+        assert raw_exchange(server.port, b"POST /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\nab"
+                            ).startswith(b"HTTP/1.1 405 Method Not Allowed\r\n")
+    finally:
+        server.stop()
+
+
+def test_a_client_that_does_not_read_its_answer_is_cut_off_after_the_write_timeout():
+    collector = FixedBody(b"z" * (64 << 20))  # more than the socket buffers hold
+    server = MetricsServer("127.0.0.1", 0, collector, WebConfig(), Limits(write_timeout=1.0))
+    server.start()
+    try:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", server.port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        wait_until("the write timeout counted", lambda: errors(collector, "timeout") == 1)
+        received = 0
+        s.settimeout(10)
+        try:
+            while chunk := s.recv(1 << 20):
+                received += len(chunk)
+        except ConnectionResetError:
+            pass
+        s.close()
+        assert received < 64 << 20
+        wait_until("the connection gone", lambda: collector.metrics.http_connections._value.get() == 0)
+        assert errors(collector, "disconnected") == 0
+    finally:
+        server.stop()
+
+
+def test_failed_and_unfinished_tls_handshakes_are_counted_and_leave_nothing_open(pki, caplog):
+    collector = FixedBody(b"x")
+    (pki / "web-tls.yml").write_text("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n")
+    web = load_web_config(str(pki / "web-tls.yml"))
+    silent = []
+    server = MetricsServer("127.0.0.1", 0, collector, web, Limits(header_timeout=0.5))
+    server.start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="kafka_jmx_sidecar.http"):
+            for _ in range(3):  # plain HTTP on the TLS port
+                assert raw_exchange(server.port, b"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n") == b""
+            for _ in range(3):  # half a TLS hello, then gone
+                with socket.create_connection(("127.0.0.1", server.port)) as s:
+                    s.sendall(b"\x16\x03\x01")
+            silent = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(3)]  # no handshake at all
+            assert all(closed_by_server(s, 5) for s in silent)
+            ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+            r, body = get(server.port, "/metrics", context=ctx)
+            assert (r.status, body) == (200, b"x")
+            wait_until("every connection gone", lambda: collector.metrics.http_connections._value.get() == 0)
+        assert [errors(collector, r) for r in ("tls_handshake", "disconnected", "timeout")] == [3, 3, 3]
+        assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    finally:
+        for s in silent:
+            s.close()
+        server.stop()
