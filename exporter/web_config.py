@@ -163,6 +163,7 @@ def load_web_config(path: str | None) -> WebConfig:
     if not path:
         return WebConfig()
     file = ConfigFile.read(path)  # the exporter toolkit reads no ${NAME}: values are taken as written
+    file.refuse_duplicates()  # as the toolkit's strict YAML (yaml.UnmarshalStrict) does
     data, err = file.data, file.error
     base = os.path.dirname(os.path.abspath(path))
     if data is None:

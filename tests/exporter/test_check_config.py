@@ -86,3 +86,13 @@ def test_the_web_config_file_refuses_repeats_as_the_exporter_toolkit_does():
     with pytest.raises(ConfigError) as e:
         file.refuse_duplicates()
     assert str(e.value) == "web.yml:3: basic_auth_users.a: duplicate key (first at line 2); remove one of them"
+
+
+def test_serve_refuses_a_web_config_file_with_a_repeated_key(tmp_path):
+    web = tmp_path / "web.yml"
+    web.write_text("basic_auth_users:\n  prometheus: $2b$04$abc\nbasic_auth_users: {}\n")
+    path = tmp_path / "exporter.yml"
+    path.write_text(f"hostPort: 127.0.0.1:9999\nsidecar:\n  webConfigFile: {web}\n")
+    with pytest.raises(ConfigError) as e:
+        load(str(path))
+    assert str(e.value) == f"{web}:3: basic_auth_users: duplicate key (first at line 1); remove one of them"
