@@ -1,12 +1,49 @@
-"""AdminSettings as kafka-python's client options.
+"""AdminSettings as kafka-python's client options, and kafka-python's logs kept free of secrets.
 
 Passwords are read here, when a client is built, and handed over as `Masked` strings:
 kafka-python logs its whole configuration at DEBUG ("Starting KafkaAdminClient with configuration:
 ..."), and a Masked password prints as '<secret>' there while it encodes as itself on the wire.
+Its network layer also logs every request and the bytes it sends at DEBUG, SASL PLAIN's password
+among them (SaslAuthenticateRequest(auth_bytes=b'user\\x00user\\x00PASSWORD')): `quiet_wire_logs`
+caps those loggers at INFO, so a DEBUG root logger never writes a password.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, Mapping
+
+# kafka-python's loggers that dump requests and bytes at DEBUG
+WIRE_LOGGERS = ("kafka.net", "kafka.protocol", "kafka.conn", "kafka.client_async")
+
+
+def quiet_wire_logs() -> None:
+    for name in WIRE_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < logging.INFO:
+            logger.setLevel(logging.INFO)
+
+
+class FailureLog(logging.Handler):
+    """What kafka-python logged at WARNING or above while it bootstrapped: it retries failed
+    connections until its timeout and then raises a bare KafkaTimeoutError, so the TLS or SASL
+    failure that is the real cause is only in these lines."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except Exception:  # a record that cannot format is no cause worth keeping
+            pass
+
+    def __enter__(self) -> "FailureLog":
+        logging.getLogger("kafka").addHandler(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        logging.getLogger("kafka").removeHandler(self)
 
 from exporter.admin.settings import AdminSettings
 

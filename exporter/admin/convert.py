@@ -22,7 +22,9 @@ BROKER_KEYS = (MIN_ISR, LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE)
 # A topic's config comes from the broker's defaults unless the topic overrides it.
 _DEFAULT_SOURCES = {"DEFAULT_CONFIG", "STATIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG",
                     "DYNAMIC_BROKER_CONFIG"}
-_DESCRIBE_CONFIGS_BIT = 1 << 10  # AclOperation DESCRIBE_CONFIGS in an authorized-operations bit field
+# AclOperation codes, as bits of an authorized-operations field (KIP-430)
+DESCRIBE, DESCRIBE_CONFIGS = "DESCRIBE", "DESCRIBE_CONFIGS"
+_OPERATION_BITS = {DESCRIBE: 1 << 8, DESCRIBE_CONFIGS: 1 << 10}
 
 
 def cluster_from(described: Mapping[str, Any], source: str) -> Cluster:
@@ -31,8 +33,9 @@ def cluster_from(described: Mapping[str, Any], source: str) -> Cluster:
         (Broker(int(b["broker_id"]), str(b["host"]), int(b["port"]), b.get("rack"), bool(b.get("is_fenced", False)))
          for b in described.get("brokers", ())), key=lambda b: b.id))
     controller = described.get("controller_id")
+    ops = described.get("authorized_operations")
     return Cluster(described.get("cluster_id"), None if controller is None or controller < 0 else int(controller),
-                   brokers, source)
+                   brokers, source, allows(ops, DESCRIBE), allows(ops, DESCRIBE_CONFIGS))
 
 
 def _ids(values: Iterable[int] | None) -> tuple[int, ...]:
@@ -75,13 +78,16 @@ def partitions_from(topics: Iterable[Mapping[str, Any]],
     return partitions, unknowns
 
 
-def may_describe_configs(authorized_operations: Any) -> bool | None:
-    """Whether a topic's authorized operations (KIP-430: a list of names from kafka-python's
-    Metadata, or DescribeTopicPartitions' bit field) include DESCRIBE_CONFIGS; None: not told."""
+def allows(authorized_operations: Any, operation: str) -> bool | None:
+    """Whether a topic's or the cluster's authorized operations (KIP-430: a list of names from
+    kafka-python's Metadata and DescribeCluster, DescribeTopicPartitions' bit field) include
+    `operation`; None: the broker did not say (before Kafka 2.3, or not asked)."""
+    if isinstance(authorized_operations, bool):
+        return None
     if isinstance(authorized_operations, int) and authorized_operations >= 0:
-        return bool(authorized_operations & _DESCRIBE_CONFIGS_BIT)
+        return bool(authorized_operations & _OPERATION_BITS[operation])
     if isinstance(authorized_operations, (list, tuple, set, frozenset)):
-        return "DESCRIBE_CONFIGS" in authorized_operations
+        return operation in authorized_operations
     return None
 
 
@@ -128,11 +134,21 @@ def _text(entry: Mapping[str, Any] | None) -> str | None:
 
 
 def broker_config_from(broker: int, entries: Mapping[str, Mapping[str, Any]], reports_dynamic: bool,
-                       version: str = "") -> tuple[BrokerConfig, list[Unknown]]:
+                       version: str = "", may_describe_configs: bool | None = None
+                       ) -> tuple[BrokerConfig, list[Unknown]]:
     """A broker's DescribeConfigs answer for BROKER_KEYS. An absent throttle rate is "not set"
     when the broker reports dynamic broker configs (DescribeConfigs v1+, Kafka 1.1+); before
-    that it is unknown. Kafka 2.x sends the rates as sensitive, without a value: hidden."""
+    that it is unknown. Kafka 2.x sends the rates as sensitive, without a value: hidden.
+    An answer without min.insync.replicas (every broker has it) is a refused resource, whose
+    error code kafka-python drops: then nothing of it is known."""
     unknowns: list[Unknown] = []
+    if MIN_ISR not in entries:
+        reason, fix = ((Reason.UNAUTHORIZED, "grant the sidecar's principal DESCRIBE_CONFIGS on the cluster")
+                       if may_describe_configs is False else (Reason.ERROR, "it is asked again next poll"))
+        for what in (Input.BROKER_MIN_ISR, Input.THROTTLE_RATES):
+            unknowns.append(Unknown(what, reason, f"broker {broker}: DescribeConfigs returned nothing for the "
+                                    f"broker; {fix}", broker=broker))
+        return BrokerConfig(), unknowns
     rates: dict[str, int | None] = {}
     for key in (LEADER_THROTTLED_RATE, FOLLOWER_THROTTLED_RATE):
         entry = entries.get(key)
@@ -148,7 +164,7 @@ def broker_config_from(broker: int, entries: Mapping[str, Mapping[str, Any]], re
             rates[key] = None
             unknowns.append(Unknown(Input.THROTTLE_RATES, Reason.HIDDEN,
                                     f"broker {broker}: {key} is set but the broker sends it as sensitive, "
-                                    f"without its value (Kafka before 2.5 does); read it with kafka-configs.sh",
+                                    f"without its value (as Kafka 2.2 and 2.4 brokers do); read it with kafka-configs.sh",
                                     broker=broker))
             break
         else:
@@ -156,14 +172,24 @@ def broker_config_from(broker: int, entries: Mapping[str, Mapping[str, Any]], re
     min_isr = _int(entries.get(MIN_ISR))
     if min_isr is None:
         unknowns.append(Unknown(Input.BROKER_MIN_ISR, Reason.ERROR,
-                                f"broker {broker}: DescribeConfigs returned no {MIN_ISR}", broker=broker))
+                                f"broker {broker}: {MIN_ISR} is not a number: {entries[MIN_ISR].get('value')!r}",
+                                broker=broker))
     return BrokerConfig(min_isr, rates.get(LEADER_THROTTLED_RATE), rates.get(FOLLOWER_THROTTLED_RATE)), unknowns
 
 
-def replica_sizes_from(broker: int, log_dirs: Iterable[Mapping[str, Any]]) -> tuple[list[ReplicaSize], list[Unknown]]:
-    """One broker's DescribeLogDirs answer; a log dir in error (offline disk) is an Unknown."""
+def replica_sizes_from(broker: int, log_dirs: Iterable[Mapping[str, Any]], may_describe: bool | None = None
+                       ) -> tuple[list[ReplicaSize], list[Unknown]]:
+    """One broker's DescribeLogDirs answer, asked for the replicas it holds; a log dir in error
+    (offline disk) is an Unknown. No log dir at all is a refused request (kafka-python drops the
+    top-level error code of v3+, Kafka 3.1+; older brokers send no log dir): unknown, not empty."""
     sizes: list[ReplicaSize] = []
     unknowns: list[Unknown] = []
+    log_dirs = list(log_dirs)
+    if not log_dirs:
+        reason, fix = ((Reason.UNAUTHORIZED, "grant the sidecar's principal DESCRIBE on the cluster")
+                       if may_describe is False else (Reason.ERROR, "it is asked again next poll"))
+        return [], [Unknown(Input.LOG_DIRS, reason, f"broker {broker}: DescribeLogDirs returned no log dir; {fix}",
+                            broker=broker)]
     for d in log_dirs:
         path, code = d.get("log_dir", ""), d.get("error_code", 0)
         if code:

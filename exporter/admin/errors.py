@@ -54,18 +54,29 @@ def describe(error: BaseException) -> str:
     return text if text.startswith(name) else f"{name}: {text}" if text else name
 
 
-def connect_error(error: BaseException, servers: str, protocol: str, timeout: float) -> AdminError:
-    """Why the client could not start against `servers`, and which setting to check."""
+# What kafka-python's failure lines say (its transport's name holds "SSL" whatever failed)
+_TLS_SIGNS = ("[SSL", "SSLError", "CERTIFICATE_VERIFY_FAILED", "Handshake failed", "certificate verify")
+_SASL_SIGNS = ("SaslAuthenticationFailed", "Authentication failed", "authentication failed")
+
+
+def connect_error(error: BaseException, servers: str, protocol: str, timeout: float,
+                  logged: list[str] | None = None) -> AdminError:
+    """Why the client could not start against `servers`, and which setting to check. `logged`:
+    what kafka-python logged meanwhile, where the TLS or SASL cause of a bootstrap timeout is."""
     where = f"Kafka Admin API at {servers} ({protocol})"
-    if isinstance(error, ssl.SSLError) or "SSL" in type(error).__name__ or "certificate" in str(error).lower():
-        return AdminError(f"{where}: TLS handshake failed: {describe(error)}; check sidecar.admin.tls.caFile "
+    causes = [describe(error), *(logged or ())]
+    tls = next((c for c in reversed(causes) if any(s in c for s in _TLS_SIGNS)), None)
+    sasl = next((c for c in reversed(causes) if any(s in c for s in _SASL_SIGNS)), None)
+    if isinstance(error, kerr.SaslAuthenticationFailedError) or sasl:
+        return AdminError(f"{where}: SASL authentication failed: {sasl or describe(error)}; check sidecar.admin.sasl "
+                          f"(mechanism, username, and the password file or variable)")
+    if isinstance(error, ssl.SSLError) or tls:
+        return AdminError(f"{where}: TLS handshake failed: {tls or describe(error)}; check sidecar.admin.tls.caFile "
                           f"(the CA that signed the brokers' certificates) and, if the brokers' names differ "
                           f"from bootstrapServers, tls.checkHostname")
-    if isinstance(error, kerr.SaslAuthenticationFailedError) or "SASL" in str(error) or "authentic" in str(error).lower():
-        return AdminError(f"{where}: SASL authentication failed: {describe(error)}; check sidecar.admin.sasl "
-                          f"(mechanism, username, and the password file or variable)")
     if isinstance(error, (kerr.KafkaTimeoutError, kerr.KafkaConnectionError, OSError)):
-        return AdminError(f"{where}: no broker answered within {timeout:g} s ({describe(error)}); check "
+        last = f"; last: {logged[-1]}" if logged else ""
+        return AdminError(f"{where}: no broker answered within {timeout:g} s ({describe(error)}{last}); check "
                           f"sidecar.admin.bootstrapServers, that the brokers run, and that the listener "
                           f"speaks {protocol} (sidecar.admin.securityProtocol)")
     return AdminError(f"{where}: {describe(error)}")

@@ -25,10 +25,10 @@ import time
 from typing import Any, Callable
 
 from exporter.admin import convert
-from exporter.admin.connection import client_options
-from exporter.admin.errors import AdminError, connect_error, describe, read_error, reason_of
+from exporter.admin.connection import FailureLog, client_options, quiet_wire_logs
+from exporter.admin.errors import connect_error, describe, read_error, reason_of
 from exporter.admin.settings import AdminSettings
-from exporter.admin.view import AdminView, BrokerConfig, Input, Partition, Reason, ReplicaSize, Unknown
+from exporter.admin.view import AdminView, BrokerConfig, Cluster, Input, Partition, Reason, ReplicaSize, Unknown
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +64,13 @@ class AdminSource:
         if factory is None:
             from kafka import KafkaAdminClient
             factory = KafkaAdminClient
-        try:
-            self._client = factory(**options)
-        except Exception as e:
-            raise connect_error(e, self.target, self.settings.protocol, self.settings.request_timeout_seconds) from e
+        quiet_wire_logs()
+        with FailureLog() as failures:
+            try:
+                self._client = factory(**options)
+            except Exception as e:
+                raise connect_error(e, self.target, self.settings.protocol, self.settings.request_timeout_seconds,
+                                    failures.messages) from e
 
     def close(self) -> None:
         client, self._client = self._client, None
@@ -102,8 +105,8 @@ class AdminSource:
         if source_api != DESCRIBE_TOPIC_PARTITIONS:
             unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
                                     f"broker {version}: no DescribeTopicPartitions (Kafka 3.7+, KIP-966)"))
-        allowed = {t["name"]: convert.may_describe_configs(
-            t.get("authorized_operations", t.get("topic_authorized_operations"))) for t in topics_raw}
+        allowed = {t["name"]: convert.allows(t.get("authorized_operations", t.get("topic_authorized_operations")),
+                                             convert.DESCRIBE_CONFIGS) for t in topics_raw}
         topics = self._topic_configs(sorted({p.topic for p in partitions}), allowed, unknowns)
 
         live = cluster.live_brokers
@@ -118,9 +121,9 @@ class AdminSource:
                     unknowns.append(Unknown(what, Reason.UNREACHABLE, f"broker {broker} is {state}; "
                                             f"it is asked again once it is live", broker=broker))
                 continue
-            brokers[broker] = self._broker_config(broker, reports_dynamic, version, unknowns)
+            brokers[broker] = self._broker_config(broker, reports_dynamic, version, cluster, unknowns)
             if self.settings.log_dirs:
-                sizes += self._log_dirs(broker, partitions, names, version, unknowns)
+                sizes += self._log_dirs(broker, partitions, names, version, cluster, unknowns)
 
         view = AdminView(cluster, tuple(partitions), topics, brokers, tuple(sizes), tuple(unknowns), names)
         self._log_unknowns(view)
@@ -131,7 +134,7 @@ class AdminSource:
     def _count(self, api: str, n: int = 1) -> None:
         self.requests[api] = self.requests.get(api, 0) + n
 
-    def _cluster(self, names: dict) -> "convert.Cluster":
+    def _cluster(self, names: dict) -> Cluster:
         source = DESCRIBE_CLUSTER if DESCRIBE_CLUSTER in names else "Metadata"
         self._count(source)
         try:
@@ -194,7 +197,7 @@ class AdminSource:
         unknowns += found
         return configs
 
-    def _broker_config(self, broker: int, reports_dynamic: bool, version: str,
+    def _broker_config(self, broker: int, reports_dynamic: bool, version: str, cluster: Cluster,
                        unknowns: list[Unknown]) -> BrokerConfig:
         from kafka.admin import ConfigResource, ConfigResourceType
         self._count(DESCRIBE_CONFIGS)
@@ -209,11 +212,11 @@ class AdminSource:
                                         f"{_broker_fix(reason)}", broker=broker))
             return BrokerConfig()
         config, found = convert.broker_config_from(broker, described.get("broker", {}).get(str(broker), {}),
-                                                   reports_dynamic, version)
+                                                   reports_dynamic, version, cluster.may_describe_configs)
         unknowns += found
         return config
 
-    def _log_dirs(self, broker: int, partitions: list[Partition], names: dict, version: str,
+    def _log_dirs(self, broker: int, partitions: list[Partition], names: dict, version: str, cluster: Cluster,
                   unknowns: list[Unknown]) -> list[ReplicaSize]:
         if DESCRIBE_LOG_DIRS not in names:
             if not any(u.input is Input.LOG_DIRS and u.broker is None for u in unknowns):
@@ -234,7 +237,7 @@ class AdminSource:
             unknowns.append(Unknown(Input.LOG_DIRS, reason, f"broker {broker}: DescribeLogDirs failed: {describe(e)}"
                                     f"{_broker_fix(reason)}", broker=broker))
             return []
-        sizes, found = convert.replica_sizes_from(broker, answer[0]["log_dirs"] if answer else [])
+        sizes, found = convert.replica_sizes_from(broker, answer[0]["log_dirs"] if answer else [], cluster.may_describe)
         unknowns += found
         return sizes
 

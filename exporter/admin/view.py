@@ -63,6 +63,9 @@ class Cluster:
     controller_id: int | None   # None: the broker reports none (-1)
     brokers: tuple[Broker, ...]
     source: str                 # "DescribeCluster" or "Metadata" (brokers before 2.8)
+    # What the sidecar's principal may do on the cluster (KIP-430; None: not told, before 2.3)
+    may_describe: bool | None = None
+    may_describe_configs: bool | None = None
 
     @property
     def live_brokers(self) -> frozenset[int]:

@@ -6,7 +6,7 @@ import kafka.errors as kerr
 
 from exporter.admin import convert
 from exporter.admin.errors import reason_of, reason_of_code
-from exporter.admin.view import AdminView, Input, Reason, ReplicaSize
+from exporter.admin.view import AdminView, BrokerConfig, Input, Reason, ReplicaSize, Unknown
 from mbeans.health import PartitionState, judge, KAFKA_3_7
 
 DESCRIBED_CLUSTER_41 = {
@@ -112,13 +112,17 @@ def test_topic_without_min_isr_is_unknown_with_the_reason_its_operations_give():
     assert "DESCRIBE_CONFIGS" in unknowns[0].detail
 
 
-def test_may_describe_configs_reads_names_and_bit_fields():
-    assert convert.may_describe_configs(["DESCRIBE", "DESCRIBE_CONFIGS"]) is True
-    assert convert.may_describe_configs(["DESCRIBE"]) is False
-    assert convert.may_describe_configs(3576) is True          # a real 4.1 answer
-    assert convert.may_describe_configs(3576 & ~(1 << 10)) is False
-    assert convert.may_describe_configs(-2147483648) is None    # not asked for
-    assert convert.may_describe_configs(None) is None
+def test_authorized_operations_read_from_names_and_bit_fields():
+    assert convert.allows(["DESCRIBE", "DESCRIBE_CONFIGS"], "DESCRIBE_CONFIGS") is True
+    assert convert.allows(["DESCRIBE"], "DESCRIBE_CONFIGS") is False
+    assert convert.allows(3576, "DESCRIBE_CONFIGS") is True          # a real 4.1 answer
+    assert convert.allows(3576, "DESCRIBE") is True
+    assert convert.allows(3576 & ~(1 << 10), "DESCRIBE_CONFIGS") is False
+    assert convert.allows(-2147483648, "DESCRIBE") is None    # not asked for
+    assert convert.allows(None, "DESCRIBE") is None
+    c = convert.cluster_from({**DESCRIBED_CLUSTER_41, "authorized_operations": ["DESCRIBE"]}, "DescribeCluster")
+    assert (c.may_describe, c.may_describe_configs) == (True, False)
+    assert convert.cluster_from(METADATA_CLUSTER_011, "Metadata").may_describe is None
 
 
 def test_broker_throttle_rates_set_not_set_hidden_and_unsupported():
@@ -143,8 +147,13 @@ def test_broker_throttle_rates_set_not_set_hidden_and_unsupported():
     assert [(u.input, u.reason, u.broker) for u in unknowns] == [(Input.THROTTLE_RATES, Reason.UNSUPPORTED, 3)]
     assert "0.11" in unknowns[0].detail and "1.1" in unknowns[0].detail
 
+    # a refused broker resource (kafka-python drops its error code): nothing known, not "not set"
+    config, unknowns = convert.broker_config_from(3, {}, reports_dynamic=True, may_describe_configs=False)
+    assert config == BrokerConfig() and [(u.input, u.reason) for u in unknowns] == [
+        (Input.BROKER_MIN_ISR, Reason.UNAUTHORIZED), (Input.THROTTLE_RATES, Reason.UNAUTHORIZED)]
+    assert "DESCRIBE_CONFIGS on the cluster" in unknowns[0].detail
     config, unknowns = convert.broker_config_from(3, {}, reports_dynamic=True)
-    assert config.min_isr is None and [(u.input, u.reason) for u in unknowns] == [(Input.BROKER_MIN_ISR, Reason.ERROR)]
+    assert [(u.input, u.reason) for u in unknowns] == [(Input.BROKER_MIN_ISR, Reason.ERROR), (Input.THROTTLE_RATES, Reason.ERROR)]
 
 
 def test_replica_sizes_and_an_offline_log_dir():
@@ -160,6 +169,11 @@ def test_replica_sizes_and_an_offline_log_dir():
                      ReplicaSize(2, "/data/a", "moving", 0, 4096, 12, True)]
     assert [(u.input, u.reason, u.broker) for u in unknowns] == [(Input.LOG_DIRS, Reason.ERROR, 2)]
     assert "/data/b" in unknowns[0].detail and "KafkaStorage (56)" in unknowns[0].detail
+    # no log dir at all: a refused request, unknown rather than "holds nothing"
+    assert convert.replica_sizes_from(2, [], may_describe=False)[1] == [Unknown(
+        Input.LOG_DIRS, Reason.UNAUTHORIZED, "broker 2: DescribeLogDirs returned no log dir; grant the sidecar's "
+        "principal DESCRIBE on the cluster", broker=2)]
+    assert convert.replica_sizes_from(2, [])[1][0].reason is Reason.ERROR
 
 
 def test_partition_states_convert_one_to_one_and_judge():

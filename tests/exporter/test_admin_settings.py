@@ -9,7 +9,7 @@ import pytest
 from exporter.admin import convert
 from exporter.admin.connection import Masked, client_options
 from exporter.admin.fallback import MinIsrResolver, reassignments_known
-from exporter.admin.settings import AdminConfigError, AdminSettings, Secret, admin_settings
+from exporter.admin.settings import AdminConfigError, Secret, admin_settings
 from exporter.admin.view import AdminView, BrokerConfig, Input, Partition, Reason, TopicConfig, Unknown
 
 
