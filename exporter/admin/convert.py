@@ -78,6 +78,16 @@ def partitions_from(topics: Iterable[Mapping[str, Any]],
     return partitions, unknowns
 
 
+def merge_topic_pages(topics: list[dict], page: Iterable[Mapping[str, Any]]) -> None:
+    """Appends a DescribeTopicPartitions page to `topics`. A page may end inside a topic; the next
+    page then starts with the rest of that topic's partitions."""
+    page = list(page)
+    if topics and page and topics[-1]["name"] == page[0]["name"]:
+        topics[-1] = {**topics[-1], "partitions": [*topics[-1]["partitions"], *page[0]["partitions"]]}
+        page = page[1:]
+    topics.extend(page)
+
+
 def allows(authorized_operations: Any, operation: str) -> bool | None:
     """Whether a topic's or the cluster's authorized operations (KIP-430: a list of names from
     kafka-python's Metadata and DescribeCluster, DescribeTopicPartitions' bit field) include

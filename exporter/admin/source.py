@@ -43,8 +43,9 @@ ADDED_IN = {DESCRIBE_CLUSTER: "2.8", DESCRIBE_TOPIC_PARTITIONS: "3.7", LIST_REAS
 
 class AdminSource:
     def __init__(self, settings: AdminSettings, environ=None,
-                 client_factory: Callable[..., Any] | None = None):
+                 client_factory: Callable[..., Any] | None = None, page_partitions: int = PAGE_PARTITIONS):
         self.settings = settings
+        self.page_partitions = page_partitions
         self.target = ",".join(settings.bootstrap_servers)
         self._environ = environ
         self._factory = client_factory
@@ -149,8 +150,8 @@ class AdminSource:
                 cursor = None
                 while True:
                     self._count(DESCRIBE_TOPIC_PARTITIONS)
-                    page = self._client.describe_topic_partitions([], PAGE_PARTITIONS, cursor)
-                    _merge_pages(topics, page["topics"])
+                    page = self._client.describe_topic_partitions([], self.page_partitions, cursor)
+                    convert.merge_topic_pages(topics, page["topics"])
                     cursor = page.get("next_cursor")
                     if not cursor:
                         return topics, DESCRIBE_TOPIC_PARTITIONS
@@ -267,10 +268,3 @@ def _release(api_versions: dict) -> str:
     except Exception:
         return "of this version"
 
-
-def _merge_pages(topics: list[dict], page: list[dict]) -> None:
-    # A page may end inside a topic; its next page starts with the rest of that topic's partitions.
-    if topics and page and topics[-1]["name"] == page[0]["name"]:
-        topics[-1]["partitions"] = list(topics[-1]["partitions"]) + list(page[0]["partitions"])
-        page = page[1:]
-    topics.extend(page)

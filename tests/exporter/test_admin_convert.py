@@ -216,3 +216,15 @@ def test_failures_map_to_the_fixed_reasons():
     assert reason_of_code(29) is Reason.UNAUTHORIZED and reason_of_code(31) is Reason.UNAUTHORIZED
     assert reason_of_code(35) is Reason.UNSUPPORTED and reason_of_code(56) is Reason.ERROR
     assert {r.value for r in Reason} == {"unsupported", "unauthorized", "unreachable", "hidden", "error"}
+
+
+def test_describe_topic_partitions_pages_join_a_topic_split_between_them():
+    topics: list[dict] = []
+    convert.merge_topic_pages(topics, [{"name": "a", "error_code": 0, "partitions": [_dtp_partition(0, 1, [1], [1])]},
+                                       {"name": "b", "error_code": 0, "partitions": [_dtp_partition(0, 1, [1], [1])]}])
+    convert.merge_topic_pages(topics, [{"name": "b", "error_code": 0, "partitions": [_dtp_partition(1, 2, [2], [2])]},
+                                       {"name": "c", "error_code": 0, "partitions": [_dtp_partition(0, 1, [1], [1])]}])
+    assert [(t["name"], [p["partition_index"] for p in t["partitions"]]) for t in topics] == \
+        [("a", [0]), ("b", [0, 1]), ("c", [0])]
+    partitions, _ = convert.partitions_from(topics, {})
+    assert [(p.topic, p.partition, p.leader) for p in partitions] == [("a", 0, 1), ("b", 0, 1), ("b", 1, 2), ("c", 0, 1)]

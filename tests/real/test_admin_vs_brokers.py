@@ -191,6 +191,10 @@ def test_admin_source_agrees_with_topic_command(cluster: KafkaCluster):
             assert view.sizes("moving", 0)[0].size >= MOVING_RECORDS * RECORD_SIZE
         if version >= (3, 7):
             assert all(p.eligible_leader_replicas == () for p in view.partitions)
+            # DescribeTopicPartitions in pages of 2 partitions reads the same (7 here: 4 requests)
+            with AdminSource(source.settings, page_partitions=2) as paged:
+                assert paged.read().partitions == view.partitions
+                assert paged.requests["DescribeTopicPartitions"] == -(-len(view.partitions) // 2), paged.requests
 
         # reassigning, throttled
         kafka.reassign(MOVE, throttle=THROTTLE)
