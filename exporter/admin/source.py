@@ -96,35 +96,9 @@ class AdminSource:
         unknowns: list[Unknown] = []
 
         cluster = self._cluster(names)
-        topics_raw, source_api = self._topics(names)
-        reassignments = self._reassignments(names, version, unknowns)
-        partitions, topic_unknowns = convert.partitions_from(topics_raw, reassignments)
-        unknowns += topic_unknowns
-        if partitions and partitions[0].offline_replicas is None:
-            unknowns.append(Unknown(Input.OFFLINE_REPLICAS, Reason.UNSUPPORTED,
-                                    f"broker {version}: Metadata before v5 (Kafka 1.0) has no offline replicas"))
-        if source_api != DESCRIBE_TOPIC_PARTITIONS:
-            unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
-                                    f"broker {version}: no DescribeTopicPartitions (Kafka 3.7+, KIP-966)"))
-        allowed = {t["name"]: convert.allows(t.get("authorized_operations", t.get("topic_authorized_operations")),
-                                             convert.DESCRIBE_CONFIGS) for t in topics_raw}
+        partitions, allowed = self._partitions(names, version, unknowns)
         topics = self._topic_configs(sorted({p.topic for p in partitions}), allowed, unknowns)
-
-        live = cluster.live_brokers
-        known = sorted({b.id for b in cluster.brokers} | {r for p in partitions for r in p.replicas if r >= 0})
-        brokers: dict[int, BrokerConfig] = {}
-        sizes: list[ReplicaSize] = []
-        reports_dynamic = names.get(DESCRIBE_CONFIGS, (0, 0))[1] >= 1
-        for broker in known:
-            if broker not in live:
-                state = "fenced" if any(b.id == broker and b.fenced for b in cluster.brokers) else "not registered (down)"
-                for what in (Input.BROKER_MIN_ISR, Input.THROTTLE_RATES, Input.LOG_DIRS):
-                    unknowns.append(Unknown(what, Reason.UNREACHABLE, f"broker {broker} is {state}; "
-                                            f"it is asked again once it is live", broker=broker))
-                continue
-            brokers[broker] = self._broker_config(broker, reports_dynamic, version, cluster, unknowns)
-            if self.settings.log_dirs:
-                sizes += self._log_dirs(broker, partitions, names, version, cluster, unknowns)
+        brokers, sizes = self._per_broker(cluster, partitions, names, version, unknowns)
 
         view = AdminView(cluster, tuple(partitions), topics, brokers, tuple(sizes), tuple(unknowns), names)
         self._log_unknowns(view)
@@ -142,6 +116,43 @@ class AdminSource:
             return convert.cluster_from(self._client.describe_cluster(), source)
         except Exception as e:
             raise read_error(e, f"{source} (the cluster's brokers)", self.target) from e
+
+    def _partitions(self, names: dict, version: str, unknowns: list[Unknown]) -> tuple[list[Partition], dict]:
+        """Every partition with its reassignment, and whether each topic's configs may be read."""
+        topics_raw, source_api = self._topics(names)
+        reassignments = self._reassignments(names, version, unknowns)
+        partitions, topic_unknowns = convert.partitions_from(topics_raw, reassignments)
+        unknowns += topic_unknowns
+        if partitions and partitions[0].offline_replicas is None:
+            unknowns.append(Unknown(Input.OFFLINE_REPLICAS, Reason.UNSUPPORTED,
+                                    f"broker {version}: Metadata before v5 (Kafka 1.0) has no offline replicas"))
+        if source_api != DESCRIBE_TOPIC_PARTITIONS:
+            unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
+                                    f"broker {version}: no DescribeTopicPartitions (Kafka 3.7+, KIP-966)"))
+        allowed = {t["name"]: convert.allows(t.get("authorized_operations", t.get("topic_authorized_operations")),
+                                             convert.DESCRIBE_CONFIGS) for t in topics_raw}
+        return partitions, allowed
+
+    def _per_broker(self, cluster: Cluster, partitions: list[Partition], names: dict, version: str,
+                    unknowns: list[Unknown]) -> tuple[dict[int, BrokerConfig], list[ReplicaSize]]:
+        """Each live broker's configs and log dirs, one request each; a broker that is not live
+        (fenced, or named only in replica lists) is unknown."""
+        live = cluster.live_brokers
+        known = sorted({b.id for b in cluster.brokers} | {r for p in partitions for r in p.replicas if r >= 0})
+        brokers: dict[int, BrokerConfig] = {}
+        sizes: list[ReplicaSize] = []
+        reports_dynamic = names.get(DESCRIBE_CONFIGS, (0, 0))[1] >= 1
+        for broker in known:
+            if broker not in live:
+                state = "fenced" if any(b.id == broker and b.fenced for b in cluster.brokers) else "not registered (down)"
+                for what in (Input.BROKER_MIN_ISR, Input.THROTTLE_RATES, Input.LOG_DIRS):
+                    unknowns.append(Unknown(what, Reason.UNREACHABLE, f"broker {broker} is {state}; "
+                                            f"it is asked again once it is live", broker=broker))
+                continue
+            brokers[broker] = self._broker_config(broker, reports_dynamic, version, cluster, unknowns)
+            if self.settings.log_dirs:
+                sizes += self._log_dirs(broker, partitions, names, version, cluster, unknowns)
+        return brokers, sizes
 
     def _topics(self, names: dict) -> tuple[list[dict], str]:
         try:

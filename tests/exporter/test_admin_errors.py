@@ -69,3 +69,21 @@ def test_wire_loggers_are_capped_at_info(caplog):
     finally:
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
+
+
+def test_an_unknown_is_logged_once_when_it_appears_and_once_when_it_clears(caplog):
+    from exporter.admin import convert
+    from exporter.admin.settings import AdminSettings
+    from exporter.admin.source import AdminSource
+    from exporter.admin.view import AdminView, Input, Reason, Unknown
+
+    cluster = convert.cluster_from({"brokers": [{"broker_id": 1, "host": "h", "port": 1}], "cluster_id": "c",
+                                    "controller_id": 1}, "Metadata")
+    down = Unknown(Input.LOG_DIRS, Reason.UNREACHABLE, "broker 3 is not registered (down)", broker=3)
+    source = AdminSource(AdminSettings(bootstrap_servers=("kafka-0:9092",)))  # connects only to read
+    with caplog.at_level(logging.INFO, logger="exporter.admin.source"):
+        for unknowns in ((down,), (down,), ()):
+            source._log_unknowns(AdminView(cluster, (), unknowns=unknowns))
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", "Admin API: log_dirs unknown (unreachable): broker 3 is not registered (down)"),
+        ("INFO", "Admin API: log_dirs of broker 3 known again")]
