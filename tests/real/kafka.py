@@ -9,6 +9,10 @@
         kafka.finish_reassignment()            # lifts the throttle, waits until complete
         kafka.describe()                       # `kafka-topics.sh --describe` output
 
+    # KRaft only: a SASL_SSL listener beside PLAINTEXT, ACLs enforced (PLAINTEXT is a super user)
+    KafkaCluster("4.1", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
+    kafka.secure_bootstrap; kafka.secure_clients.ca_pem  # for SASL PLAIN or SCRAM clients over TLS
+
 Every broker runs `kafka.Kafka` from the release's Maven classpath (tests/real/programs) with remote
 JMX enabled on its own port: plain, or with `jmx="secure"` a password file, read-only access and
 the RMI registry and connector over SSL. KRaft releases get one dedicated controller node (so any
@@ -132,10 +136,35 @@ class JmxAccess:
     password: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
 
+@dataclass
+class SecureClients:
+    """A second client listener, SECURE (SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over
+    a self-signed certificate for 127.0.0.1), on every broker of a KRaft cluster, with the
+    StandardAuthorizer on: principals on SECURE get what ACLs grant them, while PLAINTEXT (the
+    tools, the brokers, the controller: User:ANONYMOUS) and `super_users` may do anything.
+    `users` are PLAIN users (name -> password); SCRAM credentials are created through the Admin
+    API once the cluster runs (the test's business), so no password is on a command line."""
+
+    users: dict[str, str]
+    super_users: tuple[str, ...] = ()
+
+    @property
+    def ca_pem(self) -> Path:
+        """The listener certificate in PEM (the CA a client trusts: it is self-signed)."""
+        import ssl
+        from tests.exporter.jmx_target import keystores
+
+        crt = Path(keystores().keystore).with_name("server.crt")
+        pem = crt.with_suffix(".pem")
+        if not pem.exists():
+            pem.write_text(ssl.DER_cert_to_PEM_cert(crt.read_bytes()))
+        return pem
+
+
 class KafkaCluster:
     def __init__(self, release: str, brokers: int = 1, jmx: str = "plain", workdir: Path | None = None,
                  broker_config: dict[str, str] | None = None, start_timeout: float = 120.0,
-                 heap: tuple[str, ...] = BROKER_HEAP):
+                 heap: tuple[str, ...] = BROKER_HEAP, secure_clients: SecureClients | None = None):
         if release not in RELEASES:
             raise KafkaError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASES)}")
         if not 1 <= brokers <= 3:
@@ -149,9 +178,13 @@ class KafkaCluster:
         self.broker_config = dict(broker_config or {})
         self.start_timeout = start_timeout
         self.heap = heap  # the brokers' JVM heap options (a few thousand partitions need more)
+        if secure_clients is not None and not self.release.kraft:
+            raise KafkaError("secure_clients: only KRaft releases (StandardAuthorizer) are set up for it")
+        self.secure_clients = secure_clients
         self.brokers: dict[int, Node] = {
             i: Node(i, processes.free_port(), processes.free_port(), self.workdir / f"broker-{i}",
                     controller_port=0) for i in range(1, brokers + 1)}
+        self.secure_ports = {i: processes.free_port() for i in self.brokers} if secure_clients else {}
         self.controller: Node | None = None
         self.zookeeper: Node | None = None
         if self.release.kraft:
@@ -166,6 +199,11 @@ class KafkaCluster:
     @property
     def bootstrap(self) -> str:
         return ",".join(f"127.0.0.1:{b.port}" for b in self.brokers.values())
+
+    @property
+    def secure_bootstrap(self) -> str:
+        assert self.secure_clients, "the cluster has no SECURE listener (secure_clients)"
+        return ",".join(f"127.0.0.1:{self.secure_ports[i]}" for i in self.brokers)
 
     @property
     def zookeeper_connect(self) -> str:
@@ -435,11 +473,41 @@ class KafkaCluster:
             props.update({"broker.id": str(node.node_id), "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
                           "zookeeper.connect": self.zookeeper_connect,
                           "zookeeper.connection.timeout.ms": "30000"})
+        if self.secure_clients:
+            props.update(self._secure_properties(node))
         if node is not self.controller:
             props.update(self.broker_config)
         path = node.directory / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         return path
+
+    def _secure_properties(self, node: Node) -> dict[str, str]:
+        secure = self.secure_clients
+        supers = ";".join(["User:ANONYMOUS", *(f"User:{u}" for u in secure.super_users)])
+        props = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                 "super.users": supers}
+        if node is self.controller:
+            return props
+        from tests.exporter.jmx_target import keystores
+
+        ks = keystores()
+        plain_users = " ".join(f'user_{u}="{pw}"' for u, pw in secure.users.items())
+        props.update({
+            "listeners": f"PLAINTEXT://127.0.0.1:{node.port},SECURE://127.0.0.1:{self.secure_ports[node.node_id]}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SECURE:SASL_SSL",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "listener.name.secure.plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+            "listener.name.secure.scram-sha-256.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "listener.name.secure.scram-sha-512.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "listener.name.secure.ssl.keystore.location": str(ks.keystore),
+            "listener.name.secure.ssl.keystore.password": ks.password,
+            "listener.name.secure.ssl.keystore.type": "PKCS12",
+            "listener.name.secure.ssl.key.password": ks.password,
+        })
+        return props
 
     def _format_kraft(self) -> None:
         cluster_id = self.tool("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
