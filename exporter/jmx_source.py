@@ -54,7 +54,7 @@ from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings
+from exporter.sidecar_settings import SidecarSettings, jvm_start_options
 from exporter.source import ReadResult, SourceError
 from mbeans import catalog
 
@@ -65,13 +65,14 @@ def _object_name_text(key: tuple) -> str:
 
 
 def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
-    """`sidecar.jvmOptions`, else the defaults when this process has no JVM yet (a JVM already
-    running, e.g. in tests, keeps the options it was started with)."""
-    if settings.jvm_options is not None:
-        return tuple(settings.jvm_options)
+    """The options the settings ask for (`jvm_start_options`); none when this process already runs
+    a JVM (e.g. in tests) and neither `jvmOptions` nor `jvmMaxHeap` is given: it keeps the options
+    it was started with."""
     import jpype
 
-    return () if jpype.isJVMStarted() else DEFAULT_JVM_OPTIONS
+    if settings.jvm_options is None and settings.jvm_max_heap is None and jpype.isJVMStarted():
+        return ()
+    return jvm_start_options(settings)
 
 
 def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
