@@ -98,6 +98,11 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
     )
 
 
+# The broker-wide health MBeans (ReplicaManager's partition counts, the controller's offline
+# partitions, ...), read by name before the first complete poll of a broker (`read_health`).
+_BROKER_HEALTH = tuple(f"{s.domain}:type={s.type},name={s.name}" for s in catalog.HEALTH_MBEANS
+                       if s.scope in (catalog.Scope.BROKER, catalog.Scope.CONTROLLER))
+
 # Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
 # largest value worth a query of its own (the catalog's usual maximum of its value kind: 1 for
 # flags; larger values are read), or None for a family read member by member (every member holds
@@ -181,6 +186,10 @@ class JmxSource:
 
     def close(self) -> None:
         self.client.close()
+
+    def abort(self) -> None:
+        """Give up the read in progress (from another thread): the sidecar is stopping."""
+        self.client.abort()
 
     def jvm_memory(self) -> dict[tuple[str, str], int]:
         """(area, kind) -> bytes of the JVM in this process: heap and nonheap, used/committed/max;
@@ -310,6 +319,19 @@ class JmxSource:
             return self._read()
         except JmxError as e:
             raise SourceError(str(e)) from e
+
+    def read_health(self) -> ReadResult:
+        """The broker-wide health MBeans of the catalog that the configuration includes, read by
+        name (no listing: a few round trips whatever the broker's size), in jmx_exporter's
+        visiting order among themselves. Those the broker does not have are left out."""
+        started = time.monotonic()
+        names = [n for n in map(ObjectName.parse, _BROKER_HEALTH) if self.config.wants_mbean(n)]
+        try:
+            read = self.client.read([str(n) for n in jmx_exporter_order(names)]) if names else []
+        except JmxError as e:
+            raise SourceError(str(e)) from e
+        stats = self.client.take_stats()
+        return ReadResult(read, stats.round_trips, {"reads": time.monotonic() - started})
 
     def _read(self) -> ReadResult:
         t0 = time.monotonic()
