@@ -273,11 +273,6 @@ class Collector:
             self._partial = False
             self._generation += 1
             recovered, self.last_error = self.last_error, None
-        if self._freeze_gc:
-            # the C heap's free pages back to the system, the previous snapshot's among them: a
-            # poll's transient objects (the first poll's above all) leave freed memory that glibc
-            # keeps and RSS still counts
-            process_memory.trim()
         self.last_poll = PollStats(phases, result.round_trips, result.queries, result.count, snap.series)
         m = self.metrics
         m.scrape_duration.set(elapsed)
@@ -307,6 +302,12 @@ class Collector:
         self._withdrawal_told = False
         with self._lock:
             self._generation += 1  # the self metrics changed too
+        if self._freeze_gc:
+            # the C heap's free pages back to the system, the previous snapshot's among them: a
+            # poll's transient objects (the first poll's above all) leave freed memory that glibc
+            # keeps and RSS still counts. Last: it takes a while on a big heap, and the self
+            # metrics above belong with the snapshot just served
+            process_memory.trim()
         return True
 
     def _freeze(self) -> None:
