@@ -9,8 +9,9 @@ The first complete poll of a big broker takes a minute or more (it lists every n
 and serves them as a partial snapshot (`kafka_jmx_sidecar_snapshot_partial 1`); the sidecar is
 ready, and its last-successful-poll time set, only with the first complete poll, whose output is
 jmx_exporter's. Polls start on the interval's ticks (poll_schedule.py): one that overruns the
-interval is counted (`kafka_jmx_sidecar_poll_overruns_total`, logged once until polls fit again)
-and the next starts at the first tick after it. `stop()` gives up the poll in progress when the
+interval is counted (`kafka_jmx_sidecar_poll_overruns_total`; the first is logged, the later ones
+at debug level: the first poll of a big broker, and those that list the names again, may overrun
+now and then) and the next starts at the first tick after it. `stop()` gives up the poll in progress when the
 sidecar is stopping, without waiting on the broker.
 
 With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
@@ -113,7 +114,8 @@ class Collector:
         self._withdrawal_told = False
         self._last_poll_failed = False
         self._partial = False  # the snapshot holds only the health MBeans read before the first poll
-        self._overrunning = False  # the last poll overran the interval (logged once until one fits)
+        self._overrunning = False  # the last poll overran the interval
+        self._overrun_runs = 0  # runs of overrunning polls so far (the first is logged as a warning)
         self._stopping = False
         self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
         self.last_error: str | None = None
@@ -362,17 +364,20 @@ class Collector:
         self.source.close()
 
     def _note_overrun(self, following: NextPoll, took: float) -> None:
-        """Count a poll that took longer than the interval; log the first of a run of them."""
+        """Count a poll that took longer than the interval; log the first run of them (later
+        ones at debug level: the counter tells how often)."""
         interval = self.settings.poll_interval_seconds
         if following.overran:
             self.metrics.poll_overruns.inc()
             if not self._overrunning:
-                log.warning("a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls "
-                            "start at the first interval tick after the previous one ends, and are counted in "
-                            "kafka_jmx_sidecar_poll_overruns_total (logged again only after polls fit); raise "
-                            "pollIntervalSeconds, or read fewer MBeans (includeObjectNames)",
-                            self.target, took, interval)
+                self._overrun_runs += 1
+                log.log(logging.WARNING if self._overrun_runs == 1 else logging.DEBUG,
+                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start at "
+                        "the first interval tick after the previous one ends, and kafka_jmx_sidecar_poll_overruns_total "
+                        "counts them (logged once); if it keeps growing, raise pollIntervalSeconds or read fewer "
+                        "MBeans (includeObjectNames)", self.target, took, interval)
             self._overrunning = True
         elif self._overrunning:
-            log.info("polls of %s fit in sidecar.pollIntervalSeconds again (the last took %.1f s)", self.target, took)
+            log.log(logging.INFO if self._overrun_runs == 1 else logging.DEBUG,
+                    "polls of %s fit in sidecar.pollIntervalSeconds again (the last took %.1f s)", self.target, took)
             self._overrunning = False

@@ -380,7 +380,7 @@ class FakeStop:
         return self.is_set()
 
 
-def test_overruns_are_counted_logged_once_per_run_of_them_and_polls_keep_to_the_ticks(monkeypatch, caplog):
+def test_overruns_are_counted_and_logged_once_and_polls_keep_to_the_ticks(monkeypatch, caplog):
     import logging
 
     import exporter.collector as collector_module
@@ -405,10 +405,13 @@ def test_overruns_are_counted_logged_once_per_run_of_them_and_polls_keep_to_the_
     _, tail = c.exposition(TEXT)
     assert metric_value(tail, "kafka_jmx_sidecar_poll_overruns_total") == 3
     assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="success"}') == 5
+    # the first overrun is logged, and when polls fit again; the run of overruns after that is not
+    # (the first poll of a big broker, and those listing its names again, overrun now and then)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 2, warnings  # the run of two overruns, then the one after polls fit again
+    assert len(warnings) == 1, warnings
     assert "took 40.0 s, longer than sidecar.pollIntervalSeconds (15 s)" in warnings[0]
-    assert any("fit in sidecar.pollIntervalSeconds again" in r.getMessage() for r in caplog.records)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.INFO] == [
+        "polls of 127.0.0.1:9999 fit in sidecar.pollIntervalSeconds again (the last took 5.0 s)"]
 
 
 def test_stop_gives_up_the_poll_in_progress_and_publishes_nothing_of_it(caplog):
