@@ -372,10 +372,11 @@ class Collector:
             if not self._overrunning:
                 self._overrun_runs += 1
                 log.log(logging.WARNING if self._overrun_runs == 1 else logging.DEBUG,
-                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start at "
-                        "the first interval tick after the previous one ends, and kafka_jmx_sidecar_poll_overruns_total "
-                        "counts them (logged once); if it keeps growing, raise pollIntervalSeconds or read fewer "
-                        "MBeans (includeObjectNames)", self.target, took, interval)
+                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start "
+                        "at the first interval tick after the previous one ends, and "
+                        "kafka_jmx_sidecar_poll_overruns_total counts them (logged once); if it keeps growing, "
+                        "raise pollIntervalSeconds or read fewer MBeans (includeObjectNames)",
+                        self.target, took, interval)
             self._overrunning = True
         elif self._overrunning:
             log.log(logging.INFO if self._overrun_runs == 1 else logging.DEBUG,

@@ -119,7 +119,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "read_timeout_seconds": (_positive, "a number of seconds > 0"),
     "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
     "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
-    "jvm_max_heap": (lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP, "a JVM heap size of at least 32m, such as 256m or 1g"),
+    "jvm_max_heap": (lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP,
+                     "a JVM heap size of at least 32m, such as 256m or 1g"),
     "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
                     'a list of JVM options such as ["-Xmx512m"]'),
 }

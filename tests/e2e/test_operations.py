@@ -44,7 +44,8 @@ def value(text: str, sample: str) -> float | None:
 
 def broker_lines(text: str) -> list[str]:
     """The broker's series: every sample but the sidecar's and jmx_exporter's own."""
-    return [line for line in text.splitlines() if line.startswith("kafka_") and not line.startswith("kafka_jmx_sidecar")]
+    return [line for line in text.splitlines()
+            if line.startswith("kafka_") and not line.startswith("kafka_jmx_sidecar")]
 
 
 class Serve:
@@ -219,10 +220,14 @@ def test_a_broker_killed_50_times_mid_poll_never_takes_the_sidecar_down(tmp_path
     restarting: list[threading.Thread] = []
     try:
         s = serve(sim.url, {"pollIntervalSeconds": 0.05, "withdrawAfterSeconds": 0})
-        restored = lambda t: value(t, "kafka_jmx_sidecar_snapshot_withdrawn") == 0 and bool(broker_lines(t))  # noqa: E731
-        withdrawn = lambda t: value(t, "kafka_jmx_sidecar_snapshot_withdrawn") == 1 and not broker_lines(t)  # noqa: E731
-        s.wait_for("the first complete poll", lambda t: restored(t) and value(t, "kafka_jmx_sidecar_snapshot_partial") == 0,
-                   timeout=120)
+        def restored(t: str) -> bool:
+            return value(t, "kafka_jmx_sidecar_snapshot_withdrawn") == 0 and bool(broker_lines(t))
+
+        def withdrawn(t: str) -> bool:
+            return value(t, "kafka_jmx_sidecar_snapshot_withdrawn") == 1 and not broker_lines(t)
+
+        s.wait_for("the first complete poll",
+                   lambda t: restored(t) and value(t, "kafka_jmx_sidecar_snapshot_partial") == 0, timeout=120)
         pid = s.proc.pid
         for kill in range(50):
             time.sleep(rng.uniform(0.02, 0.2))  # a poll has just ended: into one of those that follow
