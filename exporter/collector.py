@@ -4,6 +4,16 @@ place, marked stale. A scrape only ever reads `Collector.exposition`, so it neve
 
 A poll renders only the formats scraped in the last `FORMAT_IDLE_SECONDS` (both at start).
 
+The first complete poll of a big broker takes a minute or more (it lists every name). Before it,
+`run` reads the broker-wide health MBeans alone (the source's `read_health`, a few round trips)
+and serves them as a partial snapshot (`kafka_jmx_sidecar_snapshot_partial 1`); the sidecar is
+ready, and its last-successful-poll time set, only with the first complete poll, whose output is
+jmx_exporter's. Polls start on the interval's ticks (poll_schedule.py): one that overruns the
+interval is counted (`kafka_jmx_sidecar_poll_overruns_total`; the first is logged, the later ones
+at debug level: the first poll of a big broker, and those that list the names again, may overrun
+now and then) and the next starts at the first tick after it. `stop()` gives up the poll in progress when the
+sidecar is stopping, without waiting on the broker.
+
 With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
 names, plans and cached samples of a big broker are millions of long-lived objects, and without
 it a full cyclic collection walks them all every few polls, holding the GIL for seconds (about
@@ -22,7 +32,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from exporter import process_memory
 from exporter.families import RejectedPoll
+from exporter.poll_schedule import NextPoll, PollSchedule
 from exporter.rule_engine import RuleEngine
 from exporter.config_file import ConfigError
 from exporter.rule_engine.config import Config, load_config, require_target
@@ -33,17 +45,6 @@ from exporter.source import Source, SourceError
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
-
-def _load_malloc_trim():
-    try:
-        import ctypes
-
-        return ctypes.CDLL("libc.so.6").malloc_trim  # glibc only; elsewhere nothing to trim this way
-    except (OSError, AttributeError):
-        return None
-
-
-_malloc_trim = _load_malloc_trim()
 
 # A format no scrape asked for in this long is no longer rendered by every poll; its next request
 # renders it once from the snapshot's samples, and the polls after that render it again.
@@ -112,7 +113,11 @@ class Collector:
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
         self._withdrawal_told = False
         self._last_poll_failed = False
-        self._lock = threading.Lock()  # guards the (snapshot, failed) pair as a scrape reads it
+        self._partial = False  # the snapshot holds only the health MBeans read before the first poll
+        self._overrunning = False  # the last poll overran the interval
+        self._overrun_runs = 0  # runs of overrunning polls so far (the first is logged as a warning)
+        self._stopping = False
+        self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
         self.last_error: str | None = None
         self.last_poll = PollStats()
         self._requested = {fmt: time.monotonic() for fmt in FORMATS}  # format -> last request
@@ -127,7 +132,13 @@ class Collector:
 
     @property
     def ready(self) -> bool:
-        return self._snapshot.taken_at > 0
+        """A complete poll has succeeded (the partial snapshot read first does not count)."""
+        return self._snapshot.taken_at > 0 and not self._partial
+
+    @property
+    def partial(self) -> bool:
+        """The snapshot served holds only the health MBeans read before the first complete poll."""
+        return self._partial
 
     @property
     def snapshot(self) -> Snapshot:
@@ -151,11 +162,11 @@ class Collector:
         """The snapshot to serve (none while withdrawn) and this moment's self metrics in `fmt`."""
         self._requested[fmt] = time.monotonic()
         with self._lock:
-            snap = self._snapshot
+            snap, partial = self._snapshot, self._partial
         now = self.clock()
         withdrawn = self.withdrawn(now)
         self.metrics.connected.set(1 if self.source.connected else 0)
-        tail = self.metrics.render(fmt, snap.taken_at, self.stale(now), now, withdrawn)
+        tail = self.metrics.render(fmt, snap.taken_at, self.stale(now), now, withdrawn, partial)
         return (self._nothing if withdrawn else snap), tail
 
     def response(self, fmt: str, gzip_wanted: bool) -> tuple[int, Iterable[bytes]]:
@@ -195,15 +206,56 @@ class Collector:
         now = time.monotonic()
         return [fmt for fmt, at in self._requested.items() if now - at < FORMAT_IDLE_SECONDS]
 
+    def poll_health_first(self) -> bool:
+        """Before the first complete poll: the broker-wide health MBeans alone, read and served as
+        a partial snapshot (see the module docstring). True when one was published. Its failure
+        is left for the complete poll that follows to report."""
+        read_health = getattr(self.source, "read_health", None)
+        if read_health is None or self._snapshot.taken_at:
+            return False
+        started = time.monotonic()
+        try:
+            result = read_health()
+            # an engine of its own: the first complete poll's starts from nothing, as without this
+            families = RuleEngine(self._watcher.config, naming=self.settings.naming).series(
+                result.mbeans, result.ranks, result.tables)
+        except (SourceError, RejectedPoll) as e:
+            log.debug("no health MBeans read before the first poll: %s", e)
+            return False
+        if not result.count or self._stopping:
+            return False
+        snap = Snapshot.render_families(families, self.clock(), time.monotonic() - started, self.formats(),
+                                        self.settings.naming)
+        with self._lock:
+            self._snapshot, self._partial = snap, True
+            self._generation += 1
+        log.info("serving %d series of %d broker-wide health MBeans of %s, read in %.1f s, until the first "
+                 "complete poll ends (kafka_jmx_sidecar_snapshot_partial 1)", snap.series, result.count,
+                 self.target, time.monotonic() - started)
+        return True
+
+    def stop(self) -> None:
+        """The sidecar is stopping (any thread): the poll in progress is given up as soon as the
+        source lets it (`abort`), and what it read is not published."""
+        self._stopping = True
+        abort = getattr(self.source, "abort", None)
+        if abort is not None:
+            abort()
+
     def poll_once(self) -> bool:
         """One complete poll; True when it produced a new snapshot."""
         self._apply_reload()
         started = time.monotonic()
         try:
             result = self.source.read()
+            if self._stopping:
+                return False
             read = time.monotonic()
             families = self._engine.series(result.mbeans, result.ranks, result.tables)
         except (SourceError, RejectedPoll) as e:
+            if self._stopping:
+                log.info("poll of %s given up: the sidecar is stopping", self.target)
+                return False
             self._failed(str(e), time.monotonic() - started)
             return False
         except Exception as e:  # a bug must not take the endpoint down; say so loudly
@@ -217,10 +269,12 @@ class Collector:
         phases.update(rules=ruled - read, render=time.monotonic() - ruled)
         if self._freeze_gc:
             self._freeze()
-        with self._lock:
+        with self._lock:  # the new snapshot and the end of any failure are seen together
             self._snapshot = snap
             self._last_poll_failed = False
+            self._partial = False
             self._generation += 1
+            recovered, self.last_error = self.last_error, None
         self.last_poll = PollStats(phases, result.round_trips, result.queries, result.count, snap.series)
         m = self.metrics
         m.scrape_duration.set(elapsed)
@@ -245,24 +299,25 @@ class Collector:
         if stats.rejected_values > self._rejected_seen:
             m.rejected.inc(stats.rejected_values - self._rejected_seen)
         self._rejected_seen = stats.rejected_values
-        if self.last_error:
+        if recovered:
             log.info("poll of %s succeeded again", self.target)
-        self.last_error = None
         self._withdrawal_told = False
         with self._lock:
             self._generation += 1  # the self metrics changed too
+        if self._freeze_gc:
+            # the C heap's free pages back to the system, the previous snapshot's among them: a
+            # poll's transient objects (the first poll's above all) leave freed memory that glibc
+            # keeps and RSS still counts. Last: it takes a while on a big heap, and the self
+            # metrics above belong with the snapshot just served
+            process_memory.trim()
         return True
 
     def _freeze(self) -> None:
-        """See the module docstring. Also hands the C heap's free pages back to the system: a
-        poll's transient objects (the first poll's above all) leave freed memory that glibc keeps
-        and RSS still counts."""
+        """See the module docstring."""
         if not self._collected:
             gc.collect()
             self._collected = True
         gc.freeze()
-        if _malloc_trim is not None:
-            _malloc_trim(0)
 
     def _failed(self, message: str, elapsed: float) -> None:
         m = self.metrics
@@ -275,7 +330,9 @@ class Collector:
         # Log a new problem once, not every poll; the client's retry countdown is not a new problem.
         if _RETRY_HINT.sub("", message) != _RETRY_HINT.sub("", self.last_error or ""):
             age = self.clock() - self._snapshot.taken_at if self._snapshot.taken_at else None
-            served = f"serving the last good snapshot ({age:.0f} s old)" if age is not None else "nothing to serve yet"
+            served = ("nothing to serve yet" if age is None else
+                      f"serving the health MBeans read before it ({age:.0f} s old)" if self._partial else
+                      f"serving the last good snapshot ({age:.0f} s old)")
             log.error("poll of %s failed: %s; %s", self.target, message, served)
         self.last_error = message
         if self.withdrawn() and not self._withdrawal_told:
@@ -284,15 +341,44 @@ class Collector:
             self._withdrawal_told = True
 
     def run(self, stop: threading.Event) -> None:
-        """Poll every interval until `stop` is set, the first time after the configuration's
-        `startDelaySeconds` (jmx_exporter's: a broker started beside the sidecar is not polled
-        while it starts; until then the sidecar is not ready and serves only its own metrics)."""
+        """Poll on the interval's ticks until `stop` is set, the first time after the
+        configuration's `startDelaySeconds` (jmx_exporter's: a broker started beside the sidecar
+        is not polled while it starts; until then the sidecar is not ready and serves only its
+        own metrics), and after the health MBeans read first (see the module docstring)."""
         delay = self._watcher.config.start_delay_seconds
         if delay:
             log.info("first poll in %d s (startDelaySeconds)", delay)
             stop.wait(delay)
+        if not stop.is_set():
+            self.poll_health_first()
+        schedule = PollSchedule(self.settings.poll_interval_seconds)
         while not stop.is_set():
             started = time.monotonic()
             self.poll_once()
-            stop.wait(max(0.0, self.settings.poll_interval_seconds - (time.monotonic() - started)))
+            if stop.is_set():
+                break
+            ended = time.monotonic()
+            following = schedule.after(started, ended)
+            self._note_overrun(following, ended - started)
+            stop.wait(max(0.0, following.at - time.monotonic()))
         self.source.close()
+
+    def _note_overrun(self, following: NextPoll, took: float) -> None:
+        """Count a poll that took longer than the interval; log the first run of them (later
+        ones at debug level: the counter tells how often)."""
+        interval = self.settings.poll_interval_seconds
+        if following.overran:
+            self.metrics.poll_overruns.inc()
+            if not self._overrunning:
+                self._overrun_runs += 1
+                log.log(logging.WARNING if self._overrun_runs == 1 else logging.DEBUG,
+                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start "
+                        "at the first interval tick after the previous one ends, and "
+                        "kafka_jmx_sidecar_poll_overruns_total counts them (logged once); if it keeps growing, "
+                        "raise pollIntervalSeconds or read fewer MBeans (includeObjectNames)",
+                        self.target, took, interval)
+            self._overrunning = True
+        elif self._overrunning:
+            log.log(logging.INFO if self._overrun_runs == 1 else logging.DEBUG,
+                    "polls of %s fit in sidecar.pollIntervalSeconds again (the last took %.1f s)", self.target, took)
+            self._overrunning = False

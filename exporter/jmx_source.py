@@ -54,7 +54,7 @@ from exporter.model import BeanTable, MBean, ObjectName
 from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings
+from exporter.sidecar_settings import SidecarSettings, jvm_start_options
 from exporter.source import ReadResult, SourceError
 from mbeans import catalog
 
@@ -65,13 +65,14 @@ def _object_name_text(key: tuple) -> str:
 
 
 def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
-    """`sidecar.jvmOptions`, else the defaults when this process has no JVM yet (a JVM already
-    running, e.g. in tests, keeps the options it was started with)."""
-    if settings.jvm_options is not None:
-        return tuple(settings.jvm_options)
+    """The options the settings ask for (`jvm_start_options`); none when this process already runs
+    a JVM (e.g. in tests) and neither `jvmOptions` nor `jvmMaxHeap` is given: it keeps the options
+    it was started with."""
     import jpype
 
-    return () if jpype.isJVMStarted() else DEFAULT_JVM_OPTIONS
+    if settings.jvm_options is None and settings.jvm_max_heap is None and jpype.isJVMStarted():
+        return ()
+    return jvm_start_options(settings)
 
 
 def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
@@ -96,6 +97,11 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
         jvm_options=jvm_options(settings),
     )
 
+
+# The broker-wide health MBeans (ReplicaManager's partition counts, the controller's offline
+# partitions, ...), read by name before the first complete poll of a broker (`read_health`).
+_BROKER_HEALTH = tuple(f"{s.domain}:type={s.type},name={s.name}" for s in catalog.HEALTH_MBEANS
+                       if s.scope in (catalog.Scope.BROKER, catalog.Scope.CONTROLLER))
 
 # Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
 # largest value worth a query of its own (the catalog's usual maximum of its value kind: 1 for
@@ -180,6 +186,10 @@ class JmxSource:
 
     def close(self) -> None:
         self.client.close()
+
+    def abort(self) -> None:
+        """Give up the read in progress (from another thread): the sidecar is stopping."""
+        self.client.abort()
 
     def jvm_memory(self) -> dict[tuple[str, str], int]:
         """(area, kind) -> bytes of the JVM in this process: heap and nonheap, used/committed/max;
@@ -309,6 +319,19 @@ class JmxSource:
             return self._read()
         except JmxError as e:
             raise SourceError(str(e)) from e
+
+    def read_health(self) -> ReadResult:
+        """The broker-wide health MBeans of the catalog that the configuration includes, read by
+        name (no listing: a few round trips whatever the broker's size), in jmx_exporter's
+        visiting order among themselves. Those the broker does not have are left out."""
+        started = time.monotonic()
+        names = [n for n in map(ObjectName.parse, _BROKER_HEALTH) if self.config.wants_mbean(n)]
+        try:
+            read = self.client.read([str(n) for n in jmx_exporter_order(names)]) if names else []
+        except JmxError as e:
+            raise SourceError(str(e)) from e
+        stats = self.client.take_stats()
+        return ReadResult(read, stats.round_trips, {"reads": time.monotonic() - started})
 
     def _read(self) -> ReadResult:
         t0 = time.monotonic()

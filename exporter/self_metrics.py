@@ -151,6 +151,12 @@ class SelfMetrics:
                                "1 while the broker's series are withdrawn: polls have failed for longer than "
                                "sidecar.withdrawAfterSeconds since the last good one; only these self metrics "
                                "are served until a poll succeeds.", registry=r)
+        self.partial = Gauge(_PREFIX + "snapshot_partial",
+                             "1 while the snapshot holds only the broker-wide health MBeans read before the first "
+                             "complete poll (which a big broker takes a minute or more to finish).", registry=r)
+        self.poll_overruns = Counter(_PREFIX + "poll_overruns",
+                                     "Polls that took longer than sidecar.pollIntervalSeconds (the next one starts "
+                                     "at the first interval tick after such a poll ends).", registry=r)
         self.connected = Gauge(_PREFIX + "jmx_connected", "1 while the JMX connection is up.", registry=r)
         self.mbeans_read = Gauge(_PREFIX + "mbeans_read", "MBeans covered by the last poll.", registry=r)
         self.round_trips = Gauge(_PREFIX + "rmi_round_trips", "RMI round trips in the last poll.", registry=r)
@@ -181,11 +187,12 @@ class SelfMetrics:
             "good one stays).", registry=r)
 
     def render(self, fmt: str, snapshot_taken_at: float, stale: bool, now: float | None = None,
-               withdrawn: bool = False) -> bytes:
+               withdrawn: bool = False, partial: bool = False) -> bytes:
         now = time.time() if now is None else now
         self.snapshot_age.set(now - snapshot_taken_at if snapshot_taken_at else 0)
         self.stale.set(1 if stale else 0)
         self.withdrawn.set(1 if withdrawn else 0)
+        self.partial.set(1 if partial else 0)
         jmx = self.jmx.render(fmt == OPENMETRICS).encode()
         if fmt == OPENMETRICS:
             body = _openmetrics(self.registry)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import signal
 import sys
 import threading
 from dataclasses import dataclass
 from typing import IO
 
+from exporter import process_memory
 from exporter.collector import Collector
 from exporter.config_file import ConfigError
 from exporter.http_server_block import read_http_server_block
@@ -21,6 +23,10 @@ from exporter.web_config_reload import WebConfigReloader
 log = logging.getLogger("kafka_jmx_sidecar")
 
 SWITCH_INTERVAL = 0.0005  # seconds; see serve()
+# After SIGTERM, the longest wait for the poll in progress to give up. The process must be gone
+# within 5 s whatever it is doing (Kubernetes kills it after its grace period, 30 s by default,
+# and a rolling restart of the broker waits on it): what is left after this goes with the process.
+STOP_SECONDS = 3.0
 
 
 @dataclass
@@ -102,6 +108,7 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
 def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -> int:
     from exporter.http import MetricsServer
 
+    process_memory.limit_arenas()  # before the JVM and the HTTP server start their threads
     try:
         loaded = load(path, overrides)
     except ConfigError as e:
@@ -128,20 +135,54 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
                   f"choose another sidecar.listenAddress or --listen\n")
         return 2
     stop = threading.Event()
+
+    def on_signal(*_) -> None:
+        if stop.is_set():
+            os._exit(1)  # a second signal: at once
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     server.start()
     if isinstance(web, WebConfigReloader):
         web.start()
     scheme = "https" if loaded.web.ssl_context else "http"
     log.info("serving %s://%s:%d/metrics for %s", scheme, host, server.port, collector.target)
+    # The poll runs in a thread of its own, so that this one is free to act on a signal at once
+    # (a signal handler runs in the main thread, between bytecodes: never inside a JVM call).
+    poller = threading.Thread(target=collector.run, args=(stop,), name="poll", daemon=True)
+    poller.start()
     try:
-        collector.run(stop)
+        while poller.is_alive() and not stop.wait(1.0):
+            pass
     finally:
+        stopping = stop.is_set()
+        stop.set()
+        collector.stop()
+        poller.join(STOP_SECONDS)
         if isinstance(web, WebConfigReloader):
             web.stop()
         server.stop()
-    return 0
+    if poller.is_alive():
+        log.warning("stopped with a poll of %s still in progress (not waiting on the broker past %g s)",
+                    collector.target, STOP_SECONDS)
+    elif not stopping:
+        log.error("the poll loop ended unexpectedly (see above); exiting")
+    _exit(0 if stopping else 1)
+
+
+def _exit(code: int) -> None:
+    """End the process now. An orderly interpreter exit shuts the JVM down and waits on it: on the
+    poll thread when it is still inside a JVM call, and for 10 s on JPype's reference queue when
+    an OutOfMemoryError ended that thread. Nothing in the JVM needs an orderly end (no shutdown
+    hooks: -Xrs), so the logs and standard streams are flushed and the process goes."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 __all__ = ["check_config", "scrape", "serve", "load"]

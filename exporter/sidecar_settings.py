@@ -12,11 +12,13 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       readTimeoutSeconds: 30
       naming: "0.x"                # or "1.x" (OpenMetrics naming of jmx_exporter 1.x)
       webConfigFile: /etc/sidecar/web.yml   # TLS and basic auth for /metrics
+      jvmMaxHeap: 256m             # the heap ceiling of the JVM inside the sidecar (-Xmx)
       jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
                                    # replaces the defaults (DEFAULT_JVM_OPTIONS below)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -26,12 +28,17 @@ from exporter.rule_engine.config import Config
 # serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
 # never a scrape) and a heap that starts small and gives memory back after a collection (G1 grew
 # the heap to 2.9 GB during a first poll at 40,000 partitions). C1-only compilation
-# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower. The
-# heap's ceiling stays the JVM's default (a quarter of the container's memory): what the client
-# keeps grows with the broker (the names read whole as text, the partition families as columns,
-# and while listing one family's ObjectNames), so a fixed -Xmx small enough to matter would fail
-# on some bigger broker. At 40,000 partitions with Strimzi's rules: ~60 MB committed.
-DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30")
+# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower.
+#
+# The heap's ceiling: what the client holds grows with the broker, most while it lists the names
+# (the broker's answer to one queryMBeans is deserialized whole). At 40,000 partitions (430,000
+# MBeans) the live heap peaks at ~45 MB, so 256m leaves room for a broker several times as big,
+# where the JVM's own default (a quarter of the machine's memory) let the heap of a sidecar take
+# gigabytes. `jvmMaxHeap` moves it; an OutOfMemoryError becomes a poll error naming that setting.
+DEFAULT_JVM_MAX_HEAP = "256m"
+DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", f"-Xmx{DEFAULT_JVM_MAX_HEAP}", "-XX:MinHeapFreeRatio=10",
+                       "-XX:MaxHeapFreeRatio=30")
+_MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a broker of some size
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class SidecarSettings:
     read_timeout_seconds: float = 30.0
     naming: str = "0.x"
     web_config_file: str | None = None
+    jvm_max_heap: str | None = None  # None: DEFAULT_JVM_MAX_HEAP, unless jvm_options replace the defaults
     jvm_options: tuple[str, ...] | None = None  # None: the defaults
 
     @property
@@ -60,6 +68,27 @@ class SidecarSettings:
     def listen(self) -> tuple[str, int]:
         host, _, port = self.listen_address.rpartition(":")
         return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def jvm_start_options(settings: SidecarSettings) -> tuple[str, ...]:
+    """The options of the sidecar's JVM: `jvmOptions`, else the defaults (with the default heap
+    ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the last -Xmx)."""
+    base = DEFAULT_JVM_OPTIONS if settings.jvm_options is None else tuple(settings.jvm_options)
+    return base + ((f"-Xmx{settings.jvm_max_heap}",) if settings.jvm_max_heap is not None else ())
+
+
+_HEAP_SIZE = re.compile(r"(\d+)([kKmMgG]?)")
+
+
+def heap_bytes(v: Any) -> int | None:
+    """A JVM memory size (`256m`, `1g`, `524288k`, or bytes as a number) in bytes; None if it is
+    not one."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    m = _HEAP_SIZE.fullmatch(v) if isinstance(v, str) else None
+    if m is None:
+        return None
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[m.group(2).lower()]
 
 
 def _camel(name: str) -> str:
@@ -90,6 +119,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "read_timeout_seconds": (_positive, "a number of seconds > 0"),
     "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
     "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
+    "jvm_max_heap": (lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP,
+                     "a JVM heap size of at least 32m, such as 256m or 1g"),
     "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
                     'a list of JVM options such as ["-Xmx512m"]'),
 }
@@ -112,7 +143,7 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         if value is not None and not check(value):
             raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")
         if value is not None:
-            values[name] = tuple(value) if isinstance(value, list) else value
+            values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     settings = SidecarSettings(**values)
     if settings.naming == "1.x":

@@ -30,7 +30,12 @@ class ReadResult:
 
 
 class Source(Protocol):
-    """Where MBeans come from (the JMX edge in production)."""
+    """Where MBeans come from (the JMX edge in production).
+
+    Two methods are optional (the poll loop does without them): `read_health()`, the broker-wide
+    health MBeans alone, read quickly, which the first complete poll of a big broker is preceded
+    by; and `abort()`, called from another thread when the sidecar stops, which makes the read in
+    progress raise SourceError soon instead of waiting on the broker."""
 
     target: str  # what is polled, for messages (host:port or URL)
 

@@ -161,11 +161,13 @@ public final class SidecarJmx {
         Future<JMXConnector> f = POOL.submit(() -> JMXConnectorFactory.connect(serviceUrl, env));
         try {
             return f.get(connectTimeoutMs, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
+        } catch (TimeoutException | InterruptedException e) {
+            // a timeout, or the caller interrupted (the sidecar stopping): the attempt is abandoned
             f.cancel(true);
             POOL.submit(() -> {  // close whatever the abandoned attempt still produces
                 try { closeQuietly(f.get()); } catch (Exception ignored) { }
             });
+            if (e instanceof InterruptedException) throw e;
             throw new SocketTimeoutException("connect timed out after " + connectTimeoutMs + " ms");
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
@@ -195,7 +197,8 @@ public final class SidecarJmx {
 
     /** c.call() on a pool thread, given up after timeoutMs (0: no limit). RMI's connector
      *  retries a failed call after checking and re-opening its connection, which multiplies the
-     *  socket read timeout; this bounds the whole. */
+     *  socket read timeout; this bounds the whole. Interrupting the caller (the sidecar stopping)
+     *  gives up at once: a socket read cannot be interrupted, the wait for it can. */
     static <T> T bounded(java.util.concurrent.Callable<T> c, long timeoutMs) throws Exception {
         if (timeoutMs <= 0) return c.call();
         Future<T> f = POOL.submit(c);
@@ -204,6 +207,9 @@ public final class SidecarJmx {
         } catch (TimeoutException e) {
             f.cancel(true);
             throw new SocketTimeoutException("no answer within " + timeoutMs + " ms");
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            throw e;
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof Exception) throw (Exception) cause;
@@ -699,8 +705,9 @@ public final class SidecarJmx {
             local.subList(from, local.size()).clear();
         }
 
-        /** Waits for the workers, and gives up on them when no item finished for stallMs or the
-         *  deadline passed a second ago: stuck workers then end with their socket timeouts. */
+        /** Waits for the workers, and gives up on them when no item finished for stallMs, the
+         *  deadline passed a second ago or the caller is interrupted: stuck workers then end with
+         *  their socket timeouts. */
         void watch(List<Future<?>> futures) {
             long seen = -1, since = System.currentTimeMillis();
             for (Future<?> f : futures) {
@@ -717,6 +724,10 @@ public final class SidecarJmx {
                             stop.set(true);
                             return;
                         }
+                    } catch (InterruptedException e) {  // the sidecar is stopping: give up the batch
+                        fail(e, -1);
+                        stop.set(true);
+                        return;
                     } catch (Exception e) {
                         fail(e, -1);
                         break;

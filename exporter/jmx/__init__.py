@@ -19,8 +19,8 @@ getMBeanInfo, getAttributes and getAttribute.
     client_settings.py  JmxSettings: what the client needs to know
 """
 from exporter.jmx.client import JmxClient
-from exporter.jmx.errors import (JmxAuthError, JmxConfigError, JmxConnectionError, JmxError, JmxSslError,
-                                 JmxStubError, JmxTimeoutError, JmxUnreachableError)
+from exporter.jmx.errors import (JmxAuthError, JmxConfigError, JmxConnectionError, JmxError, JmxMemoryError,
+                                 JmxSslError, JmxStoppedError, JmxStubError, JmxTimeoutError, JmxUnreachableError)
 from exporter.jmx.jvm import start_jvm
 from exporter.jmx.client_settings import JmxSettings
 from exporter.jmx.stats import JmxStats
@@ -28,5 +28,5 @@ from exporter.jmx.stats import JmxStats
 __all__ = [
     "JmxClient", "JmxStats", "JmxSettings", "start_jvm",
     "JmxError", "JmxConfigError", "JmxConnectionError", "JmxUnreachableError", "JmxStubError",
-    "JmxAuthError", "JmxSslError", "JmxTimeoutError",
+    "JmxAuthError", "JmxSslError", "JmxTimeoutError", "JmxMemoryError", "JmxStoppedError",
 ]

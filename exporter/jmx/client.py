@@ -71,6 +71,11 @@ class JmxClient:
         with self._lock:
             self._conns.close()
 
+    def abort(self) -> None:
+        """From another thread, without waiting for the call in progress: give it up, refuse
+        later calls (JmxStoppedError). For a sidecar that is stopping; close() still closes."""
+        self._conns.abort()
+
     def __enter__(self) -> "JmxClient":
         return self
 

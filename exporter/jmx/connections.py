@@ -3,6 +3,9 @@
 A connection that breaks is re-established at once on the next call (a broker restart costs no
 poll), then with exponential backoff between failed attempts; meanwhile calls fail fast with the
 last error. Every Java exception leaves here as the JmxError that says what to set (errors.py).
+
+`abort()`, from another thread, gives up the call in progress (the waiting Java thread is
+interrupted) and refuses later ones: the sidecar is stopping and must not wait on the broker.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any, Callable
 
 from exporter.jmx.client_settings import JmxSettings
 from exporter.jmx.engine import BatchFailure
-from exporter.jmx.errors import JmxError, JmxTimeoutError, stub_endpoint, translate
+from exporter.jmx.errors import JmxError, JmxMemoryError, JmxStoppedError, JmxTimeoutError, stub_endpoint, translate
 from exporter.jmx.jvm import mark_used
 from exporter.jmx.stats import JmxStats
 
@@ -44,6 +47,9 @@ class Connections:
         self.settings, self._engine, self._stats, self._clock = settings, engine, stats, clock
         self._JException = jpype.JException
         self._IOException = jpype.JClass("java.io.IOException")
+        self._Thread = jpype.JClass("java.lang.Thread")
+        self._caller: Any = None  # the Java thread inside call(), for abort()
+        self._aborted = False
         self._connectors: list[Any] = []
         self.mbscs: list[Any] = []
         self.jconns: Any = None
@@ -60,16 +66,37 @@ class Connections:
             self._engine.close(c)
         self._connectors, self.mbscs, self.jconns = [], [], None
 
+    def abort(self) -> None:
+        """Give up the call in progress and refuse later ones (any thread; see the docstring)."""
+        self._aborted = True
+        caller = self._caller
+        if caller is not None:
+            caller.interrupt()
+
+    def _stopped(self) -> JmxStoppedError:
+        return JmxStoppedError(f"JMX calls to {self.settings.endpoint} given up: the sidecar is stopping",
+                               endpoint=self.settings.endpoint)
+
     def call(self, fn: Callable[[], Any], doing: str) -> Any:
         """fn() with connections up. A connection that worked before and broke is re-established
         at once and fn() tried again (a broker restart costs no poll); otherwise the error is
         raised and later attempts back off."""
+        self._caller = self._Thread.currentThread()  # before the check: abort() sees one or the other
+        try:
+            if self._aborted:
+                raise self._stopped()
+            return self._call(fn, doing)
+        finally:
+            self._caller = None
+
+    def _call(self, fn: Callable[[], Any], doing: str) -> Any:
         fresh = self._ensure_connected()
         ok, result = self._attempt(fn, doing)
         if ok:
             return result
         self.close()
-        if fresh or isinstance(result, JmxTimeoutError):
+        # no second attempt after a timeout, or when this side's heap is short (it would be again)
+        if fresh or isinstance(result, (JmxTimeoutError, JmxMemoryError)):
             self._backoff(result)
             raise result
         log.info("JMX connection to %s broke (%s); reconnecting", self.settings.endpoint, result.message)
@@ -107,7 +134,11 @@ class Connections:
                 except BatchFailure as e:
                     raise self._translate(e.java, "connect") from None
                 except self._JException as e:
-                    raise self._translate(e, "connect") from None
+                    raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
+        except JmxStoppedError:
+            for c in connectors:
+                self._engine.close(c)
+            raise
         except JmxError as e:
             for c in connectors:
                 self._engine.close(c)
@@ -135,8 +166,13 @@ class Connections:
             return True, fn()
         except BatchFailure as e:
             self._stats.round_trips += e.round_trips
+            if self._aborted:
+                raise self._stopped() from None
             return False, self._translate(e.java, doing)
         except self._JException as e:
-            if not isinstance(e, self._IOException):  # the MBean failed, not the connection
-                raise self._translate(e, doing) from None
-            return False, self._translate(e, doing)
+            if self._aborted:
+                raise self._stopped() from None
+            error = self._translate(e, doing)
+            if not isinstance(e, self._IOException) and not isinstance(error, JmxMemoryError):
+                raise error from None  # the MBean failed, not the connection
+            return False, error

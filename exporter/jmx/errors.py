@@ -52,6 +52,15 @@ class JmxTimeoutError(JmxConnectionError):
     """The broker accepted a connection but did not answer in time."""
 
 
+class JmxMemoryError(JmxError):
+    """The sidecar's own JVM (the JMX client) ran out of heap: sidecar.jvmMaxHeap is too small
+    for the broker."""
+
+
+class JmxStoppedError(JmxError):
+    """A call given up because the sidecar is stopping (not a fault of the broker)."""
+
+
 def java_chain(exc: Any, limit: int = 12) -> list[tuple[str, str]]:
     """[(class name, message)] from the outermost Java exception to the root cause."""
     chain: list[tuple[str, str]] = []
@@ -139,9 +148,27 @@ def _stub_message(f: _Failure) -> str:
             "(\"Failed to retrieve RMIServer stub\" behind container networking is this)")
 
 
+def _max_heap() -> str:
+    """This process's JVM heap ceiling, as a size to read."""
+    try:
+        import jpype
+
+        return f"{int(jpype.JClass('java.lang.Runtime').getRuntime().maxMemory()) >> 20} MB"
+    except Exception:
+        return "unknown"
+
+
+def _memory_message(f: _Failure) -> str:
+    return (f"the sidecar's own JVM (the JMX client) ran out of heap during {f.doing} of {f.where} "
+            f"(its ceiling: {_max_heap()}): raise sidecar.jvmMaxHeap (a broker of 40,000 partitions "
+            "needs about 50 MB; the default is 256m)")
+
+
 # (when, error, message): the first case whose `when` holds says what to set. The order matters:
 # an SSL failure also reads as a broken connection, a stub failure also as a refused one.
 _CASES: tuple[tuple[Callable[[_Failure], bool], type[JmxError], Callable[[_Failure], str]], ...] = (
+    # --- this side's heap (a ServerError carries the broker's own OutOfMemoryError: not ours)
+    (lambda f: f.has("OutOfMemoryError") and not f.has("ServerError"), JmxMemoryError, _memory_message),
     # --- credentials
     (lambda f: "credentials required" in f.low, JmxAuthError,
      lambda f: f"{f.where} requires JMX credentials (the broker runs with "

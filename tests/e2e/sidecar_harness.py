@@ -45,9 +45,10 @@ class Sidecar:
         return f"127.0.0.1:{self.server.port}"
 
     def wait_for_poll_after(self, t: float, timeout: float = 30) -> None:
-        """Until a snapshot taken after wall-clock time `t` is served."""
+        """Until the snapshot of a complete poll taken after wall-clock time `t` is served (not
+        the health MBeans read before the first one)."""
         deadline = time.monotonic() + timeout
-        while self.collector.snapshot.taken_at <= t:
+        while self.collector.snapshot.taken_at <= t or self.collector.partial:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no poll after {t}: last error {self.collector.last_error}")
             time.sleep(0.05)

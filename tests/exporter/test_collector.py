@@ -315,3 +315,132 @@ def test_a_slow_but_good_broker_is_never_withdrawn():
     c.poll_once()
     clock.t += 100  # no poll for a long while (a slow poll in progress), but none failed
     assert b"kafka_server" in _body(c)
+
+
+def test_the_health_mbeans_read_first_are_served_as_a_partial_snapshot_until_the_first_complete_poll():
+    clock = Clock()
+    c, src = make([[gauge(URP, 2), gauge("kafka.log:type=LogManager,name=OfflineLogDirectoryCount", 0)]], clock)
+    src.read_health = lambda: ReadResult([gauge(URP, 2)], round_trips=1)
+    assert c.poll_health_first()
+    body = _body(c)
+    assert b'UnderReplicatedPartitions",} 2.0' in body and b"OfflineLogDirectoryCount" not in body
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_partial") == 1
+    # not a complete poll: not ready, no last successful poll, nothing counted as a poll
+    assert c.partial and not c.ready
+    assert metric_value(body, "kafka_jmx_sidecar_last_successful_poll_timestamp_seconds") == 0
+    assert metric_value(body, 'kafka_jmx_sidecar_polls_total{result="success"}') == 0
+    clock.t += 30
+    assert c.poll_once()
+    body = _body(c)
+    assert b'UnderReplicatedPartitions",} 2.0' in body and b"OfflineLogDirectoryCount" in body
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_partial") == 0
+    assert c.ready and not c.partial
+    assert not c.poll_health_first()  # once a complete poll is served, never again
+    assert b"OfflineLogDirectoryCount" in _body(c)
+
+
+def test_no_partial_snapshot_when_the_health_read_fails_or_the_source_has_none():
+    c, src = make([[gauge(URP, 1)]])
+    assert not c.poll_health_first()  # ScriptedSource has no read_health
+
+    def down():
+        raise SourceError("connection refused")
+
+    src.read_health = down
+    assert not c.poll_health_first()
+    assert c.snapshot.taken_at == 0 and c.last_error is None  # the complete poll reports failures
+
+
+class FakeTime:
+    """A monotonic clock that reads and waits advance, for the poll loop (patched in)."""
+
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now
+
+    @staticmethod
+    def time() -> float:
+        return time.time()
+
+
+class FakeStop:
+    """`stop` for Collector.run: each wait advances the fake clock; set after `limit` waits."""
+
+    def __init__(self, clock: FakeTime, limit: int):
+        self.clock, self.limit, self.waits = clock, limit, []
+
+    def is_set(self) -> bool:
+        return len(self.waits) >= self.limit
+
+    def wait(self, seconds: float) -> bool:
+        self.waits.append(round(seconds, 6))
+        self.clock.now += seconds
+        return self.is_set()
+
+
+def test_overruns_are_counted_and_logged_once_and_polls_keep_to_the_ticks(monkeypatch, caplog):
+    import logging
+
+    import exporter.collector as collector_module
+
+    fake = FakeTime()
+    monkeypatch.setattr(collector_module, "time", fake)
+    c, src = make([[gauge(URP, 1)]], settings=SidecarSettings(poll_interval_seconds=15))
+    durations = iter([3, 40, 40, 5, 40])
+    real = src.read
+
+    def read():
+        fake.now += next(durations)
+        return real()
+
+    src.read = read
+    stop = FakeStop(fake, 5)
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.collector"):
+        c.run(stop)
+    # polls at 1000 (3 s), 1015 (40 s: the ticks 1030 and 1045 pass), 1060 (40 s), 1105 (5 s), 1120 (40 s):
+    # after an overrun the next poll waits for the next tick, never polls the missed ones back to back
+    assert stop.waits == [12, 5, 5, 10, 5]
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, "kafka_jmx_sidecar_poll_overruns_total") == 3
+    assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="success"}') == 5
+    # the first overrun is logged, and when polls fit again; the run of overruns after that is not
+    # (the first poll of a big broker, and those listing its names again, overrun now and then)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "took 40.0 s, longer than sidecar.pollIntervalSeconds (15 s)" in warnings[0]
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.INFO] == [
+        "polls of 127.0.0.1:9999 fit in sidecar.pollIntervalSeconds again (the last took 5.0 s)"]
+
+
+def test_stop_gives_up_the_poll_in_progress_and_publishes_nothing_of_it(caplog):
+    import logging
+
+    c, src = make([[gauge(URP, 1)], [gauge(URP, 7)]])
+    assert c.poll_once()
+    aborted = []
+    src.abort = lambda: aborted.append(True)
+    real = src.read
+
+    def read():  # the signal arrives while the broker is being read, which ends normally
+        c.stop()
+        return real()
+
+    src.read = read
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.collector"):
+        assert not c.poll_once()
+    assert aborted == [True]
+    assert b'UnderReplicatedPartitions",} 1.0' in c.snapshot.bodies[TEXT]  # the read's 7 is not published
+
+    def given_up():  # what an aborted source raises
+        raise SourceError("JMX calls to 127.0.0.1:9999 given up: the sidecar is stopping")
+
+    src.read = given_up
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.collector"):
+        assert not c.poll_once()
+    # not a failure of the broker: not counted, not logged as an error, nothing marked stale
+    _, tail = c.exposition(TEXT)
+    assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="failure"}') == 0
+    assert c.last_error is None and not c.stale()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

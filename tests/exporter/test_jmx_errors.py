@@ -193,3 +193,24 @@ def test_settings_are_checked_before_any_connection():
     assert JmxSettings(host_port="b:7071").url == "service:jmx:rmi:///jndi/rmi://b:7071/jmxrmi"
     with pytest.raises(JmxConfigError, match="set hostPort"):
         JmxSettings().url
+
+
+def test_this_sides_out_of_memory_error_says_raise_jvm_max_heap_and_the_brokers_does_not():
+    """An OutOfMemoryError of the sidecar's own JVM (on the caller's thread, or a pool thread's
+    through ExecutionException) names sidecar.jvmMaxHeap; the broker's own (RMI's ServerError
+    carries it) is the broker's problem and is not reported as ours."""
+    import jpype
+
+    from exporter.jmx import JmxMemoryError, start_jvm
+    from exporter.jmx.errors import translate
+
+    start_jvm()
+    oom = jpype.JClass("java.lang.OutOfMemoryError")("Java heap space")
+    for thrown in (oom, jpype.JClass("java.util.concurrent.ExecutionException")(oom)):
+        e = translate(thrown, "broker-1:9999", doing="queryNames")
+        assert isinstance(e, JmxMemoryError), e
+        assert "ran out of heap during queryNames of broker-1:9999" in e.message
+        assert "raise sidecar.jvmMaxHeap" in e.message and "its ceiling: " in e.message and " MB)" in e.message
+    theirs = translate(jpype.JClass("java.rmi.ServerError")("Error occurred in server thread", oom), "broker-1:9999",
+                       doing="getAttributes")
+    assert not isinstance(theirs, JmxMemoryError) and "jvmMaxHeap" not in theirs.message

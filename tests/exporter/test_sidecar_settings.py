@@ -1,5 +1,5 @@
-"""The `sidecar:` settings: JVM options (the JVM inside the sidecar starts with the defaults unless
-`jvmOptions` replaces them)."""
+"""The `sidecar:` settings: JVM options (the JVM inside the sidecar starts with the defaults, a heap
+ceiling among them, unless `jvmOptions` replaces them; `jvmMaxHeap` sets the ceiling)."""
 from __future__ import annotations
 
 import pytest
@@ -7,7 +7,8 @@ import pytest
 from exporter import jmx_source
 from exporter.config_file import ConfigError
 from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS, SidecarSettings, sidecar_settings
+from exporter.sidecar_settings import (DEFAULT_JVM_MAX_HEAP, DEFAULT_JVM_OPTIONS, SidecarSettings, jvm_start_options,
+                                       sidecar_settings)
 
 
 def settings(text: str) -> SidecarSettings:
@@ -35,3 +36,26 @@ def test_the_defaults_apply_only_when_this_process_starts_the_jvm(monkeypatch):
     monkeypatch.setattr(jpype, "isJVMStarted", lambda: True)  # a JVM already running keeps its options
     assert jmx_source.jvm_options(SidecarSettings()) == ()
     assert jmx_source.jvm_options(SidecarSettings(jvm_options=("-Xmx1g",))) == ("-Xmx1g",)
+
+
+def test_the_default_jvm_has_a_heap_ceiling_and_jvm_max_heap_moves_it():
+    assert DEFAULT_JVM_MAX_HEAP == "256m" and "-Xmx256m" in jvm_start_options(SidecarSettings())
+    assert settings("sidecar:\n  jvmMaxHeap: 1g\n").jvm_max_heap == "1g"
+    assert jvm_start_options(settings("sidecar:\n  jvmMaxHeap: 1g\n"))[-1] == "-Xmx1g"  # the JVM takes the last -Xmx
+    assert settings("sidecar:\n  jvmMaxHeap: 67108864\n").jvm_max_heap == "67108864"  # bytes, as -Xmx takes them
+    # jvmOptions replace the defaults, their ceiling too; an explicit jvmMaxHeap still applies
+    assert jvm_start_options(SidecarSettings(jvm_options=("-XX:+UseSerialGC",))) == ("-XX:+UseSerialGC",)
+    assert jvm_start_options(SidecarSettings(jvm_options=("-Xmx2g",), jvm_max_heap="512m")) == ("-Xmx2g", "-Xmx512m")
+    for bad in ("16m", "lots", "1.5g", "[256m]", "true"):
+        with pytest.raises(ConfigError) as e:
+            settings(f"sidecar:\n  jvmMaxHeap: {bad}\n")
+        assert "sidecar.jvmMaxHeap" in str(e.value) and "at least 32m" in str(e.value)
+
+
+def test_a_running_jvm_is_asked_for_an_explicit_heap_ceiling(monkeypatch):
+    """In a process whose JVM already runs, the default ceiling asks for nothing, an explicit
+    one is passed on (and start_jvm refuses it when the JVM lacks it)."""
+    import jpype
+
+    monkeypatch.setattr(jpype, "isJVMStarted", lambda: True)
+    assert jmx_source.jvm_options(SidecarSettings(jvm_max_heap="512m")) == DEFAULT_JVM_OPTIONS + ("-Xmx512m",)
