@@ -66,9 +66,12 @@ SCRAPES = [(rules, naming, release) for rules in [*RULE_FILES, *TEXTS] for namin
 SELF_PREFIXES = ("jmx_", "kafka_jmx_sidecar_", "process_")
 # Values the scrape itself changes: the broker's open files include the scraper's JMX sockets
 # (jmx_exporter opens two per scrape, the registry's and the connector's; the sidecar one), so
-# the count depends on who asks and when.
-OBSERVED_BY_THE_SCRAPER = {"java_lang_OperatingSystem_OpenFileDescriptorCount",
-                           "java_lang_operatingsystem_openfiledescriptorcount"}
+# the count depends on who asks and when. The JDK's CPU loads are measured over the time since the
+# previous call of any reader of that JVM (its /proc/stat counters are kept between calls), so
+# each reader's value depends on who asked last: two readings close together give 0.0, ours
+# taken after a pause can give 1.0 on a loaded machine.
+OBSERVED_BY_THE_SCRAPER = {f"java_lang_OperatingSystem_{name}".lower()
+                           for name in ("OpenFileDescriptorCount", "SystemCpuLoad", "ProcessCpuLoad", "CpuLoad")}
 
 
 def _rules(name: str) -> str:
@@ -106,7 +109,7 @@ class Readings:
     def mismatched_values(self) -> set:
         return {k for k in compare.unmoved(self.before, self.after)
                 if k in self.ours.series and self.ours.series[k] != self.before.series[k]
-                and k[0] not in OBSERVED_BY_THE_SCRAPER and not self._another_collection(k)}
+                and k[0].lower() not in OBSERVED_BY_THE_SCRAPER and not self._another_collection(k)}
 
     def _another_collection(self, key) -> bool:
         """A collector's LastGcInfo describes its latest collection, and each scrape makes the
