@@ -34,13 +34,12 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.admin.errors import AdminError
 from exporter.admin.fallback import MinIsrResolver, reassignments_known
 from exporter.admin.view import AdminView, Input
 from exporter.model import Attribute, BeanTable, MBean, ObjectName
 from exporter.recompute_settings import RecomputeSettings
 from exporter.rule_engine.config import Config
-from exporter.source import ReadResult
+from exporter.source import ReadResult, SourceError
 from mbeans import catalog
 from mbeans.broker_recompute import (PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, Assignment, BrokerHealth,
                                      HostedPartitions, full_replica_count, recompute_broker)
@@ -108,7 +107,7 @@ class Recompute:
             return None
         try:
             return self.admin.read()
-        except AdminError as e:
+        except SourceError as e:  # exporter.admin's AdminError (kafka-python is imported only with it)
             self._tell(("admin", str(e)), "recompute: the Admin API could not be read (%s); min ISR and "
                        "reassignments fall back as without it until it can", e)
             return None
