@@ -56,10 +56,13 @@ PARTITION = ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "InSyncReplicasCount"
 SERVED = {"2.4": (SUMMED[:3], PARTITION), "2.2": (SUMMED[:2], PARTITION[:2] + PARTITION[3:])}
 REACH_TIMEOUT, AGREE_TIMEOUT = 150.0, 60.0
 
+# the MBean names listed each poll: partitions appear on brokers as they are moved there, and the
+# recompute judges the partitions listed (sidecar.namesRefreshSeconds)
+REFRESH = "  namesRefreshSeconds: 0.01\n"
 SIDECARS = {
-    "own": "",
-    "kafka-3.7": "  recompute:\n    semantics: kafka-3.7\n    mode: outdated\n",
-    "legacy": "  recompute:\n    semantics: legacy\n    mode: all\n",
+    "own": REFRESH,
+    "kafka-3.7": REFRESH + "  recompute:\n    semantics: kafka-3.7\n    mode: outdated\n",
+    "legacy": REFRESH + "  recompute:\n    semantics: legacy\n    mode: all\n",
 }
 
 
@@ -80,7 +83,7 @@ class Play:
         out = {}
         for kind in self.kinds:
             block = SIDECARS[kind]
-            if block:
+            if "recompute" in block:
                 block += f"  admin:\n    bootstrapServers: {self.cluster.bootstrap}\n    logDirs: false\n"
             path = self.directory / f"sidecar-{broker}-{kind}.yml"
             path.write_text(config_text(self.cluster.jmx_host_port(broker), RULES, block))
