@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exporter.admin.fallback import MinIsrResolver, reassignments_known
-from exporter.admin.view import AdminView, Input
+from exporter.admin.view import AdminView, Input, Reason
 from exporter.model import Attribute, BeanTable, MBean, ObjectName
 from exporter.recompute_settings import RecomputeSettings
 from exporter.rule_engine.config import Config
@@ -106,7 +106,13 @@ class Recompute:
         if self.admin is None:
             return None
         try:
-            return self.admin.read()
+            view = self.admin.read()
+            failed = view.unknown(Input.REASSIGNMENTS)
+            if failed is not None and failed.reason in (Reason.UNREACHABLE, Reason.ERROR):
+                # kafka-python keeps the controller it found first: after a controller change every
+                # ListPartitionReassignments fails (UnknownBrokerIdError) until the client is made anew
+                self.admin.close()
+            return view
         except SourceError as e:  # exporter.admin's AdminError (kafka-python is imported only with it)
             self._tell(("admin", str(e)), "recompute: the Admin API could not be read (%s); min ISR and "
                        "reassignments fall back as without it until it can", e)

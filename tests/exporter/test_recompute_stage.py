@@ -206,6 +206,10 @@ def test_unknown_version_recomputes_nothing(caplog):
 class FakeAdmin:
     def __init__(self, view=None, error=None):
         self.view, self.error = view, error
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
 
     def read(self):
         if self.error:
@@ -254,3 +258,19 @@ def test_placeholders_from_the_admin_api_are_counted():
     s = stage(admin=FakeAdmin(AdminView(v.cluster, parts, v.topics, v.brokers)))
     s.apply(broker_2_2())
     assert s.outcome.placeholders == {("orders", 0): 2}
+
+
+def test_a_failed_list_reassignments_makes_the_admin_client_anew():
+    # after a controller change kafka-python keeps asking the old controller (UnknownBrokerIdError)
+    failed = Unknown(Input.REASSIGNMENTS, Reason.ERROR, "ListPartitionReassignments failed: UnknownBrokerIdError: 3")
+    admin = FakeAdmin(view([failed]))
+    s = stage(admin=admin)
+    s.apply(broker_2_2())
+    assert admin.closed == 1 and s.outcome.fallbacks[("reassignments", "admin_api_error")] == 2
+    admin.view = view()
+    s.apply(broker_2_2())
+    assert admin.closed == 1 and ("reassignments", "admin_api_error") not in s.outcome.fallbacks
+    # refused is not cured by a new client: kept
+    admin.view = view([Unknown(Input.REASSIGNMENTS, Reason.UNAUTHORIZED, "denied")])
+    s.apply(broker_2_2())
+    assert admin.closed == 1 and s.outcome.fallbacks[("reassignments", "admin_api_unauthorized")] == 2
