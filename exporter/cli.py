@@ -105,9 +105,13 @@ def _add_demo(sub) -> None:
                                    "scripted scenario (a broker fails, an ISR shrinks below min ISR, a "
                                    "reassignment moves bytes, the broker comes back) and prints, at each "
                                    "step, the health values /metrics shows beside what the health formulas "
-                                   "say for the same partition states. Ctrl-C stops everything it started.")
+                                   "say for the same partition states. Broker 1 poses as an old Kafka (2.2) "
+                                   "and the sidecar recomputes its health values under kafka-3.7 "
+                                   "(sidecar.recompute). Ctrl-C stops everything it started.")
     p.add_argument("--keep-serving", action="store_true", help="keep the endpoint up after the scenario")
     p.add_argument("--port", type=int, default=0, help="the sidecar's port (default: a free one)")
+    p.add_argument("--kafka-version", default=None,
+                   help="the release broker 1 poses as (default 2.2); the sidecar recomputes under kafka-3.7")
     p.add_argument("--examples", action="store_true",
                    help="only judge the seed KIP examples with `health` under each profile (no JVM)")
     p.set_defaults(func=_run_demo)
@@ -117,7 +121,7 @@ def _run_demo(args) -> int:
     if not args.examples:
         from exporter import demo
 
-        return demo.run(args.keep_serving, args.port)
+        return demo.run(args.keep_serving, args.port, kafka_version=args.kafka_version or demo.DEMO_VERSION)
     from exporter import health_report
 
     examples = resources.files("mbeans").joinpath("kip_examples.jsonl")

@@ -109,6 +109,7 @@ class Collector:
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
+        self._recompute = self._make_recompute(config, settings)
         self._snapshot = Snapshot.empty()
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
         self._withdrawal_told = False
@@ -125,6 +126,20 @@ class Collector:
         self._collected = False
         self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
         self._responses: dict[tuple[str, bool], tuple] = {}
+
+    def _make_recompute(self, config: Config, settings: SidecarSettings):
+        """The recompute stage (exporter/recompute_stage.py) when sidecar.recompute is on."""
+        if settings.recompute is None or not settings.recompute.enabled:
+            return None
+        from exporter.recompute_stage import Recompute
+
+        admin = None
+        if settings.admin is not None:
+            from exporter.admin.source import AdminSource
+
+            admin = AdminSource(settings.admin)
+        self.metrics.enable_recompute()
+        return Recompute(settings.recompute, config, admin)
 
     @property
     def target(self) -> str:
@@ -200,6 +215,8 @@ class Collector:
         self._rejected_seen = 0
         self.source.close()
         self.source = self._source_factory(config)
+        if self._recompute is not None:
+            self._recompute.config = config
 
     def formats(self) -> list[str]:
         """The formats a poll renders: those scraped lately."""
@@ -251,6 +268,9 @@ class Collector:
             if self._stopping:
                 return False
             read = time.monotonic()
+            if self._recompute is not None:
+                result = self._recompute.apply(result)
+            recomputed = time.monotonic()
             families = self._engine.series(result.mbeans, result.ranks, result.tables)
         except (SourceError, RejectedPoll) as e:
             if self._stopping:
@@ -266,7 +286,9 @@ class Collector:
         elapsed = ruled - started
         snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats(), self.settings.naming)
         phases = dict(result.phases)
-        phases.update(rules=ruled - read, render=time.monotonic() - ruled)
+        phases.update(rules=ruled - recomputed, render=time.monotonic() - ruled)
+        if self._recompute is not None:
+            phases["recompute"] = recomputed - read
         if self._freeze_gc:
             self._freeze()
         with self._lock:  # the new snapshot and the end of any failure are seen together
@@ -282,6 +304,9 @@ class Collector:
         m.poll_duration.observe(elapsed)
         m.polls.labels("success").inc()
         m.last_success.set(snap.taken_at)
+        if self._recompute is not None:
+            r = self.settings.recompute
+            m.record_recompute(self._recompute.outcome, r.semantics, r.mode)
         m.mbeans_read.set(result.count)
         m.round_trips.set(result.round_trips)
         m.series.set(snap.series)
@@ -362,6 +387,8 @@ class Collector:
             self._note_overrun(following, ended - started)
             stop.wait(max(0.0, following.at - time.monotonic()))
         self.source.close()
+        if self._recompute is not None and self._recompute.admin is not None:
+            self._recompute.admin.close()
 
     def _note_overrun(self, following: NextPoll, took: float) -> None:
         """Count a poll that took longer than the interval; log the first run of them (later

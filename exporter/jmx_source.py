@@ -55,8 +55,9 @@ from exporter.rule_engine.config import Config
 from exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
 from exporter.sidecar_settings import SidecarSettings, jvm_start_options
-from exporter.source import ReadResult, SourceError
+from exporter.source import BrokerReadings, ReadResult, SourceError
 from mbeans import catalog
+from mbeans.broker_recompute import HostedPartitions
 
 
 def _object_name_text(key: tuple) -> str:
@@ -109,6 +110,11 @@ _BROKER_HEALTH = tuple(f"{s.domain}:type={s.type},name={s.name}" for s in catalo
 # its own value, so a query would only add its cost).
 _TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.scope is catalog.Scope.PARTITION}
 
+# The recompute's per-partition inputs (exporter/recompute_stage.py): the ISR's size and the replica
+# count each hosted partition's gauges show.
+_ISR_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "isr_count")
+_REPLICAS_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "replicas_count")
+
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
 _READS_PER_QUERY = 1000
 # A family this small is read, not queried: a query scans the whole domain.
@@ -150,6 +156,26 @@ class _Family:
         self.table.present[i] = 0
 
 
+def _column(t: BeanTable) -> Any:
+    """A table's values with absent members as 0."""
+    if not t.present.count(0):
+        return t.values
+    return array(t.values.typecode, (v if p else 0 for v, p in zip(t.values, t.present)))
+
+
+def _aligned(replicas: BeanTable, isr: BeanTable) -> HostedPartitions:
+    """The two families' columns member by member (the ReplicasCount members: every hosted
+    partition). Both are listed sorted by (topic, partition), so they are usually aligned as they are."""
+    if isr.topic is replicas.topic or (list(isr.topics) == list(replicas.topics) and isr.topic == replicas.topic
+                                       and isr.partition == replicas.partition):
+        isr_values = _column(isr)
+    else:
+        at = {(isr.topics[isr.topic[i]], isr.partition[i]): i for i in range(len(isr)) if isr.present[i]}
+        isr_values = array("q", [isr.values[at[k]] if k in at else 0 for k in
+                                 ((replicas.topics[t], p) for t, p in zip(replicas.topic, replicas.partition))])
+    return HostedPartitions(replicas.topics, replicas.topic, replicas.partition, isr_values, _column(replicas))
+
+
 def _member_canonical(m: Members) -> Callable[[int], str]:
     """Member i's `getCanonicalName()` (asked only for names sharing a bucket)."""
     return lambda i: canonical_name(ObjectName.parse(m.name(i)))
@@ -179,6 +205,9 @@ class JmxSource:
         self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
         self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
         self._read_seconds = 0.0
+        recompute = settings.recompute
+        self._recompute = recompute is not None and recompute.enabled
+        self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
 
     @property
     def connected(self) -> bool:
@@ -336,7 +365,8 @@ class JmxSource:
     def _read(self) -> ReadResult:
         t0 = time.monotonic()
         now = self.clock()
-        if self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds:
+        listed = self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds
+        if listed:
             self._refresh_names()
             self._listed_at = now
         t1 = time.monotonic()
@@ -364,8 +394,80 @@ class JmxSource:
             by_id = {id(mb.name): mb for mb in read}
             mbeans = [mb for mb in map(by_id.get, map(id, self._ordered)) if mb is not None]
         phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
+        broker = None
+        if self._recompute:
+            t4 = time.monotonic()
+            broker = self._broker_readings(listed)
+            more = self.client.take_stats()
+            stats.round_trips += more.round_trips
+            stats.queries += more.queries
+            phases["recompute_inputs"] = time.monotonic() - t4
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
-                          tables=[f.table for f in self._families], ranks=ranks)
+                          tables=[f.table for f in self._families], ranks=ranks, broker=broker)
+
+    # --- what the recompute reads whatever the rules want ---------------------------------------
+
+    def _broker_readings(self, listed: bool) -> BrokerReadings:
+        """The broker's release (read again with the names) and its per-partition counts: the
+        listed families' columns when the configuration lists them, else asked by value."""
+        if listed or self._app_info is None:
+            self._app_info = self._read_app_info()
+        broker_id, version, problem = self._app_info
+        out = BrokerReadings(broker_id, version, problems=[problem] if problem else [])
+        families = {f.key: f for f in self._families}
+        replicas, isr = families.get(_REPLICAS_KEY), families.get(_ISR_KEY)
+        if replicas is not None and isr is not None:
+            out.hosted = _aligned(replicas.table, isr.table)
+        else:
+            out.hosted = self._queried_counts()
+        return out
+
+    def _read_app_info(self) -> tuple[str | None, str | None, str | None]:
+        names = [n for n in self.client.query_names(catalog.APP_INFO_PATTERN) if n.get(catalog.APP_INFO_ID_KEY)]
+        if not names:
+            return None, None, f"the broker has no {catalog.APP_INFO_PATTERN.replace(',*', ',id=N')} MBean"
+        name = names[0]
+        read = self.client.read([name], attributes=[catalog.APP_INFO_VERSION])
+        value = read[0].attributes[0].value if read and read[0].attributes else None
+        if not isinstance(value, str) or not value:
+            return name.get(catalog.APP_INFO_ID_KEY), None, f"{name} has no {catalog.APP_INFO_VERSION} attribute"
+        return name.get(catalog.APP_INFO_ID_KEY), value, None
+
+    def _queried_counts(self) -> HostedPartitions:
+        """The counts when the configuration does not list them: one query per small value (the
+        replica count's 0 names every hosted partition), the few larger ones read. ~13 queries,
+        each a scan of kafka.cluster (~0.2 s at 40,000 partitions): list them instead
+        (includeObjectNames) on big brokers."""
+        replicas = self._values_by_query(_REPLICAS_KEY, first=0)
+        isr = self._values_by_query(_ISR_KEY, first=1)
+        keys = sorted(replicas)
+        topics = sorted({t for t, _ in keys})
+        index = {t: i for i, t in enumerate(topics)}
+        return HostedPartitions(topics, array("i", [index[t] for t, _ in keys]), array("i", [p for _, p in keys]),
+                                array("q", [isr.get(k, 0) for k in keys]), array("q", [replicas[k] for k in keys]))
+
+    def _values_by_query(self, key: tuple[str, str, str], first: int) -> dict[tuple[str, int], int]:
+        domain, type_, name = key
+        pattern = f"{domain}:type={type_},name={name},*"
+        top = _TABULATED[key] or 1
+        out: dict[tuple[str, int], int] = {}
+
+        def member(n: ObjectName) -> tuple[str, int] | None:
+            topic, partition = n.get("topic"), n.get("partition")
+            return (topic, int(partition)) if topic and partition and partition.isdigit() else None
+
+        for value in range(first, top + 1):
+            for n in self.client.query_names(pattern, "Value", "==", value):
+                k = member(n)
+                if k is not None:
+                    out[k] = value
+        larger = self.client.query_names(pattern, "Value", ">", top)
+        for mb in self.client.read(larger, attributes=["Value"]) if larger else ():
+            k = member(mb.name)
+            v = mb.attributes[0].value if mb.attributes else None
+            if k is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] = int(v)
+        return out
 
     def _read_members(self, f: _Family, positions: list[int] | None) -> list[Any]:
         """The values of f's members at `positions` (None: all), one getAttributes each."""

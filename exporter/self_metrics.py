@@ -162,7 +162,8 @@ class SelfMetrics:
         self.round_trips = Gauge(_PREFIX + "rmi_round_trips", "RMI round trips in the last poll.", registry=r)
         self.series = Gauge(_PREFIX + "series", "Series in the snapshot being served.", registry=r)
         self.poll_phase = Gauge(_PREFIX + "poll_phase_seconds",
-                                "Where the last successful poll's time went: names (listing, on its slow clock), "
+                                "Where the last successful poll's time went: names (listing, on its slow clock), recompute_inputs and "
+                                "recompute (with sidecar.recompute), "
                                 "queries, reads, assemble, rules, render.", ["phase"], registry=r)
         self.jvm_memory = Gauge(_PREFIX + "jvm_memory_bytes",
                                 "Memory of the JVM inside the sidecar process (JMX client), by area and kind.",
@@ -172,6 +173,7 @@ class SelfMetrics:
                                 registry=r)
         for result in ("success", "failure"):
             self.polls.labels(result)
+
         # the HTTP side
         self.http_client_errors = Counter(
             _PREFIX + "http_client_errors", "HTTP connections closed or answered with an error for what the "
@@ -185,6 +187,51 @@ class SelfMetrics:
         self.web_config_reload_failure = Counter(
             _PREFIX + "web_config_reload_failure", "Times a changed web config file could not be used (the last "
             "good one stays).", registry=r)
+
+    def enable_recompute(self) -> None:
+        """The recompute's metrics (exporter/recompute_stage.py): only when sidecar.recompute is set."""
+        if hasattr(self, "recompute_info"):
+            return
+        r = self.registry
+        self.recompute_info = Gauge(
+            _PREFIX + "recompute_info", "1, labelled with the recompute's profile and mode, the broker's release "
+            "(app-info Version) and the profile that release's own gauges follow.",
+            ["semantics", "mode", "broker_version", "broker_semantics"], registry=r)
+        self.recompute_family = Gauge(
+            _PREFIX + "recompute_family", "Per health MBean family, 1 for what the last poll did with it: read "
+            "(the broker's own values), added (the broker's release lacks it), replaced (recomputed under the "
+            "profile), none (not served: the configuration's filters, or recompute off); 0 for the others.",
+            ["family", "state"], registry=r)
+        self.recompute_fallbacks = Gauge(
+            _PREFIX + "recompute_input_fallbacks", "Recompute inputs not known in the last poll and the documented "
+            "fallback used instead: topics (min_isr) or led partitions (reassignments) it concerns.",
+            ["input", "fallback"], registry=r)
+        self._fallbacks_seen: set[tuple[str, str]] = set()
+        self.recompute_led = Gauge(_PREFIX + "recompute_led_partitions",
+                                   "Partitions this broker leads, judged by the last poll's recompute.", registry=r)
+        self.recompute_placeholders = Gauge(
+            _PREFIX + "recompute_placeholder_replicas", "Placeholder ids (replicas that do not exist yet) in the "
+            "replica list of a partition this broker leads, as the Admin API describes it.",
+            ["topic", "partition"], registry=r)
+
+    def record_recompute(self, outcome, semantics: str, mode: str) -> None:
+        """The last poll's recompute (an exporter.recompute_stage.Outcome)."""
+        self.recompute_info.clear()
+        self.recompute_info.labels(semantics, mode, outcome.version or "unknown",
+                                   outcome.broker_semantics or "unknown").set(1)
+        for family, state in outcome.states.items():
+            for s in ("read", "added", "replaced", "none"):
+                self.recompute_family.labels(family, s).set(1 if s == state else 0)
+        # inputs seen missing once stay listed, at 0 once known again (an alert can see them recover)
+        for labels in list(self._fallbacks_seen):
+            self.recompute_fallbacks.labels(*labels).set(0)
+        for labels, count in outcome.fallbacks.items():
+            self._fallbacks_seen.add(labels)
+            self.recompute_fallbacks.labels(*labels).set(count)
+        self.recompute_led.set(outcome.led)
+        self.recompute_placeholders.clear()
+        for (topic, partition), count in sorted(outcome.placeholders.items()):
+            self.recompute_placeholders.labels(topic, str(partition)).set(count)
 
     def render(self, fmt: str, snapshot_taken_at: float, stale: bool, now: float | None = None,
                withdrawn: bool = False, partial: bool = False) -> bytes:

@@ -15,6 +15,9 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       jvmMaxHeap: 256m             # the heap ceiling of the JVM inside the sidecar (-Xmx)
       jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
                                    # replaces the defaults (DEFAULT_JVM_OPTIONS below)
+      recompute: {...}             # health values of a chosen profile (exporter/recompute_settings.py)
+      admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
+                                   # reassignments for the recompute
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
+from exporter.admin.settings import AdminConfigError, AdminSettings, admin_settings
+from exporter.recompute_settings import RecomputeSettings, recompute_settings
 from exporter.rule_engine.config import Config
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -55,6 +60,8 @@ class SidecarSettings:
     web_config_file: str | None = None
     jvm_max_heap: str | None = None  # None: DEFAULT_JVM_MAX_HEAP, unless jvm_options replace the defaults
     jvm_options: tuple[str, ...] | None = None  # None: the defaults
+    recompute: RecomputeSettings | None = None  # None: nothing recomputed
+    admin: AdminSettings | None = None  # None: no Admin API
 
     @property
     def stale_after(self) -> float:
@@ -139,6 +146,15 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         name = _BY_KEY.get(key)
         if name is None:
             raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
+        if name == "recompute":
+            values[name] = recompute_settings(value, error)
+            continue
+        if name == "admin":
+            try:
+                values[name] = admin_settings(value)
+            except AdminConfigError as e:
+                raise error(tuple(e.key.split(".")), e.problem, e.fix) from None
+            continue
         check, expected = _CHECKS[name]
         if value is not None and not check(value):
             raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")

@@ -8,6 +8,19 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from exporter.model import BeanTable, MBean
+from mbeans.broker_recompute import HostedPartitions
+
+
+@dataclass
+class BrokerReadings:
+    """What the recompute (exporter/recompute_stage.py) reads of the broker whether or not the
+    configuration's filters let it reach the rules: its release and its per-partition counts.
+    None where it could not be read; `problems` says why, for the log."""
+
+    broker_id: str | None = None
+    version: str | None = None
+    hosted: HostedPartitions | None = None
+    problems: list[str] = field(default_factory=list)
 
 
 class SourceError(Exception):
@@ -22,6 +35,7 @@ class ReadResult:
     queries: int = 0  # of the round trips, server-side queries
     tables: Sequence[BeanTable] = ()  # MBeans read as columns (their members hold their ranks)
     ranks: Sequence[int] | None = None  # each of `mbeans`' place in the visiting order (with tables)
+    broker: BrokerReadings | None = None  # when the recompute is on
 
     @property
     def count(self) -> int:

@@ -50,6 +50,16 @@ ATTRIBUTES: dict[Kind, tuple[tuple[str, str], ...]] = {
 }
 
 
+# The description JmxReporter's MBeanInfo gives every attribute (jmx_exporter's HELP text).
+ATTRIBUTE_DESCRIPTION = "Attribute exposed for management"
+
+# Where a broker says its release: `kafka.server:type=app-info,id=<broker id>`, attribute
+# `Version` (a String such as 2.2.1 or 0.11.0.3), registered by every broker since 0.9.
+APP_INFO_PATTERN = "kafka.server:type=app-info,*"
+APP_INFO_ID_KEY = "id"
+APP_INFO_VERSION = "Version"
+
+
 class ValueKind(Enum):
     """What a gauge's Value holds, member by member in a per-partition family."""
 
@@ -87,6 +97,14 @@ class MBeanSpec:
     # The HealthFlags field (mbeans/health.py) this gauge shows: on a Partition gauge 1 while it
     # holds, on a ReplicaManager gauge the count of the led partitions where it holds.
     flag: str | None = None
+    # A replica-count gauge's quantity, as mbeans/health.py's Profile.formula names it
+    # (`isr_count`, `replicas_count`).
+    quantity: str | None = None
+
+    @property
+    def shows(self) -> str | None:
+        """The health value this gauge shows (a Profile.formula name), None for other numbers."""
+        return self.flag or self.quantity
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -126,8 +144,10 @@ PARTITION = _gauges("kafka.cluster", "Partition", Scope.PARTITION, [
     ("UnderReplicated", "0.8.2", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_replicated"}),
     ("UnderMinIsr", "1.0.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_min_isr"}),
     ("AtMinIsr", "2.3.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "at_min_isr"}),
-    ("InSyncReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT}),
-    ("ReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT}),
+    ("InSyncReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT,
+                                       "quantity": "isr_count"}),
+    ("ReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT,
+                                 "quantity": "replicas_count"}),
     ("LastStableOffsetLag", "0.11.0", {"value_class": "java.lang.Long"}),  # the log's lag: no health value
 ])
 

@@ -166,6 +166,17 @@ def replicas_count_legacy(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
     return c.replicas
 
 
+def isr_count(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """Partition InSyncReplicasCount on the leader: the ISR's size, in every release."""
+    return c.isr
+
+
+def reassigning(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """ReassigningPartitions counts a led partition while adding or removing replicas (2.5+; the
+    same rule wherever it is computed)."""
+    return c.leader_live & c.reassigning
+
+
 Formula = Callable[[Counts, Ops], Any]
 
 
@@ -182,6 +193,15 @@ class Profile:
     # Broker-gauge profiles also say what the leader's Partition ReplicasCount gauge reads;
     # kafka-topics.sh has no gauges, so the topic-command profile has None.
     replicas_count: Formula | None
+
+    def formula(self, value: str) -> Formula | None:
+        """The formula of one health value by its name: a HealthFlags field, `replicas_count` or
+        `isr_count` (what the catalog's `MBeanSpec.shows` names). None: the profile has none."""
+        if value == "reassigning":
+            return reassigning
+        if value == "isr_count":
+            return isr_count
+        return getattr(self, value)
 
 
 KAFKA_3_7 = Profile(

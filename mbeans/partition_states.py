@@ -66,7 +66,8 @@ def state_from_object(obj: object) -> PartitionState:
         adding, removing = get("adding_replicas", ()), get("removing_replicas", ())
         if (topic.__class__ is str and topic and partition.__class__ is int and partition >= 0
                 and (leader is None or (leader.__class__ is int and leader >= NO_LEADER))
-                and replicas.__class__ is list and replicas and isr.__class__ is list
+                and replicas.__class__ is list and (replicas or leader is None or leader == NO_LEADER)
+                and isr.__class__ is list
                 and (adding == () or adding.__class__ is list) and (removing == () or removing.__class__ is list)
                 and _INT.issuperset(map(type, chain(replicas, isr, adding, removing)))
                 and (not isr or min(isr) >= 0) and min_isr.__class__ is int and min_isr >= 1
@@ -92,8 +93,10 @@ def _explain_invalid(obj: object) -> PartitionState:
     if leader is not None and (type(leader) is not int or leader < NO_LEADER):
         raise InputError(f'"leader" must be a broker id, -1 or null, got {json.dumps(leader)}')
     replicas = _ids(obj, "replicas", required=True)
-    if not replicas:
-        raise InputError('"replicas" is empty: a partition has at least one replica')
+    if not replicas and leader is not None and leader != NO_LEADER:
+        # no replicas is a partition whose assignment is not known yet (Kafka lists it without a
+        # leader): judged as Kafka judges it, unavailable; a leader of no replica is not a state
+        raise InputError('"replicas" is empty but "leader" names a broker: a led partition has at least one replica')
     isr = _ids(obj, "isr", required=True)
     if any(r < 0 for r in isr):
         raise InputError(f'"isr" holds a placeholder id ({min(isr)}): placeholders are never in sync')
@@ -269,8 +272,9 @@ def _describe_partition(f: dict[str, str], min_isr_of: dict[str, int], default_m
     if "Replicas" not in f or "Isr" not in f:
         raise InputError("partition line without Replicas: or Isr:")
     replicas = _id_list(f["Replicas"], "Replicas")
-    if not replicas:
-        raise InputError("Replicas: is empty")
+    if not replicas and leader is not None:
+        raise InputError("Replicas: is empty but Leader: names a broker (a partition whose assignment is not "
+                         "known yet has no leader)")
     isr = _id_list(f["Isr"], "Isr")
     if any(r < 0 for r in isr):
         raise InputError(f"Isr: holds a placeholder id ({min(isr)}): placeholders are never in sync")

@@ -121,7 +121,7 @@ def _broker_values(states: list[PartitionState], live: set[int], gauges: _Gauges
                 b.replica_manager["PartitionCount"] += 1
             b.partitions[key] = leader_values if r == s.leader and leader_values else dict(zeros)
         if leader_values is not None and s.leader not in s.replicas:
-            # A leader outside the replica list cannot happen in Kafka; keep its view anyway.
+            # A leader outside the replica list (seen during moves): it leads, so it reports it.
             brokers[s.leader].partitions[key] = leader_values
     return brokers
 

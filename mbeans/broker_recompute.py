@@ -1,0 +1,119 @@
+"""What ONE broker's health MBeans read under a chosen profile, from what that broker shows of
+itself: per hosted partition its `InSyncReplicasCount` and `ReplicasCount` gauges (both 0 where it
+does not lead, so leadership is `ReplicasCount > 0`), plus each topic's min ISR and, when the Admin
+API knows them, the partitions' replica lists and reassignments.
+
+This is the sidecar's recompute (issue 13): a broker of any release then publishes the chosen
+profile's values. mbeans/recompute.py answers the other question (what every broker of a release
+reports, from partition states), for the simulator and the demo. Both judge with mbeans/health.py
+and take names and meanings from the catalog. Pure: plain values in, plain values out.
+
+Per-partition inputs and outputs are columns aligned with the hosted partitions (a broker hosts
+tens of thousands), and only the led partitions are judged: every Partition gauge is 0 elsewhere.
+"""
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, NamedTuple, Sequence
+
+from mbeans import catalog
+from mbeans.health import PYTHON_OPS, Counts, Profile, multiset_overlap
+
+# The gauges a profile decides: the catalog's ReplicaManager and Partition gauges that show a
+# health value (a flag they count or hold, or a replica count).
+REPLICA_MANAGER_GAUGES = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.flag)
+PARTITION_GAUGES = tuple(s for s in catalog.PARTITION if s.shows)
+
+
+class HostedPartitions(NamedTuple):
+    """A broker's per-partition gauges as columns, one entry per hosted replica: member i is
+    partition `partition[i]` of topic `topics[topic[i]]`."""
+
+    topics: Sequence[str]
+    topic: Sequence[int]
+    partition: Sequence[int]
+    isr: Sequence[int]  # InSyncReplicasCount
+    replicas: Sequence[int]  # ReplicasCount
+
+
+class Assignment(NamedTuple):
+    """A partition's replica lists as the Admin API describes them (negative ids: placeholders)."""
+
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+
+@dataclass
+class BrokerHealth:
+    """The recomputed values. `partition[name][i]` belongs to member i of the HostedPartitions."""
+
+    replica_manager: dict[str, int]
+    partition: dict[str, array]
+    led: int = 0
+    # led partitions that hold placeholder replica ids (semantics.md): (topic, partition) -> count
+    placeholders: dict[tuple[str, int], int] = field(default_factory=dict)
+    # led partitions the Admin API did not describe (or described without replicas: assignment not
+    # known yet), judged from the broker's own ReplicasCount alone, without reassignment
+    without_assignment: int = 0
+
+
+def full_replica_count(shown: int, adding: int, broker: Profile) -> int:
+    """The full replica list's length behind a broker's ReplicasCount `shown`: that gauge is the
+    broker profile's `replicas_count`, linear in the list (2.5+: without adding replicas; before:
+    the full list), so what it leaves out is what it reads on an empty list with `adding` adding."""
+    empty = Counts(True, True, 0, adding, bool(adding), 0, 1)
+    return shown - int(broker.replicas_count(empty, PYTHON_OPS))
+
+
+def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profile: Profile,
+                     min_isr_of: Callable[[str], int],
+                     assignments: Mapping[tuple[str, int], Assignment] | None = None) -> BrokerHealth:
+    """Every ReplicaManager and Partition health gauge of the catalog, as `profile` computes it.
+
+    `broker_profile` is the profile of the broker's own release: it says what the broker's
+    ReplicasCount counts. `min_isr_of(topic)` is asked once per topic this broker leads.
+    `assignments` (None: the Admin API is not used or did not answer) gives the replica list
+    (placeholders included) and the reassignment; a led partition it lacks is judged without a
+    reassignment, from the broker's own ReplicasCount."""
+    if profile.replicas_count is None:
+        raise ValueError(f"profile {profile.name} describes kafka-topics.sh, not a broker's gauges")
+    n = len(hosted.partition)
+    rm = {s.name: 0 for s in REPLICA_MANAGER_GAUGES}
+    rm_formulas = [(s.name, profile.formula(s.flag)) for s in REPLICA_MANAGER_GAUGES]
+    columns = {s.name: array("q", bytes(8 * n)) for s in PARTITION_GAUGES}
+    part_formulas = [(columns[s.name], profile.formula(s.shows)) for s in PARTITION_GAUGES]
+    out = BrokerHealth(rm, columns)
+    topics, topic_of, partition_of, isr_of, shown_of = hosted
+    min_isr: dict[int, int] = {}
+    assignments = assignments or {}
+    ops = PYTHON_OPS
+    new_counts = tuple.__new__  # as health.counts_of: runs per led partition
+    for i in range(n):
+        shown = shown_of[i]
+        if not shown:  # not the leader: every gauge reads 0
+            continue
+        t = topic_of[i]
+        m = min_isr.get(t)
+        if m is None:
+            m = min_isr[t] = min_isr_of(topics[t])
+        a = assignments.get((topics[t], partition_of[i])) if assignments else None
+        if a is not None and a.replicas:
+            replicas = len(a.replicas)
+            adding = multiset_overlap(a.adding, a.replicas) if a.adding else 0
+            moving = bool(a.adding or a.removing)
+            holes = sum(1 for r in a.replicas if r < 0)
+            if holes:
+                out.placeholders[(topics[t], partition_of[i])] = holes
+        else:
+            replicas, adding, moving = full_replica_count(shown, 0, broker_profile), 0, False
+            out.without_assignment += 1
+        c = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
+        out.led += 1
+        for name, formula in rm_formulas:
+            if formula(c, ops):
+                rm[name] += 1
+        for column, formula in part_formulas:
+            column[i] = int(formula(c, ops))
+    return out

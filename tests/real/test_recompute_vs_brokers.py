@@ -1,0 +1,275 @@
+"""The recompute, real against real (issue 13): one scenario played on a real Kafka 4.1 cluster and
+on older real clusters (2.4 and 2.2, ZooKeeper), three brokers each:
+
+    healthy -> reassigning (throttled) -> reassigned -> broker 3 down -> recovered (broker 3 back)
+
+At every step the sidecar next to each live broker of the older cluster, recomputing under
+`kafka-3.7` (mode `outdated`, min ISR and reassignments from the Admin API), publishes what the 4.1
+brokers report THEMSELVES in the same step: the ReplicaManager counts summed over the live brokers
+(UnderReplicatedPartitions, UnderMinIsrPartitionCount, AtMinIsrPartitionCount,
+ReassigningPartitions) and every partition's Partition gauges as its leader reports them
+(UnderReplicated, UnderMinIsr, AtMinIsr, InSyncReplicasCount, ReplicasCount). Sums and leaders'
+values, because which broker leads after a failure is each cluster's own business.
+
+Asked for the `legacy` profile (mode `all`), the sidecar publishes what the older brokers report
+themselves, for every health gauge their release has.
+
+Kafka 2.2 has no ListPartitionReassignments (2.4+): its reassignment is unknown, and the documented
+fallback (judged as no reassignment, the broker's own ReplicasCount counting the adding replicas) is
+expected in the reassigning step, worked by hand below, with the fallback's self metric and its log
+line. Sidecars run in this process (exporter.collector.Collector, one poll per reading), so that a
+reading is taken right when a step shows in --describe.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from exporter.collector import Collector
+from exporter.jmx_source import JmxSource
+from exporter.sidecar import load
+from exporter.snapshot import TEXT, assemble
+from tests.real import processes
+from tests.real.kafka import KafkaCluster
+from tests.real.sidecar import config_text
+from tests.real.test_health_vs_brokers import (BROKER_CONFIG, MOVING_RECORDS, RECORD_SIZE, RULES, THROTTLE,
+                                               read_describe, read_gauges)
+
+STEPS = ("healthy", "reassigning", "reassigned", "broker_3_down", "recovered")
+# topic -> (replica assignment, leader first; min.insync.replicas or None for the default, 1)
+TOPICS = {
+    "orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),   # at min ISR with broker 3 down
+    "pairs": ([[1, 2], [2, 3], [3, 1]], 2),             # under it
+    "strict": ([[1, 2]], 3),                            # min ISR above RF: AtMinIsr (3.7), UnderMinIsr before
+    "single": ([[1], [3]], None),                       # RF 1: AtMinIsr under 3.7; offline with broker 3 down
+    "moving": ([[1], [2]], 2),                          # moved 1 -> 2 and grown 2 -> 2,3
+}
+MOVES = {("moving", 0): [2], ("moving", 1): [2, 3]}
+SUMMED = ("UnderReplicatedPartitions", "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount", "ReassigningPartitions")
+PARTITION = ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "InSyncReplicasCount", "ReplicasCount")
+# what each older release's brokers serve of them (catalog `since`)
+SERVED = {"2.4": (SUMMED[:3], PARTITION), "2.2": (SUMMED[:2], PARTITION[:2] + PARTITION[3:])}
+REACH_TIMEOUT, AGREE_TIMEOUT = 150.0, 60.0
+
+# the MBean names listed each poll: partitions appear on brokers as they are moved there, and the
+# recompute judges the partitions listed (sidecar.namesRefreshSeconds)
+REFRESH = "  namesRefreshSeconds: 0.01\n"
+SIDECARS = {
+    "own": REFRESH,
+    "kafka-3.7": REFRESH + "  recompute:\n    semantics: kafka-3.7\n    mode: outdated\n",
+    "legacy": REFRESH + "  recompute:\n    semantics: legacy\n    mode: all\n",
+}
+
+
+# --- one cluster, its sidecars, the scenario -------------------------------------------------------
+
+class Play:
+    def __init__(self, cluster: KafkaCluster, directory: Path, kinds: tuple[str, ...]):
+        self.cluster = cluster
+        self.directory = directory
+        self.kinds = kinds
+        self.collectors: dict[int, dict[str, Collector]] = {}
+
+    @property
+    def live(self) -> list[int]:
+        return [i for i, n in self.cluster.brokers.items() if n.running]
+
+    def start_sidecars(self, broker: int) -> None:
+        out = {}
+        for kind in self.kinds:
+            block = SIDECARS[kind]
+            if "recompute" in block:
+                block += f"  admin:\n    bootstrapServers: {self.cluster.bootstrap}\n    logDirs: false\n"
+            path = self.directory / f"sidecar-{broker}-{kind}.yml"
+            path.write_text(config_text(self.cluster.jmx_host_port(broker), RULES, block))
+            loaded = load(str(path))
+            settings = loaded.settings
+            out[kind] = Collector(lambda cfg, s=settings: JmxSource(cfg, s), loaded.config, settings)
+        self.collectors[broker] = out
+
+    def stop_sidecars(self, broker: int) -> None:
+        for c in self.collectors.pop(broker, {}).values():
+            c.source.close()
+            if c._recompute is not None and c._recompute.admin is not None:
+                c._recompute.admin.close()
+
+    def act(self, step: str) -> None:
+        c = self.cluster
+        if step == "healthy":
+            for topic, (assignment, min_isr) in TOPICS.items():
+                c.create_topic(topic, assignment=assignment, min_isr=min_isr)
+            c.produce("moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
+            for b in self.live:
+                self.start_sidecars(b)
+        elif step == "reassigning":
+            c.reassign(MOVES, throttle=THROTTLE)
+        elif step == "reassigned":
+            c.finish_reassignment()
+        elif step == "broker_3_down":
+            self.stop_sidecars(3)
+            c.stop_broker(3)
+        elif step == "recovered":
+            c.start_broker(3)
+            self.start_sidecars(3)
+
+    def shown(self, step: str) -> str | None:
+        """What --describe still lacks of `step` (None once it shows it)."""
+        lines = read_describe(self.cluster.describe())
+        live = set(self.live)
+        for (topic, p), target in MOVES.items():
+            original = TOPICS[topic][0][p]
+            want = set(original) if step == "healthy" else set(original) | set(target) if step == "reassigning" \
+                else set(target)
+            if (topic, p) not in lines or set(lines[(topic, p)].replicas) != want:
+                return f"{topic}-{p}: {lines.get((topic, p))}, expected replicas {sorted(want)}"
+        for key, line in lines.items():
+            alive = set(line.replicas) & live
+            if not alive:
+                continue
+            lagging = set(MOVES[key]) - set(TOPICS[key[0]][0][key[1]]) if step == "reassigning" and key in MOVES \
+                else set()
+            if line.leader not in live or set(line.isr) != alive - lagging:
+                return f"{key[0]}-{key[1]}: {line}, live brokers {sorted(live)}"
+        return None
+
+    def reading(self, kind: str) -> dict:
+        """ReplicaManager counts summed over the live brokers, the leaders' non-zero Partition
+        gauges, and the text of each broker's poll."""
+        totals: Counter = Counter()
+        partition: dict = {}
+        texts = {}
+        for b in self.live:
+            c = self.collectors[b][kind]
+            assert c.poll_once(), f"the {kind} sidecar of broker {b}: {c.last_error}"
+            text = b"".join(assemble(c.snapshot, TEXT, b"", gzip_wanted=False)[1]).decode()
+            texts[b] = text + c.metrics.render(TEXT, c.snapshot.taken_at, False).decode()
+            g = read_gauges(text)
+            for name in SUMMED:
+                if name in g.broker:
+                    totals[name] += int(g.broker[name])
+            for (name, topic, p), v in g.partition.items():
+                if name in PARTITION and v:
+                    partition[(name, topic, p)] = int(v)
+        return {"totals": dict(totals), "partition": partition, "texts": texts}
+
+
+def _reach(play: Play, step: str) -> None:
+    deadline = time.monotonic() + REACH_TIMEOUT
+    while (missing := play.shown(step)) is not None:
+        if time.monotonic() > deadline:
+            pytest.fail(f"Kafka {play.cluster.release.version} never showed {step} in {REACH_TIMEOUT:.0f} s: {missing}")
+        time.sleep(1.0)
+
+
+def _values(r: dict, summed=SUMMED, partition=PARTITION) -> dict:
+    return {"totals": {k: r["totals"].get(k, 0) for k in summed},
+            "partition": {k: v for k, v in r["partition"].items() if k[0] in partition}}
+
+
+def _diff(got: dict, want: dict) -> str:
+    lines = [f"  {k}: got {got['totals'].get(k)}, expected {v}" for k, v in want["totals"].items()
+             if got["totals"].get(k) != v]
+    for k in sorted(set(got["partition"]) | set(want["partition"])):
+        if got["partition"].get(k, 0) != want["partition"].get(k, 0):
+            lines.append(f"  {k[0]}[{k[1]}-{k[2]}]: got {got['partition'].get(k, 0)}, expected {want['partition'].get(k, 0)}")
+    return "\n".join(lines)
+
+
+def _stop(cluster: KafkaCluster) -> None:
+    pids = cluster.pids()
+    cluster.remove()
+    assert not [p for p in pids if processes.pid_alive(p)], "Kafka processes still running after stop"
+
+
+# --- the 4.1 brokers' own values, step by step ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def kafka_41_values(tmp_path_factory):
+    """step -> the 4.1 brokers' own values (read until two readings 2 s apart agree)."""
+    cluster = KafkaCluster("4.1", brokers=3, broker_config=BROKER_CONFIG).start()
+    play = Play(cluster, tmp_path_factory.mktemp("recompute-4.1"), ("own",))
+    values = {}
+    try:
+        for step in STEPS:
+            play.act(step)
+            _reach(play, step)
+            previous = None
+            deadline = time.monotonic() + AGREE_TIMEOUT
+            while True:
+                now = _values(play.reading("own"))
+                if now == previous or time.monotonic() > deadline:
+                    break
+                previous = now
+                time.sleep(2.0)
+            values[step] = now
+    finally:
+        for b in list(play.collectors):
+            play.stop_sidecars(b)
+        _stop(cluster)
+    return values
+
+
+def _fallback_2_2(v41: dict) -> dict:
+    """Kafka 2.2, reassigning: no reassignment known, so each moving partition is judged on its
+    full replica list (the broker's ReplicasCount before 2.5), worked by hand:
+      moving-0  replicas [1,2] (1 -> 2), ISR [1]:  rf 2 - 1 > 0: under-replicated; effective min
+                ISR min(2, 2) = 2 > 1: under min ISR (as 4.1); not reassigning; ReplicasCount 2
+      moving-1  replicas [2,3] (2 -> 2,3), ISR [2]: the same
+    4.1 counts both as reassigning, neither as under-replicated, with ReplicasCount 1."""
+    want = {"totals": dict(v41["totals"]), "partition": dict(v41["partition"])}
+    want["totals"]["UnderReplicatedPartitions"] += 2
+    want["totals"]["ReassigningPartitions"] -= 2
+    for p in (0, 1):
+        want["partition"][("UnderReplicated", "moving", p)] = 1
+        want["partition"][("ReplicasCount", "moving", p)] = 2
+    return want
+
+
+@pytest.mark.parametrize("release", ["2.4", "2.2"])
+def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.recompute")
+    cluster = KafkaCluster(release, brokers=3, broker_config=BROKER_CONFIG).start()
+    play = Play(cluster, tmp_path, tuple(SIDECARS))
+    own_summed, own_partition = SERVED[release]
+    try:
+        for step in STEPS:
+            play.act(step)
+            _reach(play, step)
+            v41 = kafka_41_values[step]
+            want = _fallback_2_2(v41) if release == "2.2" and step == "reassigning" else v41
+            deadline = time.monotonic() + AGREE_TIMEOUT
+            while True:
+                recomputed = play.reading("kafka-3.7")
+                got = _values(recomputed)
+                own = _values(play.reading("own"), own_summed, own_partition)
+                legacy = _values(play.reading("legacy"), own_summed, own_partition)
+                # 2.4: every input known from the Admin API (after a controller change, once it answers again)
+                known = release != "2.4" or not re.search(r'recompute_input_fallbacks\{[^}]*\} [1-9]',
+                                                           "\n".join(recomputed["texts"].values()))
+                if (got == want and legacy == own and known) or time.monotonic() > deadline:
+                    break
+                time.sleep(2.0)
+            assert got == want, (f"Kafka {release}, {step}: the sidecar recomputing under kafka-3.7 differs from "
+                                 f"what the 4.1 brokers report:\n{_diff(got, want)}\n4.1: {v41}\n"
+                                 f"the sidecar's polls:\n" + "\n".join(recomputed["texts"].values()))
+            assert legacy == own, (f"Kafka {release}, {step}: the sidecar under legacy differs from the brokers' "
+                                   f"own values:\n{_diff(legacy, own)}")
+            metrics = "\n".join(recomputed["texts"].values())
+            if release == "2.2" and step == "reassigning":
+                fallbacks = re.findall(r'recompute_input_fallbacks\{fallback="([^"]+)",input="reassignments"\} (\S+)',
+                                       metrics)
+                assert fallbacks and all(f == "admin_api_unsupported" and float(v) > 0 for f, v in fallbacks), fallbacks
+                assert any("reassignments are not known (admin_api_unsupported)" in r.getMessage()
+                           for r in caplog.records), [r.getMessage() for r in caplog.records]
+            assert known, f"Kafka {release}, {step}: inputs not known from the Admin API:\n{metrics}"
+            assert re.search(r'recompute_info\{broker_semantics="legacy",broker_version="%s[.\d]*",mode="outdated",'
+                             r'semantics="kafka-3.7"\} 1\.0' % re.escape(release), metrics), metrics
+    finally:
+        for b in list(play.collectors):
+            play.stop_sidecars(b)
+        _stop(cluster)
