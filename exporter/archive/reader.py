@@ -24,6 +24,7 @@ time)`, None before the first poll or when that poll is older than `max_age` sec
 Nothing is dropped silently. A line or poll that cannot be used is counted in `Rejects` under its
 file and one of these reasons (and the first few are kept with line number and detail):
 
+    unreadable file         a path that does not exist or cannot be read (counted once)
     torn last line          the file ends in an unterminated line (a crash while writing it)
     corrupt line            not JSON
     malformed record        JSON, but not a record of the segment's schema
@@ -50,10 +51,11 @@ from exporter.archive.format import (SCHEMA, SUFFIX, Cluster, Count, End, Header
 from mbeans.broker_recompute import HostedPartitions
 from mbeans.health import PartitionState
 
-TORN, CORRUPT, MALFORMED, UNKNOWN_KIND = "torn last line", "corrupt line", "malformed record", "unknown record kind"
+UNREADABLE, TORN, CORRUPT = "unreadable file", "torn last line", "corrupt line"
+MALFORMED, UNKNOWN_KIND = "malformed record", "unknown record kind"
 UNKNOWN_SCHEMA, NO_HEADER, OUTSIDE, INCOMPLETE, NO_KEYFRAME = (
     "unknown schema version", "no header", "outside a poll", "incomplete poll", "no keyframe")
-REASONS = (TORN, CORRUPT, MALFORMED, UNKNOWN_KIND, UNKNOWN_SCHEMA, NO_HEADER, OUTSIDE, INCOMPLETE, NO_KEYFRAME)
+REASONS = (UNREADABLE, TORN, CORRUPT, MALFORMED, UNKNOWN_KIND, UNKNOWN_SCHEMA, NO_HEADER, OUTSIDE, INCOMPLETE, NO_KEYFRAME)
 
 
 class Rejected(NamedTuple):
@@ -117,7 +119,12 @@ def read_records(path: str, rejects: Rejects) -> Iterator[tuple[int, Record]]:
     header_seen = False
     known_schema = False
     loads = json.loads
-    with open(path, "rb") as f:
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        rejects.add(path, 0, UNREADABLE, e.strerror or str(e))
+        return
+    with f:
         line_no = 0
         for raw in f:
             line_no += 1

@@ -188,3 +188,9 @@ def test_an_empty_state_has_no_partitions():
     s = ArchiveState()
     assert s.hosted() == HostedPartitions([], [], [], [], []) and s.partition_states() == []
     assert MinIsr("t", None).value is None
+
+
+def test_a_missing_file_is_counted_not_raised(tmp_path):
+    rejects = Rejects()
+    assert list(read_archive([tmp_path / "gone.jsonl"], rejects)) == []
+    assert rejects.counts == {(str(tmp_path / "gone.jsonl"), "unreadable file"): 1}
