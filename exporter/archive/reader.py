@@ -10,7 +10,8 @@ any time (keyframe + changes). Pure functions over files and values; no Spark, n
         state.states     # {(topic, partition): format.State}     the Admin API's lists (if configured)
         state.min_isr    # {topic: (value, origin)}
         state.leaves     # {(object, attribute): number}          what the rules read (table members too)
-        state.hosted()            # mbeans.broker_recompute.HostedPartitions, for recompute_broker
+        state.hosted()            # mbeans.broker_recompute.HostedPartitions, for recompute_broker,
+        state.assignments()       #   with these (Admin API lists) and state.min_isr_of(topic)
         state.partition_states()  # [mbeans.health.PartitionState] from the Admin lists
     rejects.counts       # {(path, reason): how many}, reasons below
 
@@ -48,7 +49,7 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from exporter.archive.format import (SCHEMA, SUFFIX, Cluster, Count, End, Header, Leaf, Leaves, Malformed,
                                      MinIsr, Poll, Record, State, decode, decode_header, member_object)
-from mbeans.broker_recompute import HostedPartitions
+from mbeans.broker_recompute import Assignment, HostedPartitions
 from mbeans.health import PartitionState
 
 UNREADABLE, TORN, CORRUPT = "unreadable file", "torn last line", "corrupt line"
@@ -274,6 +275,18 @@ class ArchiveState:
         index = {t: i for i, t in enumerate(topics)}
         return HostedPartitions(topics, [index[t] for t, _ in keys], [p for _, p in keys],
                                 [self.counts[k][0] for k in keys], [self.counts[k][1] for k in keys])
+
+    def min_isr_of(self, topic: str, default: int = 1) -> int:
+        """The topic's min ISR as the poll resolved it (`default` for a topic it did not)."""
+        m = self.min_isr.get(topic)
+        return m[0] if m is not None else default
+
+    def assignments(self) -> dict[tuple[str, int], Assignment]:
+        """The Admin API's replica lists as mbeans.broker_recompute reads them, reassignments only
+        when they were known (as the live recompute reads them)."""
+        known = self.cluster is None or self.cluster.reassignments == "known"
+        return {k: Assignment(s.replicas, s.adding if known else (), s.removing if known else ())
+                for k, s in self.states.items()}
 
     def partition_states(self, default_min_isr: int = 1) -> list[PartitionState]:
         """The Admin API's partitions as the health core reads them, sorted by (topic, partition):

@@ -194,3 +194,41 @@ def test_a_missing_file_is_counted_not_raised(tmp_path):
     rejects = Rejects()
     assert list(read_archive([tmp_path / "gone.jsonl"], rejects)) == []
     assert rejects.counts == {(str(tmp_path / "gone.jsonl"), "unreadable file"): 1}
+
+
+def test_the_readme_example_reads_as_the_readme_says(tmp_path):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### Archive format", 1)[1]
+    example = section.split("\n```\n", 2)[1]  # the first plain fenced block of the section
+    assert example.startswith('{"k":"archive"')
+    path = write(tmp_path, "2026-11-18T11Z.jsonl", example + "\n")
+    rejects = Rejects()
+    got = dict(states_at(read_archive([path], rejects), [1795000000.0, 1795000015.0]))
+    assert rejects.total == 0
+    assert got[1795000000.0].counts == {("orders", 0): (3, 3)}
+    assert got[1795000015.0].counts == {("orders", 0): (2, 3)}
+    assert got[1795000015.0].leaves == {
+        ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "Value"): 0,
+        (MEMBER0[0], "Value"): 1}
+    assert got[1795000015.0].min_isr == {"orders": (2, "configured")}
+
+
+def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
+    from mbeans.broker_recompute import Assignment, recompute_broker
+    from mbeans.health import PROFILES
+
+    path = write(tmp_path, "a.jsonl", HEADER + KEYFRAME + CHANGE_1015)
+    state = list(states_at(read_archive([path]), [1015.0]))[0][1]
+    assert state.assignments() == {("orders", 0): Assignment((1, 2, 3), (), ()),
+                                   ("orders", 1): Assignment((2, 3, 1, 4), (4,), (3,))}
+    assert state.min_isr_of("orders") == 2 and state.min_isr_of("audit") == 1
+    health = recompute_broker(state.hosted(), profile=PROFILES["kafka-3.7"], broker_profile=PROFILES["legacy"],
+                              min_isr_of=state.min_isr_of, assignments=state.assignments())
+    # led: orders-0 (ISR 2 of 3, min ISR 2: URP, at min ISR) and audit-0 (ISR 1 of 1, min ISR 1: at
+    # min ISR under kafka-3.7); orders-1 is led elsewhere
+    assert health.led == 2
+    assert health.replica_manager["UnderReplicatedPartitions"] == 1
+    assert health.replica_manager["UnderMinIsrPartitionCount"] == 0
+    assert health.replica_manager["AtMinIsrPartitionCount"] == 2
