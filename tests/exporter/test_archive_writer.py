@@ -179,9 +179,11 @@ def test_a_busy_writer_drops_polls_and_counts_them(tmp_path):
     writer.write = lambda facts: (release.wait(10), real_write(facts))[1]
     one, two, three = polls_by_hand()
     assert writer.submit(one)  # taken by the thread, which waits
-    deadline = threading.Event()
-    while writer._queue.qsize():  # until the thread took it
-        deadline.wait(0.01)
+    for _ in range(1000):  # until the thread took it (10 s at most)
+        if not writer._queue.qsize():
+            break
+        release.wait(0.01)
+    assert not writer._queue.qsize()
     assert writer.submit(two)  # queued
     assert not writer.submit(three)  # dropped
     release.set()
