@@ -141,7 +141,8 @@ class ArchiveWriter:
         if facts.min_isr:
             return
         resolver = MinIsrResolver(facts.view or _NO_VIEW, self.min_isr_topics, self.min_isr_default)
-        topics = set(facts.hosted.topics) if facts.hosted is not None else set()
+        h = facts.hosted
+        topics = {h.topics[i] for i in set(h.topic)} if h is not None else set()  # topics with a hosted partition
         if facts.view is not None:
             topics.update(p.topic for p in facts.view.partitions)
         facts.min_isr = {t: resolver.resolve(t) for t in sorted(topics)}
