@@ -110,6 +110,7 @@ class Collector:
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
         self._recompute = self._make_recompute(config, settings)
+        self._archive = self._make_archive(settings)
         self._snapshot = Snapshot.empty()
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
         self._withdrawal_told = False
@@ -140,6 +141,36 @@ class Collector:
             admin = AdminSource(settings.admin)
         self.metrics.enable_recompute()
         return Recompute(settings.recompute, config, admin)
+
+    def _make_archive(self, settings: SidecarSettings):
+        """The archive writer (exporter/archive/writer.py) when sidecar.archive is set."""
+        if settings.archive is None:
+            return None
+        from exporter.archive.writer import ArchiveWriter
+
+        admin = None
+        if settings.admin is not None:  # read by the writer when the recompute asked nothing
+            from exporter.admin.source import AdminSource
+
+            admin = AdminSource(settings.admin)
+        r = settings.recompute
+        self.metrics.enable_archive()
+        return ArchiveWriter(settings.archive, self.metrics, admin=admin,
+                             min_isr_topics=dict(r.min_isr_topics) if r else None,
+                             min_isr_default=r.min_isr_default if r else None, clock=self.clock)
+
+    def _archive_poll(self, taken_at: float, raw) -> None:
+        """Hand the poll to the archive writer; the poll never fails over it."""
+        if self._archive is None:
+            return
+        try:
+            from exporter.archive.writer import poll_facts
+
+            view = self._recompute.view if self._recompute is not None else None
+            self._archive.submit(poll_facts(taken_at, raw, view))
+        except Exception:
+            log.exception("archive: the poll could not be handed to the writer")
+            self.metrics.archive_polls.labels("failed").inc()
 
     @property
     def target(self) -> str:
@@ -268,6 +299,7 @@ class Collector:
             if self._stopping:
                 return False
             read = time.monotonic()
+            raw = result  # what the broker served, for the archive (the recompute makes a new result)
             if self._recompute is not None:
                 result = self._recompute.apply(result)
             recomputed = time.monotonic()
@@ -289,6 +321,7 @@ class Collector:
         phases.update(rules=ruled - recomputed, render=time.monotonic() - ruled)
         if self._recompute is not None:
             phases["recompute"] = recomputed - read
+        self._archive_poll(snap.taken_at, raw)
         if self._freeze_gc:
             self._freeze()
         with self._lock:  # the new snapshot and the end of any failure are seen together
@@ -389,6 +422,8 @@ class Collector:
         self.source.close()
         if self._recompute is not None and self._recompute.admin is not None:
             self._recompute.admin.close()
+        if self._archive is not None:
+            self._archive.close()
 
     def _note_overrun(self, following: NextPoll, took: float) -> None:
         """Count a poll that took longer than the interval; log the first run of them (later

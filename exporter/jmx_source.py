@@ -206,7 +206,8 @@ class JmxSource:
         self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
         self._read_seconds = 0.0
         recompute = settings.recompute
-        self._recompute = recompute is not None and recompute.enabled
+        # the release and per-partition counts: the recompute's inputs, and what the archive keeps
+        self._recompute = (recompute is not None and recompute.enabled) or getattr(settings, "archive", None) is not None
         self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
 
     @property

@@ -91,6 +91,7 @@ class Recompute:
         self.config = config
         self.admin = admin  # an exporter.admin.AdminSource, or None
         self.outcome = Outcome()
+        self.view: AdminView | None = None  # the Admin API's answer of the last poll, if it asked (the archive keeps it)
         self._told: set[tuple] = set()  # what was logged once
         self._wanted: dict[tuple, bytearray] = {}  # (family, member list) -> the members the filters let through
         self._added_ranks: tuple | None = None
@@ -160,6 +161,7 @@ class Recompute:
     def apply(self, result: ReadResult) -> ReadResult:
         broker = result.broker
         out = self.outcome = Outcome()
+        self.view = None
         version = broker.version if broker is not None else None
         if broker is not None:
             for problem in broker.problems:
@@ -188,7 +190,7 @@ class Recompute:
         return self._merge(result, broker.hosted, health, actions, out)
 
     def _health(self, hosted: HostedPartitions, broker_profile: Profile, version: str, out: Outcome) -> BrokerHealth:
-        view = self._admin_view()
+        view = self.view = self._admin_view()
         fallbacks: dict[tuple[str, str], set] = {}
         topics_used: set[str] = set()
         assignments, unknown_why = self._assignments(view)

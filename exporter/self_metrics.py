@@ -214,6 +214,24 @@ class SelfMetrics:
             "replica list of a partition this broker leads, as the Admin API describes it.",
             ["topic", "partition"], registry=r)
 
+    def enable_archive(self) -> None:
+        """The archive writer's metrics (exporter/archive/writer.py): only when sidecar.archive is set."""
+        if hasattr(self, "archive_polls"):
+            return
+        r = self.registry
+        self.archive_polls = Counter(
+            _PREFIX + "archive_polls", "Complete polls handed to the archive, by outcome: written, dropped (the "
+            "writer was still busy with earlier polls), failed (the write failed; logged once per error).",
+            ["outcome"], registry=r)
+        for outcome in ("written", "dropped", "failed"):
+            self.archive_polls.labels(outcome)
+        self.archive_deleted = Counter(
+            _PREFIX + "archive_files_deleted", "Archive files deleted by the retention, by reason: age "
+            "(sidecar.archive.retentionHours) or size (sidecar.archive.retentionSize).", ["reason"], registry=r)
+        for reason in ("age", "size"):
+            self.archive_deleted.labels(reason)
+        self.archive_bytes = Gauge(_PREFIX + "archive_bytes", "Bytes of the archive files on disk.", registry=r)
+
     def record_recompute(self, outcome, semantics: str, mode: str) -> None:
         """The last poll's recompute (an exporter.recompute_stage.Outcome)."""
         self.recompute_info.clear()

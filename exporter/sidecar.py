@@ -91,6 +91,8 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
         return 2
     # The contract is one line on stderr: the reason below, not the loggers' copies of it.
     logging.disable(logging.ERROR)
+    # one poll to look at: only `serve` archives
+    loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, archive=None))
     collector = make_collector(loaded, None)
     try:
         if not collector.poll_once():

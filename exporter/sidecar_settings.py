@@ -18,6 +18,7 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       recompute: {...}             # health values of a chosen profile (exporter/recompute_settings.py)
       admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
                                    # reassignments for the recompute
+      archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
 from exporter.admin.settings import AdminConfigError, AdminSettings, admin_settings
+from exporter.archive.settings import ArchiveSettings, archive_settings
 from exporter.recompute_settings import RecomputeSettings, recompute_settings
 from exporter.rule_engine.config import Config
 
@@ -62,6 +64,7 @@ class SidecarSettings:
     jvm_options: tuple[str, ...] | None = None  # None: the defaults
     recompute: RecomputeSettings | None = None  # None: nothing recomputed
     admin: AdminSettings | None = None  # None: no Admin API
+    archive: ArchiveSettings | None = None  # None: nothing archived
 
     @property
     def stale_after(self) -> float:
@@ -148,6 +151,9 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
             raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
         if name == "recompute":
             values[name] = recompute_settings(value, error)
+            continue
+        if name == "archive":
+            values[name] = archive_settings(value, error)
             continue
         if name == "admin":
             try:

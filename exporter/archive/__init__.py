@@ -1,0 +1,7 @@
+"""The archive (issue 14, item 1): what each poll of `serve` knew, on disk, so the backfill can
+recompute every health series later with the same formulas and rules.
+
+    format.py     the records and their one encoding (JSON Lines; README "Archive format")
+    reader.py     typed records, complete polls, and the state known at any time (pure)
+    writer.py     hourly files, keyframe + changes, append-safe, with retention (driven by the poll)
+"""

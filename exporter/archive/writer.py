@@ -1,0 +1,199 @@
+"""The archive writer `serve` drives (`sidecar.archive`): each complete poll's facts go, through a
+small queue, to a thread of their own that encodes them (exporter/archive/encoder.py), appends
+them to the poll hour's file and applies the retention. The poll never waits on the disk: when
+the writer is still busy with earlier polls, a poll is dropped (counted), and the next one written
+is still exact, being relative to what was last written.
+
+Append-safety: a poll's lines go out in one write, flushed and fsynced. A file the writer opens
+(a start, a new hour, after a failed write) gets a newline first if it ends in a torn line, then
+a header and a keyframe, so a crash loses at most the poll being written, and the reader skips
+and counts what it left. A failed write is counted (`kafka_jmx_sidecar_archive_polls_total
+{outcome="failed"}`) and logged once per distinct error; the next poll opens the file anew.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from typing import Any, Callable
+
+from exporter import __version__
+from exporter.admin.fallback import MinIsrResolver
+from exporter.admin.view import AdminView, Cluster as AdminCluster
+from exporter.archive import retention
+from exporter.archive.encoder import PollEncoder, PollFacts
+from exporter.archive.settings import ArchiveSettings
+from exporter.source import ReadResult
+from mbeans.broker_recompute import HostedPartitions
+
+log = logging.getLogger("kafka_jmx_sidecar.archive")
+
+WRITTEN, DROPPED, FAILED = "written", "dropped", "failed"
+OUTCOMES = (WRITTEN, DROPPED, FAILED)
+# No Admin API answer: min ISR then resolves from the configuration alone, as the recompute's does.
+_NO_VIEW = AdminView(AdminCluster(None, None, (), "none"), ())
+
+
+def poll_facts(t: float, result: ReadResult, view: AdminView | None) -> PollFacts:
+    """What a poll read, before the recompute changed anything, copied where a later poll changes
+    it in place (table values and presence, the count columns). Runs in the poll: cheap."""
+    broker = result.broker
+    hosted = None
+    if broker is not None and broker.hosted is not None:
+        h = broker.hosted
+        hosted = HostedPartitions(h.topics, h.topic, h.partition, h.isr[:], h.replicas[:])
+    return PollFacts(t, broker.broker_id if broker else None, broker.version if broker else None, hosted, view,
+                     {}, list(result.mbeans), [tb.frozen() for tb in result.tables])
+
+
+class ArchiveWriter:
+    def __init__(self, settings: ArchiveSettings, metrics: Any = None, *, admin: Any = None,
+                 min_isr_topics: dict[str, int] | None = None, min_isr_default: int | None = None,
+                 clock: Callable[[], float] = time.time, queue_size: int = 2):
+        self.settings = settings
+        self.metrics = metrics  # SelfMetrics with enable_archive() done, or None
+        self.admin = admin  # an AdminSource of the writer's own, read when a poll brought no view
+        self.min_isr_topics = dict(min_isr_topics or {})
+        self.min_isr_default = min_isr_default
+        self.clock = clock
+        self.encoder = PollEncoder(settings.attributes)
+        self._file = None
+        self._name: str | None = None
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._thread: threading.Thread | None = None
+        self._told: set[str] = set()
+
+    # --- from the poll --------------------------------------------------------------------------
+
+    def submit(self, facts: PollFacts) -> bool:
+        """Hand a poll's facts to the writer thread; False (and counted) when it is too busy."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="archive-writer", daemon=True)
+            self._thread.start()
+        try:
+            self._queue.put_nowait(facts)
+            return True
+        except queue.Full:
+            self._count(DROPPED)
+            self._tell("dropped", "archive: the writer is behind; polls are dropped until it catches up "
+                       "(kafka_jmx_sidecar_archive_polls_total{outcome=\"dropped\"})")
+            return False
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Write what is queued, then stop the thread and close the file."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout)
+            self._thread = None
+        self._close_file()
+        if self.admin is not None:
+            try:
+                self.admin.close()
+            except Exception:
+                log.debug("archive: closing the Admin API client failed", exc_info=True)
+
+    def _run(self) -> None:
+        while True:
+            facts = self._queue.get()
+            if facts is None:
+                return
+            self.write(facts)
+
+    # --- in the writer thread -------------------------------------------------------------------
+
+    def write(self, facts: PollFacts) -> bool:
+        """Append one poll (the writer thread's work; tests call it directly). True when written."""
+        try:
+            self._complete(facts)
+            name = retention.file_name(facts.t)
+            if self._file is None or name != self._name:
+                self._open(name, facts)
+            lines, written = self.encoder.encode(facts)
+            f = self._file
+            f.write("".join(lines).encode())
+            f.flush()
+            os.fsync(f.fileno())
+            self.encoder.commit(written)
+            self._count(WRITTEN)
+            ok = True
+        except Exception as e:  # the disk, the directory, or a bug: never the poll's problem
+            self._close_file()
+            self.encoder.reset()
+            self._count(FAILED)
+            self._tell(f"failed:{type(e).__name__}:{getattr(e, 'errno', '')}",
+                       "archive: writing %s failed: %s; the poll is not archived, the next one opens the file "
+                       "anew (kafka_jmx_sidecar_archive_polls_total{outcome=\"failed\"})",
+                       self.settings.directory, e)
+            ok = False
+        self._retain(facts.t)
+        return ok
+
+    def _complete(self, facts: PollFacts) -> None:
+        """The Admin API's view when the poll brought none, and each topic's min ISR."""
+        if facts.view is None and self.admin is not None:
+            try:
+                facts.view = self.admin.read()
+            except Exception as e:
+                self._tell(f"admin:{e}", "archive: the Admin API could not be read (%s); partition lists are "
+                           "the last known until it can", e)
+        if facts.min_isr:
+            return
+        resolver = MinIsrResolver(facts.view or _NO_VIEW, self.min_isr_topics, self.min_isr_default)
+        h = facts.hosted
+        topics = {h.topics[i] for i in set(h.topic)} if h is not None else set()  # topics with a hosted partition
+        if facts.view is not None:
+            topics.update(p.topic for p in facts.view.partitions)
+        facts.min_isr = {t: resolver.resolve(t) for t in sorted(topics)}
+
+    def _open(self, name: str, facts: PollFacts) -> None:
+        self._close_file()
+        os.makedirs(self.settings.directory, exist_ok=True)
+        path = os.path.join(self.settings.directory, name)
+        f = open(path, "ab")
+        try:
+            if f.tell():
+                with open(path, "rb") as r:
+                    r.seek(-1, os.SEEK_END)
+                    if r.read(1) != b"\n":
+                        f.write(b"\n")  # a torn line of a crash stays one line, counted by readers
+            f.write(self.encoder.header(facts.broker, __version__, self.clock()).encode())
+        except BaseException:
+            f.close()
+            raise
+        self._file, self._name = f, name
+        self.encoder.reset()
+
+    def _close_file(self) -> None:
+        f, self._file = self._file, None
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def _retain(self, now: float) -> None:
+        s = self.settings
+        try:
+            deleted, left = retention.enforce(s.directory, now, s.retention_hours * 3600, s.retention_bytes,
+                                              self._name)
+        except OSError as e:
+            self._tell(f"retention:{e}", "archive: applying the retention in %s failed: %s", s.directory, e)
+            return
+        for d in deleted:
+            log.info("archive: deleted %s (retention by %s)", d.name, d.reason)
+        m = self.metrics
+        if m is not None:
+            for d in deleted:
+                m.archive_deleted.labels(d.reason).inc()
+            m.archive_bytes.set(left)
+
+    def _count(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.archive_polls.labels(outcome).inc()
+
+    def _tell(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._told:
+            self._told.add(key)
+            log.warning(message, *args)
