@@ -236,8 +236,12 @@ class ReassignmentStage:
         for b in sorted(self._asked - known):
             u = view.unknown(Input.LOG_DIRS, broker=b)
             self._unknown("log_dirs", u.reason.value, 1, u.detail)
-        if me not in self._asked:  # the broker is not live in the cluster's view, or DescribeLogDirs is off
-            self._unknown("log_dirs", "unreachable", 1, f"broker {me} was not asked (not live in the cluster's metadata)")
+        if me not in self._asked:  # its release has no DescribeLogDirs, or it is not live in the cluster's view
+            u = view.unknown(Input.LOG_DIRS, broker=me)
+            if u is not None:
+                self._unknown("log_dirs", u.reason.value, 1, u.detail)
+            else:
+                self._unknown("log_dirs", "unreachable", 1, f"broker {me} was not asked (not live in the cluster's metadata)")
         if not reassignments_known(view):
             return [], None, {}, known
         sizes = {(r.topic, r.partition, r.broker): r.size for r in view.replica_sizes

@@ -43,19 +43,21 @@ class FakeAdminPoll:
         self.source = type("Source", (), {"log_dir_scope": None})()
         self.partitions, self.logs, self.topics, self.brokers, self.unknowns = (), {}, THROTTLED, RATES, ()
         self.error = None
+        self.cluster = CLUSTER
+        self.log_dirs = True  # False: the brokers' release has no DescribeLogDirs (the scope is not asked)
         self.asked = {}
 
     def read(self):
         if self.error:
             raise self.error
         scope, found = self.source.log_dir_scope, []
-        for b in sorted(CLUSTER.live_brokers):
+        for b in sorted(self.cluster.live_brokers) if self.log_dirs else ():
             chosen = scope(b, list(self.partitions))
             self.asked[b] = chosen
             for (t, p, broker), size in self.logs.items():
                 if broker == b and (chosen is None or p in chosen.get(t, ())):
                     found.append(ReplicaSize(b, "/d", t, p, size, 0, False))
-        return AdminView(CLUSTER, tuple(self.partitions), self.topics, self.brokers, tuple(found), tuple(self.unknowns))
+        return AdminView(self.cluster, tuple(self.partitions), self.topics, self.brokers, tuple(found), tuple(self.unknowns))
 
 
 def meters(repl_in, repl_out, re_in=None, re_out=None):
@@ -228,3 +230,21 @@ def test_the_collector_publishes_them_as_counters_in_both_namings():
         line = next(l for l in text.splitlines()
                     if l.startswith('kafka_replication_non_reassignment_bytes_total{direction="in"'))
         assert float(line.rsplit(" ", 1)[1]) == 800 + 400
+
+
+def test_a_broker_whose_log_dirs_are_not_known_publishes_no_progress():
+    admin = FakeAdminPoll()
+    stage = ReassignmentStage(ReassignmentSettings(60), admin)
+    admin.partitions, admin.logs = (MOVING, STEADY), sizes(20_000)
+    # broker 1 not among the live brokers as the Admin API sees them (fenced, say)
+    admin.cluster = Cluster("c", 2, (Broker(2, "h", 2), Broker(3, "h", 3)), "DescribeCluster")
+    v = poll(stage, 0, 1, "4.1.0", meters(0, 0, 0, 0))
+    assert not any(name.startswith("kafka_reassignment_partition") or name == "kafka_reassignment_max_lag_bytes"
+                   for name, _ in v)
+    assert ("kafka_reassignment_bytes_total", (("direction", "in"), ("estimated", "false"))) in v  # the split still
+    assert stage.outcome.unknowns == {("log_dirs", "unreachable"): 1}
+    # DescribeLogDirs unsupported (Kafka before 1.0): the view says so, and so does the stage
+    admin.cluster, admin.log_dirs = CLUSTER, False
+    admin.unknowns = (Unknown(Input.LOG_DIRS, Reason.UNSUPPORTED, "broker 0.11.0 has no DescribeLogDirs", broker=1),)
+    poll(stage, 10, 1, "4.1.0", meters(0, 0, 0, 0))
+    assert stage.outcome.unknowns == {("log_dirs", "unsupported"): 1}
