@@ -14,8 +14,9 @@ OpenMetrics rendered):
 The simulator speaks no Kafka protocol, so the view is made once, in this process, and handed to
 the stage each poll (with the stage's DescribeLogDirs scope asked, as the Admin API source asks
 it): what is measured is the sidecar's own work (the meters' reads, the arithmetic, the series),
-not the Admin API's network round trips, which run beside the JMX poll's and grow with the
-reassignment (DescribeLogDirs asks other brokers only for the partitions moving to them).
+not the Admin API read's network round trips (in a real poll they add to its time, once per poll
+shared with the recompute; DescribeLogDirs asks other brokers only for the partitions moving to
+them).
 
 The share is the `reassignment_inputs` and `reassignment` phases over the poll; the ratio of the
 two polls' medians is printed beside it.
