@@ -41,8 +41,9 @@ BROKER_CONFIG = {"replica.fetch.max.bytes": "16384", "controlled.shutdown.retry.
 WINDOW = 10
 # A fetch cut at replica.fetch.max.bytes may end inside a record batch: the follower counts the
 # bytes it received (ReplicationBytesIn, and the leader Out), appends the whole batches and fetches
-# the cut one again. So the meters exceed the logs on disk by the cut batches: 0.65% for moving-0 in
-# one 4.1 run; this bound leaves room, well under a second copy.
+# the cut one again. So the meters exceed the logs on disk by the cut batches: 0.65% and 1.0% for
+# moving-0 in two 4.1 runs (steady-0, fetched as produced, was exact); this bound leaves room, well
+# under a second copy.
 REFETCHED = 0.05
 RULES = r"""includeObjectNames:
   - "kafka.server:type=BrokerTopicMetrics,name=Re*"
