@@ -109,7 +109,9 @@ class Collector:
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
+        self._admin = self._make_admin(settings)
         self._recompute = self._make_recompute(config, settings)
+        self._reassignment = self._make_reassignment(settings)
         self._archive = self._make_archive(settings)
         self._snapshot = Snapshot.empty()
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
@@ -128,19 +130,34 @@ class Collector:
         self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
         self._responses: dict[tuple[str, bool], tuple] = {}
 
+    @staticmethod
+    def _make_admin(settings: SidecarSettings):
+        """The Admin API, read once per poll for the stages that use it (exporter/admin/poll.py)."""
+        wanted = (settings.recompute is not None and settings.recompute.enabled) or settings.reassignment is not None
+        if settings.admin is None or not wanted:
+            return None
+        from exporter.admin.poll import AdminPoll
+        from exporter.admin.source import AdminSource
+
+        return AdminPoll(AdminSource(settings.admin))
+
     def _make_recompute(self, config: Config, settings: SidecarSettings):
         """The recompute stage (exporter/recompute_stage.py) when sidecar.recompute is on."""
         if settings.recompute is None or not settings.recompute.enabled:
             return None
         from exporter.recompute_stage import Recompute
 
-        admin = None
-        if settings.admin is not None:
-            from exporter.admin.source import AdminSource
-
-            admin = AdminSource(settings.admin)
         self.metrics.enable_recompute()
-        return Recompute(settings.recompute, config, admin)
+        return Recompute(settings.recompute, config, self._admin)
+
+    def _make_reassignment(self, settings: SidecarSettings):
+        """The reassignment series (exporter/reassignment_stage.py) when sidecar.reassignment is set."""
+        if settings.reassignment is None:
+            return None
+        from exporter.reassignment_stage import ReassignmentStage
+
+        self.metrics.enable_reassignment()
+        return ReassignmentStage(settings.reassignment, self._admin, settings.naming)
 
     def _make_archive(self, settings: SidecarSettings):
         """The archive writer (exporter/archive/writer.py) when sidecar.archive is set."""
@@ -300,10 +317,17 @@ class Collector:
                 return False
             read = time.monotonic()
             raw = result  # what the broker served, for the archive (the recompute makes a new result)
+            if self._admin is not None:
+                self._admin.next_poll()
+            if self._reassignment is not None:
+                self._reassignment.prepare(result.broker)
             if self._recompute is not None:
                 result = self._recompute.apply(result)
             recomputed = time.monotonic()
             families = self._engine.series(result.mbeans, result.ranks, result.tables)
+            ruled = time.monotonic()
+            if self._reassignment is not None:
+                families = self._with_reassignment(families, raw.broker)
         except (SourceError, RejectedPoll) as e:
             if self._stopping:
                 log.info("poll of %s given up: the sidecar is stopping", self.target)
@@ -314,13 +338,15 @@ class Collector:
             log.exception("poll failed unexpectedly")
             self._failed(f"internal error: {e!r}", time.monotonic() - started)
             return False
-        ruled = time.monotonic()
-        elapsed = ruled - started
+        derived = time.monotonic()
+        elapsed = derived - started
         snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats(), self.settings.naming)
         phases = dict(result.phases)
-        phases.update(rules=ruled - recomputed, render=time.monotonic() - ruled)
+        phases.update(rules=ruled - recomputed, render=time.monotonic() - derived)
         if self._recompute is not None:
             phases["recompute"] = recomputed - read
+        if self._reassignment is not None:
+            phases["reassignment"] = derived - ruled
         self._archive_poll(snap.taken_at, raw)
         if self._freeze_gc:
             self._freeze()
@@ -340,6 +366,8 @@ class Collector:
         if self._recompute is not None:
             r = self.settings.recompute
             m.record_recompute(self._recompute.outcome, r.semantics, r.mode)
+        if self._reassignment is not None:
+            m.record_reassignment(self._reassignment.outcome)
         m.mbeans_read.set(result.count)
         m.round_trips.set(result.round_trips)
         m.series.set(snap.series)
@@ -369,6 +397,17 @@ class Collector:
             # metrics above belong with the snapshot just served
             process_memory.trim()
         return True
+
+    def _with_reassignment(self, families: list, broker) -> list:
+        """The reassignment series after the rules' families (1.x: in its order, by name)."""
+        added = self._reassignment.families(broker, time.monotonic())
+        if not added:
+            return families
+        if self.settings.naming == "1.x":
+            from exporter.rule_engine.series import exposition_order
+
+            return exposition_order(list(families) + added, True)
+        return list(families) + added
 
     def _freeze(self) -> None:
         """See the module docstring."""
@@ -420,8 +459,8 @@ class Collector:
             self._note_overrun(following, ended - started)
             stop.wait(max(0.0, following.at - time.monotonic()))
         self.source.close()
-        if self._recompute is not None and self._recompute.admin is not None:
-            self._recompute.admin.close()
+        if self._admin is not None:
+            self._admin.close()
         if self._archive is not None:
             self._archive.close()
 

@@ -58,6 +58,7 @@ from exporter.sidecar_settings import SidecarSettings, jvm_start_options
 from exporter.source import BrokerReadings, ReadResult, SourceError
 from mbeans import catalog
 from mbeans.broker_recompute import HostedPartitions
+from mbeans.reassignment import METERS
 
 
 def _object_name_text(key: tuple) -> str:
@@ -114,6 +115,17 @@ _TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.
 # count each hosted partition's gauges show.
 _ISR_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "isr_count")
 _REPLICAS_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "replicas_count")
+
+# The reassignment series' inputs (exporter/reassignment_stage.py): the broker-wide replication meters.
+_METER_NAMES = {s.name: f"{s.domain}:type={s.type},name={s.name}" for s in METERS}
+
+
+def _exists_in(spec: catalog.MBeanSpec, version: str) -> bool:
+    try:
+        return spec.exists_in(version)
+    except ValueError:  # not a Kafka release: read it and see
+        return True
+
 
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
 _READS_PER_QUERY = 1000
@@ -208,6 +220,8 @@ class JmxSource:
         recompute = settings.recompute
         # the release and per-partition counts: the recompute's inputs, and what the archive keeps
         self._recompute = (recompute is not None and recompute.enabled) or getattr(settings, "archive", None) is not None
+        self._reassignment = settings.reassignment is not None
+        self._meter_names: tuple[str | None, list[str]] | None = None
         self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
 
     @property
@@ -396,13 +410,13 @@ class JmxSource:
             mbeans = [mb for mb in map(by_id.get, map(id, self._ordered)) if mb is not None]
         phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
         broker = None
-        if self._recompute:
+        if self._recompute or self._reassignment:
             t4 = time.monotonic()
             broker = self._broker_readings(listed)
             more = self.client.take_stats()
             stats.round_trips += more.round_trips
             stats.queries += more.queries
-            phases["recompute_inputs"] = time.monotonic() - t4
+            phases["recompute_inputs" if self._recompute else "reassignment_inputs"] = time.monotonic() - t4
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
                           tables=[f.table for f in self._families], ranks=ranks, broker=broker)
 
@@ -415,6 +429,10 @@ class JmxSource:
             self._app_info = self._read_app_info()
         broker_id, version, problem = self._app_info
         out = BrokerReadings(broker_id, version, problems=[problem] if problem else [])
+        if self._reassignment:
+            out.meters = self._read_meters(version)
+        if not self._recompute:
+            return out
         families = {f.key: f for f in self._families}
         replicas, isr = families.get(_REPLICAS_KEY), families.get(_ISR_KEY)
         if replicas is not None and isr is not None:
@@ -422,6 +440,16 @@ class JmxSource:
         else:
             out.hosted = self._queried_counts()
         return out
+
+    def _read_meters(self, version: str | None) -> dict[str, float]:
+        """The replication meters' counts (the ones the broker's release has, when known): one
+        getAttributes each."""
+        if self._meter_names is None or self._meter_names[0] != version:  # the same list: the client keeps its plan
+            self._meter_names = (version, [_METER_NAMES[s.name] for s in METERS
+                                           if version is None or _exists_in(s, version)])
+        names = self._meter_names[1]
+        return {mb.name.get("name"): float(a.value) for mb in self.client.read(names, attributes=["Count"])
+                for a in mb.attributes if a.name == "Count" and isinstance(a.value, (int, float))}
 
     def _read_app_info(self) -> tuple[str | None, str | None, str | None]:
         names = [n for n in self.client.query_names(catalog.APP_INFO_PATTERN) if n.get(catalog.APP_INFO_ID_KEY)]

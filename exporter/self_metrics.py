@@ -163,7 +163,8 @@ class SelfMetrics:
         self.series = Gauge(_PREFIX + "series", "Series in the snapshot being served.", registry=r)
         self.poll_phase = Gauge(_PREFIX + "poll_phase_seconds",
                                 "Where the last successful poll's time went: names (listing, on its slow clock), recompute_inputs and "
-                                "recompute (with sidecar.recompute), "
+                                "recompute (with sidecar.recompute), reassignment_inputs and reassignment (with "
+                                "sidecar.reassignment), "
                                 "queries, reads, assemble, rules, render.", ["phase"], registry=r)
         self.jvm_memory = Gauge(_PREFIX + "jvm_memory_bytes",
                                 "Memory of the JVM inside the sidecar process (JMX client), by area and kind.",
@@ -231,6 +232,28 @@ class SelfMetrics:
         for reason in ("age", "size"):
             self.archive_deleted.labels(reason)
         self.archive_bytes = Gauge(_PREFIX + "archive_bytes", "Bytes of the archive files on disk.", registry=r)
+
+    def enable_reassignment(self) -> None:
+        """The reassignment series' metrics (exporter/reassignment_stage.py): only with sidecar.reassignment."""
+        if hasattr(self, "reassignment_unknowns"):
+            return
+        self.reassignment_unknowns = Gauge(
+            _PREFIX + "reassignment_inputs_unknown", "Inputs of the reassignment series not known in the last poll, "
+            "by reason (the series they feed are left out): brokers or topics concerned; 0 once known again.",
+            ["input", "reason"], registry=self.registry)
+        self._reassignment_seen: set[tuple[str, str]] = set()
+        self.reassignment_moving = Gauge(
+            _PREFIX + "reassignment_moving_partitions", "Moving partitions whose progress the last poll published.",
+            registry=self.registry)
+
+    def record_reassignment(self, outcome) -> None:
+        """The last poll's reassignment series (an exporter.reassignment_stage.Outcome)."""
+        for labels in self._reassignment_seen:
+            self.reassignment_unknowns.labels(*labels).set(0)
+        for labels, count in outcome.unknowns.items():
+            self._reassignment_seen.add(labels)
+            self.reassignment_unknowns.labels(*labels).set(count)
+        self.reassignment_moving.set(outcome.moving)
 
     def record_recompute(self, outcome, semantics: str, mode: str) -> None:
         """The last poll's recompute (an exporter.recompute_stage.Outcome)."""

@@ -19,6 +19,7 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
                                    # reassignments for the recompute
       archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
+      reassignment: {...}          # reassignment traffic and progress (exporter/reassignment_settings.py)
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any, Callable, Mapping
 
 from exporter.admin.settings import AdminConfigError, AdminSettings, admin_settings
 from exporter.archive.settings import ArchiveSettings, archive_settings
+from exporter.reassignment_settings import ReassignmentSettings, reassignment_settings
 from exporter.recompute_settings import RecomputeSettings, recompute_settings
 from exporter.rule_engine.config import Config
 
@@ -65,6 +67,7 @@ class SidecarSettings:
     recompute: RecomputeSettings | None = None  # None: nothing recomputed
     admin: AdminSettings | None = None  # None: no Admin API
     archive: ArchiveSettings | None = None  # None: nothing archived
+    reassignment: ReassignmentSettings | None = None  # None: no reassignment series
 
     @property
     def stale_after(self) -> float:
@@ -155,6 +158,9 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         if name == "archive":
             values[name] = archive_settings(value, error)
             continue
+        if name == "reassignment":
+            values[name] = reassignment_settings(value, error)
+            continue
         if name == "admin":
             try:
                 values[name] = admin_settings(value)
@@ -168,6 +174,9 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
             values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     settings = SidecarSettings(**values)
+    if settings.reassignment is not None and settings.admin is not None and not settings.admin.log_dirs:
+        raise error(("sidecar", "admin", "logDirs"), "false, but sidecar.reassignment measures progress with "
+                    "DescribeLogDirs", "remove logDirs: false (it asks only what the reassignment series measure)")
     if settings.naming == "1.x":
         for rule in config.rules:  # what jmx_exporter 1.x refuses at start-up, 0.x does not
             if rule.bad_value_factor is not None:

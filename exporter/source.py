@@ -13,14 +13,19 @@ from mbeans.broker_recompute import HostedPartitions
 
 @dataclass
 class BrokerReadings:
-    """What the recompute (exporter/recompute_stage.py) reads of the broker whether or not the
-    configuration's filters let it reach the rules: its release and its per-partition counts.
-    None where it could not be read; `problems` says why, for the log."""
+    """What the recompute (exporter/recompute_stage.py) and the reassignment series
+    (exporter/reassignment_stage.py) read of the broker whether or not the configuration's filters
+    let it reach the rules: its id and release, its per-partition counts (recompute) and its
+    replication meters' counts (reassignment). None where it could not be read; `problems` says
+    why, for the log."""
 
     broker_id: str | None = None
     version: str | None = None
     hosted: HostedPartitions | None = None
     problems: list[str] = field(default_factory=list)
+    # BrokerTopicMetrics meter name (ReplicationBytesInPerSec, ...) -> Count; a meter the broker
+    # lacks is absent
+    meters: dict[str, float] = field(default_factory=dict)
 
 
 class SourceError(Exception):

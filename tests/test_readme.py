@@ -54,7 +54,7 @@ def _config_examples() -> list[tuple[int, str]]:
 def test_the_readme_has_the_examples_this_test_knows():
     # the configuration examples and one alert rule: a new kind of example needs a check here
     kinds = [text.split(":", 1)[0].strip("- \n") for _, text in examples()]
-    assert kinds == ["hostPort", "hostPort", "alert", "httpServer", "httpServer", "hostPort", "hostPort"], kinds
+    assert kinds == ["hostPort", "hostPort", "alert", "httpServer", "httpServer", "hostPort", "hostPort", "hostPort"], kinds
 
 
 @pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: f"line{v}" if isinstance(v, int) else "")

@@ -13,7 +13,8 @@ One read sends, whatever the cluster's size:
   - ListPartitionReassignments (Kafka 2.4+), to the controller;
   - one DescribeConfigs for every topic's min ISR and throttled replicas, and one per live broker
     for its default min ISR and throttle rates (broker configs are answered by their own broker);
-  - one DescribeLogDirs per live broker (Kafka 1.0+), for the partitions it holds.
+  - one DescribeLogDirs per live broker (Kafka 1.0+), for the partitions it holds, or those a
+    `log_dir_scope` chooses (the reassignment series ask only what they measure).
 What a broker version lacks, refuses or does not answer becomes an `Unknown` in the view (logged
 once when it appears), never an invented value; only the cluster and the partition list are
 required, and their failure is an AdminError.
@@ -41,11 +42,19 @@ ADDED_IN = {DESCRIBE_CLUSTER: "2.8", DESCRIBE_TOPIC_PARTITIONS: "3.7", LIST_REAS
             DESCRIBE_LOG_DIRS: "1.0", DESCRIBE_CONFIGS: "0.11"}
 
 
+# (broker, the partitions read) -> {topic: [partition]} to ask that broker's log dirs for; None: every
+# partition it holds; empty: nothing (no request)
+LogDirScope = Callable[[int, "list[Partition]"], "dict[str, list[int]] | None"]
+
+
 class AdminSource:
     def __init__(self, settings: AdminSettings, environ=None,
-                 client_factory: Callable[..., Any] | None = None, page_partitions: int = PAGE_PARTITIONS):
+                 client_factory: Callable[..., Any] | None = None, page_partitions: int = PAGE_PARTITIONS,
+                 log_dir_scope: LogDirScope | None = None):
         self.settings = settings
         self.page_partitions = page_partitions
+        # which partitions DescribeLogDirs asks each broker for (None: every partition it holds)
+        self.log_dir_scope = log_dir_scope
         self.target = ",".join(settings.bootstrap_servers)
         self._environ = environ
         self._factory = client_factory
@@ -235,10 +244,14 @@ class AdminSource:
                 unknowns.append(Unknown(Input.LOG_DIRS, Reason.UNSUPPORTED,
                                         f"broker {version} has no DescribeLogDirs (Kafka 1.0+)"))
             return []
+        chosen = self.log_dir_scope(broker, partitions) if self.log_dir_scope is not None else None
         held: dict[str, list[int]] = {}
-        for p in partitions:
-            if broker in p.replicas:
-                held.setdefault(p.topic, []).append(p.partition)
+        if chosen is not None:
+            held = {t: sorted(ps) for t, ps in chosen.items() if ps}
+        else:
+            for p in partitions:
+                if broker in p.replicas:
+                    held.setdefault(p.topic, []).append(p.partition)
         if not held:
             return []
         self._count(DESCRIBE_LOG_DIRS)
