@@ -90,11 +90,11 @@ class TableCache:
 
 class MemberTables:
     """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
-    of them share. `plan_numeric` and `run_volatile` are the rule search's; `count_drop` and
+    of them share. `plan_member` and `run_volatile` are the rule search's; `count_drop` and
     `stats` the engine's."""
 
-    def __init__(self, plan_numeric: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
-        self._plan_numeric, self._run_volatile, self._count_drop = plan_numeric, run_volatile, count_drop
+    def __init__(self, plan_member: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
+        self._plan_member, self._run_volatile, self._count_drop = plan_member, run_volatile, count_drop
         self._stats = stats
         self._order = self._members_by_labels if one_x else None
         self.caches: dict[tuple, TableCache] = {}
@@ -151,7 +151,7 @@ class MemberTables:
                 continue
             misses += 1
             leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
-            found = self._plan_numeric(leaf)
+            found = self._plan_member(leaf)
             if found.__class__ is Volatile:
                 codes[i] = VOLATILE
                 cache.volatile[i] = found
