@@ -24,12 +24,14 @@ UNSEEN, DROPPED, REJECTED, EMPTY, VOLATILE = -1, -2, -3, -4, -5
 class TableCache:
     """What the rules made of each member of one BeanTable's member list."""
 
-    __slots__ = ("order", "topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
+    __slots__ = ("order", "topic", "topics", "partition", "rank", "leaf", "codes", "volatile", "groups", "counted",
+                 "cached")
 
     def __init__(self, table: BeanTable, previous: TableCache | None = None, order: Callable | None = None):
         self.order = order  # (template code, members) -> the members in exposition order; None: visiting order
         self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
         self.topics, self.partition = table.topics, table.partition
+        self.rank = table.rank  # the ranks the groups are in visiting order of
         self.leaf = (table.attribute, table.description)  # with the name, all a rule sees of a member
         self.codes = array("i", [UNSEEN]) * len(table)
         self.volatile: dict[int, Volatile] = {}
@@ -80,6 +82,7 @@ class TableCache:
         for i, code in enumerate(self.codes):
             if code >= 0 or code in (REJECTED, EMPTY):
                 by_code.setdefault(code, []).append(i)
+        self.rank = table.rank
         rank = table.rank.__getitem__
         order = self.order
         self.groups = [(code, array("I", sorted(members, key=rank) if order is None else order(code, table, members)))
@@ -112,6 +115,10 @@ class MemberTables:
         present = table.present
         if not (cache.unseen and self._plan(table, cache)):
             self._stats.cache_hits += sum(present)
+            if cache.rank is not table.rank and cache.order is None:
+                # a names refresh that kept the member list (other names came or went) ranks the
+                # members anew, and jmx_exporter's HashSet may visit them in another order
+                cache.regroup(table)
         frozen = table.frozen()
         for code, positions in cache.counted:
             for i in positions:
