@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from itertools import product
 from typing import Callable
 
 from exporter.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
@@ -151,8 +152,8 @@ class MemberTables:
     def _plan(self, table: BeanTable, cache: TableCache) -> bool:
         """Run the rules on the present members not seen yet; False when there were none."""
         codes = cache.codes
-        templates = self._template_index
         misses = 0
+        ambiguous: list[tuple[int, Outcome]] = []
         for i in range(len(table)):
             if codes[i] != UNSEEN or not table.present[i]:
                 continue
@@ -168,24 +169,47 @@ class MemberTables:
                 codes[i] = EMPTY
             elif found.__class__ is not Outcome:
                 codes[i] = DROPPED
-            else:  # a member outcome: the member's topic and partition made slots, shared by members named alike
-                topic, partition = leaf.keys[-2][1], leaf.keys[-1][1]
-                labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
-                                for k, v in found.labels])
-                attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
-                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
-                code = templates.get(tkey)
-                if code is None:
-                    code = templates[tkey] = len(self.templates)
-                    self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
-                                                        found.fixed, found.factor, attr, found.rule))
-                codes[i] = code
+            elif leaf.keys[-2][1] == leaf.keys[-1][1]:
+                ambiguous.append((i, found))  # after the others: see _template_code
+            else:
+                codes[i] = self._template_code(found, table, i)
+        for i, found in ambiguous:
+            codes[i] = self._template_code(found, table, i)
         if not misses:
             return False
         self._stats.cache_misses += misses
         self._stats.cache_hits += sum(table.present) - misses
         cache.regroup(table)
         return True
+
+    def _template_code(self, found: Outcome, table: BeanTable, i: int) -> int:
+        """The template of member i's outcome: the member's topic and partition made slots, so
+        that members named alike share it. A topic named like a partition number (topic "0",
+        partition 0) leaves it open which label holds which; such a member takes a reading that
+        the table's other members already gave a template (planned first for that), so that it
+        does not stand apart in a template of its own (and make its family expanded, see
+        exporter.rule_engine.series)."""
+        topic, partition = table.topics[table.topic[i]], str(table.partition[i])
+        labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v) for k, v in found.labels])
+        attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+        templates = self._template_index
+        if topic == partition:
+            both = [k for k, (_, v) in enumerate(labels) if v is TOPIC]
+            for slots in product((TOPIC, PARTITION), repeat=len(both)):
+                reading = list(labels)
+                for k, slot in zip(both, slots):
+                    reading[k] = (labels[k][0], slot)
+                code = templates.get((found.name, tuple(reading), found.type, found.help, found.fixed, found.factor,
+                                      attr, found.rule))
+                if code is not None:
+                    return code
+        tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
+        code = templates.get(tkey)
+        if code is None:
+            code = templates[tkey] = len(self.templates)
+            self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
+                                                found.fixed, found.factor, attr, found.rule))
+        return code
 
     def _members_by_labels(self, code: int, table: BeanTable, members: list[int]) -> list[int]:
         """1.x: a template's members in client_java's order of their labels. Their label names

@@ -347,3 +347,14 @@ def test_members_visited_in_a_new_order_are_written_in_it(rules):
         families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
         got = Snapshot.render_families(families, 1.0, 0.0)
         assert got.bodies["text"].decode() == rendered(expected, "0.x").bodies["text"].decode()
+
+
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+def test_a_topic_named_like_a_partition_number_shares_its_tables_template(naming):
+    """Topic "0", partition 0: which of its labels holds the topic and which the partition is
+    open; the member takes its table's template, not one of its own (which would make its whole
+    family expanded into Samples)."""
+    members = [("0", 0), ("0", 1), ("1", 0), ("1", 1), ("a", 0)]
+    for _, got, want, by_tables, _ in polled("", naming, members, 6, absent=0.0):
+        assert got == want
+        assert len(by_tables._tables.templates) == len(FAMILIES)
