@@ -8,7 +8,8 @@ counter whose samples are named without it. In 1.x naming the writers are client
 `<family>_total`. Families come as `exporter.rule_engine.series` ordered and typed them.
 
 This renders one to two million samples per scrape at 40,000 partitions, so the loop does as
-little as it can per sample: label sets and values are formatted once and memoised (the same
+little as it can per sample: table members' lines come straight from the columns, through one
+line format per table; other label sets and values are formatted once and memoised (the same
 label tuples and the same few values, 0.0 and 1.0 above all, come back every poll).
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
 
-from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples, scaled
+from exporter.families import PARTITION, TOPIC, Family, MergedTables, TableSeries, of_samples, scaled
 from exporter.model import Sample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -219,17 +220,23 @@ def _sample_lines(samples: Iterable[Sample], name: str, labels_memo: dict, rende
             append(f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
 
 
-def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
-    """The hot loop for a table: its present members' lines from the columns, no object per
-    member. The label text is one format with the topic and the partition number as holes."""
-    table, tpl = part.table, part.template
+def _line_format(part: TableSeries, name: str, style: str):
+    """A table member's line as one `str.format` with the topic, the partition number and the
+    value text as holes."""
     _, _, commas, label_name = _LABEL_STYLES[style]
     braces = str.maketrans({"{": "{{", "}": "}}"})  # literal text inside a str.format template
     labels = _label_set([(label_name(k).translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
-                          else _escape_label_value(v).translate(braces)) for k, v in tpl.labels], not commas)
+                          else _escape_label_value(v).translate(braces)) for k, v in part.template.labels], not commas)
     if labels:  # the set's own braces are literal too
         labels = "{{" + labels[1:-1] + "}}"
-    line = (name.translate(braces) + labels + " {2}\n").format
+    return (name.translate(braces) + labels + " {2}\n").format
+
+
+def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
+    """The hot loop for a table: its present members' lines from the columns, no object per
+    member."""
+    table, tpl = part.table, part.template
+    line = _line_format(part, name, style)
     topics = [_escape_label_value(t) for t in table.topics]
     topic, partition, values, present = table.topic, table.partition, table.values, table.present
     fixed, factor = tpl.fixed, tpl.factor
@@ -238,12 +245,55 @@ def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
             append(line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))))
 
 
+class _MemberLines:
+    """A table's lines, for its members from one place in `positions` to another ("" for a
+    member absent this poll)."""
+
+    __slots__ = ("line", "topics", "table", "template", "positions")
+
+    def __init__(self, part: TableSeries, name: str, style: str):
+        self.line = _line_format(part, name, style)
+        self.topics = [_escape_label_value(t) for t in part.table.topics]
+        self.table, self.template, self.positions = part.table, part.template, part.positions
+
+    def __call__(self, start: int, end: int) -> list[str]:
+        line, topics, table, tpl = self.line, self.topics, self.table, self.template
+        topic, partition, values, present = table.topic, table.partition, table.values, table.present
+        fixed, factor = tpl.fixed, tpl.factor
+        return [line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))) if present[i] else ""
+                for i in self.positions[start:end]]
+
+
+_MERGED_PIECE = 32_768  # members per piece of a MergedTables' text
+
+
+def _merged_pieces(merged: MergedTables, name: str, style: str) -> Iterator[str]:
+    """Several tables' lines interleaved in visiting order, a piece of `merged.order` at a time
+    (the 400,000 lines of default naming's two merged families are never all held at once): for
+    each piece, each part's next lines in its own order, then taken part by part as the piece
+    says."""
+    parts = [_MemberLines(part, name, style) for part in merged.parts]
+    done = [0] * len(parts)  # each part's members written so far
+    order = merged.order
+    for start in range(0, len(order), _MERGED_PIECE):
+        piece = order[start:start + _MERGED_PIECE]
+        runs = []
+        for k, lines in enumerate(parts):
+            n = piece.count(k)
+            runs.append(iter(lines(done[k], done[k] + n)))
+            done[k] += n
+        yield "".join(map(next, map(runs.__getitem__, piece)))
+
+
 def _bodies(family: Family, name: str, style: str, openmetrics: bool) -> Iterator[str]:
     """A family's sample lines named `name`, a part at a time: label sets in `style` (a key of
     _LABEL_STYLES), timestamps in OpenMetrics' seconds when `openmetrics`."""
     labels_memo, render_labels, _, _ = _LABEL_STYLES[style]
     render_ts = _om_timestamp if openmetrics else str
     for part in family.parts:
+        if isinstance(part, MergedTables):
+            yield from _merged_pieces(part, name, style)
+            continue
         lines: list[str] = []
         if isinstance(part, TableSeries):
             _table_lines(part, name, style, lines.append)

@@ -358,3 +358,87 @@ def test_a_topic_named_like_a_partition_number_shares_its_tables_template(naming
     for _, got, want, by_tables, _ in polled("", naming, members, 6, absent=0.0):
         assert got == want
         assert len(by_tables._tables.templates) == len(FAMILIES)
+
+
+MERGES = """
+rules:
+  # two tables under one name, told apart by a label each fixes: merged in visiting order (0.x)
+  - pattern: kafka.cluster<type=Partition, name=UnderReplicated, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_flag
+    labels: {kind: under, topic: "$1", partition: "$2"}
+  - pattern: kafka.cluster<type=Partition, name=InSyncReplicasCount, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_flag
+    type: GAUGE
+    help: in sync
+    labels: {kind: isr, topic: "$1", partition: "$2"}
+  # two tables named alike: every member of one meets its twin of the other; the first visited wins
+  - pattern: kafka.log<type=Log, name=(Size|LogEndOffset), topic=(.+), partition=(.*)><>Value
+    name: kafka_log_twins
+    labels: {topic: "$2", partition: "$3"}
+  # a label one part fixes where the other has the topic: alike only for the topic "x"
+  - pattern: kafka.cluster<type=Partition, name=Ratio, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_crossed
+    labels: {a: "$1", b: "$2", c: "x"}
+  - pattern: kafka.server<type=ReplicaManager, name=(.+)><>Value
+    name: kafka_server_$1
+"""
+
+
+def test_default_naming_writes_a_family_of_several_tables_interleaved_from_their_columns():
+    """No rules: `kafka_cluster_Partition_Value` is three tables (one per `name=`), their members'
+    visits interleaved; 0.x writes them in that order, from the columns, with no Sample made
+    (the member of topic "0", partition 0 included: it shares its table's template)."""
+    from exporter.families import MergedTables
+
+    for families, got, want, _, _ in polled("", "0.x", MEMBERS, 1):
+        assert got == want
+        (merged,) = parts_of(families, "kafka_cluster_Partition_Value")
+        assert isinstance(merged, MergedTables) and len(merged.parts) == 3
+        names = [line.split('name="')[1].split('"')[0] for line in got.splitlines()
+                 if line.startswith("kafka_cluster_Partition_Value{")]
+        assert len(set(names)) == 3 and names != sorted(names, key=names.index)  # interleaved, not part by part
+        assert len(merged) == len(names)
+        # kafka.log:type=Log,name=Size,topic=zz (outside the tables) shares kafka_log_Log_Value: expanded
+        (samples,) = parts_of(families, "kafka_log_Log_Value")
+        assert isinstance(samples, list) and any(("topic", "zz") in s.labels for s in samples)
+
+
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+def test_tables_named_alike_merge_only_when_their_labels_tell_them_apart(naming):
+    from exporter.families import MergedTables, TableSeries
+
+    polls = polled(MERGES, naming, MEMBERS, 2)
+    for families, got, want, by_tables, one_by_one in polls:
+        assert got == want
+        assert by_tables.stats.duplicates == one_by_one.stats.duplicates
+        if naming == "0.x":
+            assert by_tables.stats.duplicates > 0  # the twins, and topic "x" crossed
+        flag = parts_of(families, "kafka_partition_flag")
+        if naming == "0.x":
+            assert [type(p) for p in flag] == [MergedTables]
+            # HELP and type are the first visited member's part's
+            first = min((ts.first_rank(), ts) for ts in flag[0].parts)[1]
+            assert f"# HELP kafka_partition_flag {first.template.help}\n" in got
+        else:
+            assert [type(p) for p in flag] == [TableSeries, TableSeries]
+        for name in ("kafka_log_twins", "kafka_partition_crossed"):  # expanded into Samples, resolved
+            assert not any(isinstance(p, (MergedTables, TableSeries)) for p in parts_of(families, name))
+    crossed = [line for line in polls[0][1].splitlines() if line.startswith("kafka_partition_crossed{")]
+    assert any('a="x",' in line for line in crossed)
+
+
+def test_a_merge_order_is_worked_out_once_per_member_list():
+    rnd = random.Random(3)
+    by_tables, one_by_one = RuleEngine(parse_config("")), RuleEngine(parse_config(""))
+    orders = []
+    for members in (MEMBERS, MEMBERS[:-3]):  # a names refresh: new member columns
+        tables, others, rank = tables_of(members)
+        for _ in range(2):
+            rest = fill(rnd, tables, others, absent=0.0)  # (a member first seen later regroups its table)
+            rest.sort(key=lambda mb: rank[mb.name])
+            families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+            got = Snapshot.render_families(families, 1.0, 0.0).bodies["text"]
+            assert got == rendered(reference(one_by_one, tables, rest, rank), "0.x").bodies["text"]
+            orders.append(parts_of(families, "kafka_cluster_Partition_Value")[0].order)
+    assert orders[0] is orders[1] and orders[2] is orders[3]
+    assert orders[2] is not orders[1] and len(orders[2]) == 3 * len(MEMBERS[:-3])
