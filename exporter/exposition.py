@@ -10,7 +10,7 @@ counter whose samples are named without it. In 1.x naming the writers are client
 This renders one to two million samples per scrape at 40,000 partitions, so the loop does as
 little as it can per sample: table members' lines come straight from the columns, through one
 line format per table; other label sets and values are formatted once and memoised (the same
-label tuples and the same few values, 0.0 and 1.0 above all, come back every poll).
+label tuples and the same few values, 0.0 and 1.0 above all, come back every poll), within bounds.
 """
 from __future__ import annotations
 
@@ -27,7 +27,14 @@ from exporter.model import Sample
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-_MEMO_LIMIT = 500_000
+# The memos keep what comes back poll after poll: the label sets of the series outside tables
+# (~28,000 at 40,000 partitions, with or without rules) and the few values most series hold (0.0,
+# 1.0). A label set kept costs ~400 bytes (its text, and the label tuple the key keeps alive after
+# its samples are gone), per format: a memo that starts over past 100,000 cannot keep the hundreds
+# of MB the label sets of table families expanded into Samples would. Most distinct values are
+# offsets and sizes, new each poll: not worth keeping many.
+_LABELS_MEMO_LIMIT = 100_000
+_VALUES_MEMO_LIMIT = 50_000
 _ZERO = "0.0"
 # 0.0 and -0.0 are equal, so they would share a memo slot: only 0.0 is memoised, and a "0.0" from
 # the memo is checked for a negative zero.
@@ -122,7 +129,7 @@ def go_double(d: float) -> str:
             text = "+Inf" if d > 0 else "-Inf"
         else:
             text = java_double(float(d))
-        if len(_value_memo) >= _MEMO_LIMIT:
+        if len(_value_memo) >= _VALUES_MEMO_LIMIT:
             _value_memo.clear()
             _value_memo[0.0] = _ZERO
         _value_memo[d] = text
@@ -154,7 +161,7 @@ def _labels_004(labels: tuple) -> str:
     text = _labels_004_memo.get(labels)
     if text is None:
         text = _label_set([(k, _escape_label_value(v)) for k, v in labels], False)
-        if len(_labels_004_memo) >= _MEMO_LIMIT:
+        if len(_labels_004_memo) >= _LABELS_MEMO_LIMIT:
             _labels_004_memo.clear()
         _labels_004_memo[labels] = text
     return text
@@ -164,7 +171,7 @@ def _labels_om(labels: tuple) -> str:
     text = _labels_om_memo.get(labels)
     if text is None:
         text = _label_set([(k, _escape_label_value(v)) for k, v in labels], True)
-        if len(_labels_om_memo) >= _MEMO_LIMIT:
+        if len(_labels_om_memo) >= _LABELS_MEMO_LIMIT:
             _labels_om_memo.clear()
         _labels_om_memo[labels] = text
     return text
@@ -183,7 +190,7 @@ def _labels_1x(labels: tuple) -> str:
     text = _labels_1x_memo.get(labels)
     if text is None:
         text = _label_set([(_label_name_1x(k), _escape_label_value(v)) for k, v in labels], True)
-        if len(_labels_1x_memo) >= _MEMO_LIMIT:
+        if len(_labels_1x_memo) >= _LABELS_MEMO_LIMIT:
             _labels_1x_memo.clear()
         _labels_1x_memo[labels] = text
     return text
