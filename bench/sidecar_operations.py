@@ -26,6 +26,7 @@ import argparse
 import gzip
 import http.client
 import os
+import re
 import signal
 import socket
 import statistics
@@ -169,13 +170,19 @@ def baseline(work: Path) -> dict:
         s.kill()
 
 
+def phases(text: str) -> dict[str, float]:
+    """The last poll's `kafka_jmx_sidecar_poll_phase_seconds`: where its time went."""
+    return {m[1]: float(m[2]) for m in
+            re.finditer(r'(?m)^kafka_jmx_sidecar_poll_phase_seconds\{phase="(\w+)"\} (\S+)$', text)}
+
+
 def successes(s: Serve) -> float:
     return value(s.metrics(), 'kafka_jmx_sidecar_polls_total{result="success"}') or 0
 
 
 def memory_run(work: Path, host_port: str, rules: str, polls: int, interval: float) -> dict:
     s = Serve(work, host_port, rules, interval)
-    out: dict = {"rss_after": [], "polls": []}
+    out: dict = {"rss_after": [], "polls": [], "phases": []}
     scraping = threading.Event()
 
     def scrape() -> None:  # Prometheus' share of the load: one gzip OpenMetrics GET a second
@@ -203,6 +210,7 @@ def memory_run(work: Path, host_port: str, rules: str, polls: int, interval: flo
             text = s.metrics()
             done = value(text, 'kafka_jmx_sidecar_polls_total{result="success"}')
             out["polls"].append(value(text, "jmx_scrape_duration_seconds"))
+            out["phases"].append(phases(text))
             out["rss_after"].append(s.status()["VmRSS"])
         out["series"] = value(text, "kafka_jmx_sidecar_series")
         out["overruns"] = value(text, "kafka_jmx_sidecar_poll_overruns_total")
@@ -280,6 +288,9 @@ def main() -> int:
               f"{m['ready_at']:.1f} s (it took {shown(m['first_poll'])} s); then polls of "
               f"{statistics.median(m['polls']):.1f} s (median of {len(m['polls'])}; "
               f"{shown(m['overruns'], '.0f')} overruns counted)")
+        if m["phases"]:
+            median = {k: statistics.median(p.get(k, 0.0) for p in m["phases"]) for k in m["phases"][0]}
+            print("  their phases (median, s): " + ", ".join(f"{k} {v:.1f}" for k, v in median.items()))
         after = ", ".join(mib(r) for r in m["rss_after"])
         print(f"  RSS after the first poll {mib(m['rss_first'])}, after the next {after}; "
               f"max while scraped {mib(m['steady_max'])}, peak {mib(m['peak'])}{verdict}; "

@@ -8,8 +8,9 @@ counter whose samples are named without it. In 1.x naming the writers are client
 `<family>_total`. Families come as `exporter.rule_engine.series` ordered and typed them.
 
 This renders one to two million samples per scrape at 40,000 partitions, so the loop does as
-little as it can per sample: label sets and values are formatted once and memoised (the same
-label tuples and the same few values, 0.0 and 1.0 above all, come back every poll).
+little as it can per sample: table members' lines come straight from the columns, through one
+line format per table; other label sets and values are formatted once and memoised (the same
+label tuples and the same few values, 0.0 and 1.0 above all, come back every poll), within bounds.
 """
 from __future__ import annotations
 
@@ -20,13 +21,20 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
 
-from exporter.families import PARTITION, TOPIC, Family, TableSeries, of_samples, scaled
+from exporter.families import PARTITION, TOPIC, Family, MergedTables, TableSeries, of_samples, scaled
 from exporter.model import Sample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-_MEMO_LIMIT = 500_000
+# The memos keep what comes back poll after poll: the label sets of the series outside tables
+# (~28,000 at 40,000 partitions, with or without rules) and the few values most series hold (0.0,
+# 1.0). A label set kept costs ~400 bytes (its text, and the label tuple the key keeps alive after
+# its samples are gone), per format: a memo that starts over past 100,000 cannot keep the hundreds
+# of MB the label sets of table families expanded into Samples would. Most distinct values are
+# offsets and sizes, new each poll: not worth keeping many.
+_LABELS_MEMO_LIMIT = 100_000
+_VALUES_MEMO_LIMIT = 50_000
 _ZERO = "0.0"
 # 0.0 and -0.0 are equal, so they would share a memo slot: only 0.0 is memoised, and a "0.0" from
 # the memo is checked for a negative zero.
@@ -121,7 +129,7 @@ def go_double(d: float) -> str:
             text = "+Inf" if d > 0 else "-Inf"
         else:
             text = java_double(float(d))
-        if len(_value_memo) >= _MEMO_LIMIT:
+        if len(_value_memo) >= _VALUES_MEMO_LIMIT:
             _value_memo.clear()
             _value_memo[0.0] = _ZERO
         _value_memo[d] = text
@@ -153,7 +161,7 @@ def _labels_004(labels: tuple) -> str:
     text = _labels_004_memo.get(labels)
     if text is None:
         text = _label_set([(k, _escape_label_value(v)) for k, v in labels], False)
-        if len(_labels_004_memo) >= _MEMO_LIMIT:
+        if len(_labels_004_memo) >= _LABELS_MEMO_LIMIT:
             _labels_004_memo.clear()
         _labels_004_memo[labels] = text
     return text
@@ -163,7 +171,7 @@ def _labels_om(labels: tuple) -> str:
     text = _labels_om_memo.get(labels)
     if text is None:
         text = _label_set([(k, _escape_label_value(v)) for k, v in labels], True)
-        if len(_labels_om_memo) >= _MEMO_LIMIT:
+        if len(_labels_om_memo) >= _LABELS_MEMO_LIMIT:
             _labels_om_memo.clear()
         _labels_om_memo[labels] = text
     return text
@@ -182,7 +190,7 @@ def _labels_1x(labels: tuple) -> str:
     text = _labels_1x_memo.get(labels)
     if text is None:
         text = _label_set([(_label_name_1x(k), _escape_label_value(v)) for k, v in labels], True)
-        if len(_labels_1x_memo) >= _MEMO_LIMIT:
+        if len(_labels_1x_memo) >= _LABELS_MEMO_LIMIT:
             _labels_1x_memo.clear()
         _labels_1x_memo[labels] = text
     return text
@@ -219,17 +227,23 @@ def _sample_lines(samples: Iterable[Sample], name: str, labels_memo: dict, rende
             append(f"{name}{labels} {value} {render_timestamp(s.timestamp_ms)}\n")
 
 
-def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
-    """The hot loop for a table: its present members' lines from the columns, no object per
-    member. The label text is one format with the topic and the partition number as holes."""
-    table, tpl = part.table, part.template
+def _line_format(part: TableSeries, name: str, style: str):
+    """A table member's line as one `str.format` with the topic, the partition number and the
+    value text as holes."""
     _, _, commas, label_name = _LABEL_STYLES[style]
     braces = str.maketrans({"{": "{{", "}": "}}"})  # literal text inside a str.format template
     labels = _label_set([(label_name(k).translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
-                          else _escape_label_value(v).translate(braces)) for k, v in tpl.labels], not commas)
+                          else _escape_label_value(v).translate(braces)) for k, v in part.template.labels], not commas)
     if labels:  # the set's own braces are literal too
         labels = "{{" + labels[1:-1] + "}}"
-    line = (name.translate(braces) + labels + " {2}\n").format
+    return (name.translate(braces) + labels + " {2}\n").format
+
+
+def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
+    """The hot loop for a table: its present members' lines from the columns, no object per
+    member."""
+    table, tpl = part.table, part.template
+    line = _line_format(part, name, style)
     topics = [_escape_label_value(t) for t in table.topics]
     topic, partition, values, present = table.topic, table.partition, table.values, table.present
     fixed, factor = tpl.fixed, tpl.factor
@@ -238,12 +252,55 @@ def _table_lines(part: TableSeries, name: str, style: str, append) -> None:
             append(line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))))
 
 
+class _MemberLines:
+    """A table's lines, for its members from one place in `positions` to another ("" for a
+    member absent this poll)."""
+
+    __slots__ = ("line", "topics", "table", "template", "positions")
+
+    def __init__(self, part: TableSeries, name: str, style: str):
+        self.line = _line_format(part, name, style)
+        self.topics = [_escape_label_value(t) for t in part.table.topics]
+        self.table, self.template, self.positions = part.table, part.template, part.positions
+
+    def __call__(self, start: int, end: int) -> list[str]:
+        line, topics, table, tpl = self.line, self.topics, self.table, self.template
+        topic, partition, values, present = table.topic, table.partition, table.values, table.present
+        fixed, factor = tpl.fixed, tpl.factor
+        return [line(topics[topic[i]], partition[i], go_double(scaled(values[i], fixed, factor))) if present[i] else ""
+                for i in self.positions[start:end]]
+
+
+_MERGED_PIECE = 32_768  # members per piece of a MergedTables' text
+
+
+def _merged_pieces(merged: MergedTables, name: str, style: str) -> Iterator[str]:
+    """Several tables' lines interleaved in visiting order, a piece of `merged.order` at a time
+    (the 400,000 lines of default naming's two merged families are never all held at once): for
+    each piece, each part's next lines in its own order, then taken part by part as the piece
+    says."""
+    parts = [_MemberLines(part, name, style) for part in merged.parts]
+    done = [0] * len(parts)  # each part's members written so far
+    order = merged.order
+    for start in range(0, len(order), _MERGED_PIECE):
+        piece = order[start:start + _MERGED_PIECE]
+        runs = []
+        for k, lines in enumerate(parts):
+            n = piece.count(k)
+            runs.append(iter(lines(done[k], done[k] + n)))
+            done[k] += n
+        yield "".join(map(next, map(runs.__getitem__, piece)))
+
+
 def _bodies(family: Family, name: str, style: str, openmetrics: bool) -> Iterator[str]:
     """A family's sample lines named `name`, a part at a time: label sets in `style` (a key of
     _LABEL_STYLES), timestamps in OpenMetrics' seconds when `openmetrics`."""
     labels_memo, render_labels, _, _ = _LABEL_STYLES[style]
     render_ts = _om_timestamp if openmetrics else str
     for part in family.parts:
+        if isinstance(part, MergedTables):
+            yield from _merged_pieces(part, name, style)
+            continue
         lines: list[str] = []
         if isinstance(part, TableSeries):
             _table_lines(part, name, style, lines.append)

@@ -1,6 +1,7 @@
 """What one poll exposes, as the exposition writes it: metric families whose parts are Sample
-lists and `TableSeries` (the members of one `BeanTable` that one rule outcome names, rendered
-straight from the table's columns). `exporter.rule_engine.series` builds them from a poll.
+lists, `TableSeries` (the members of one `BeanTable` that one rule outcome names, rendered
+straight from the table's columns) and `MergedTables` (several TableSeries of one family written
+interleaved in visiting order). `exporter.rule_engine.series` builds them from a poll.
 """
 from __future__ import annotations
 
@@ -70,8 +71,27 @@ class TableSeries:
         return sum(1 for i in self.positions if present[i])
 
 
+class MergedTables:
+    """TableSeries of one family written member by member in visiting order, as one part: in 0.x
+    naming jmx_exporter lists a family's series in the order it visited their MBeans, and default
+    naming puts the members of several tables under one name (`kafka_cluster_Partition_Value`, a
+    table per `name=`), their visits interleaved. `order[k]` is the index in `parts` of the k-th
+    member visited, counting absent members too: each part's members come in its `positions`
+    order (the visiting order), so that is all it takes, and it stays right for as long as the
+    members and their ranks do (see `exporter.rule_engine.series.MergeOrders`)."""
+
+    __slots__ = ("parts", "order")
+
+    def __init__(self, parts: list[TableSeries], order: array):
+        self.parts, self.order = parts, order
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+
 class Family:
-    """One metric family: name, type, HELP and its series as parts (Sample lists, TableSeries)."""
+    """One metric family: name, type, HELP and its series as parts (Sample lists, TableSeries,
+    MergedTables)."""
 
     __slots__ = ("name", "type", "help", "parts")
 

@@ -26,7 +26,7 @@ from exporter.rule_engine.member_tables import MemberTables
 from exporter.rule_engine.naming import NAMING_MODES, add_objectname_on_collisions, first_of_each, safe_name
 from exporter.rule_engine.outcomes import CONSTANTS_LIMIT, EMPTY_NAME, REJECTED_VALUE, BeanPlan, Drop, Outcome, Volatile
 from exporter.rule_engine.rule_search import RuleSearch
-from exporter.rule_engine.series import assemble
+from exporter.rule_engine.series import MergeOrders, assemble
 
 
 @dataclass
@@ -72,7 +72,8 @@ class RuleEngine:
         self._plans: dict[tuple, BeanPlan] = {}
         self._poll = 0
         self._cached = 0  # entries in all plans, kept up to date as they come and go
-        self._tables = MemberTables(self._plan_numeric, self._run_volatile, self._count_drop, self.stats, self._one_x)
+        self._tables = MemberTables(search.plan_member, self._run_volatile, self._count_drop, self.stats, self._one_x)
+        self._merges = MergeOrders()
         self._cached_beans = JmxCachedBeans(self.rules, self._one_x)
 
     def cached_leaves(self) -> int:
@@ -110,7 +111,7 @@ class RuleEngine:
         if tables:
             rest.sort(key=lambda e: e[0])  # volatile table members were added at the end
         self._tables.forget_gone(tables)
-        families, duplicates = assemble(rest, parts, self._one_x)
+        families, duplicates = assemble(rest, parts, self._one_x, self._merges)
         self.stats.duplicates += duplicates
         self.stats.cached_leaves = self._cached + self._tables.cached()
         self.stats.jmx_cached_beans = self._jmx_cached_beans()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from itertools import product
 from typing import Callable
 
 from exporter.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
@@ -24,12 +25,14 @@ UNSEEN, DROPPED, REJECTED, EMPTY, VOLATILE = -1, -2, -3, -4, -5
 class TableCache:
     """What the rules made of each member of one BeanTable's member list."""
 
-    __slots__ = ("order", "topic", "topics", "partition", "leaf", "codes", "volatile", "groups", "counted", "cached")
+    __slots__ = ("order", "topic", "topics", "partition", "rank", "leaf", "codes", "volatile", "groups", "counted",
+                 "cached")
 
     def __init__(self, table: BeanTable, previous: TableCache | None = None, order: Callable | None = None):
         self.order = order  # (template code, members) -> the members in exposition order; None: visiting order
         self.topic = table.topic  # the member list this is for (replaced, not changed, on a new list)
         self.topics, self.partition = table.topics, table.partition
+        self.rank = table.rank  # the ranks the groups are in visiting order of
         self.leaf = (table.attribute, table.description)  # with the name, all a rule sees of a member
         self.codes = array("i", [UNSEEN]) * len(table)
         self.volatile: dict[int, Volatile] = {}
@@ -80,6 +83,7 @@ class TableCache:
         for i, code in enumerate(self.codes):
             if code >= 0 or code in (REJECTED, EMPTY):
                 by_code.setdefault(code, []).append(i)
+        self.rank = table.rank
         rank = table.rank.__getitem__
         order = self.order
         self.groups = [(code, array("I", sorted(members, key=rank) if order is None else order(code, table, members)))
@@ -90,11 +94,11 @@ class TableCache:
 
 class MemberTables:
     """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
-    of them share. `plan_numeric` and `run_volatile` are the rule search's; `count_drop` and
+    of them share. `plan_member` and `run_volatile` are the rule search's; `count_drop` and
     `stats` the engine's."""
 
-    def __init__(self, plan_numeric: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
-        self._plan_numeric, self._run_volatile, self._count_drop = plan_numeric, run_volatile, count_drop
+    def __init__(self, plan_member: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
+        self._plan_member, self._run_volatile, self._count_drop = plan_member, run_volatile, count_drop
         self._stats = stats
         self._order = self._members_by_labels if one_x else None
         self.caches: dict[tuple, TableCache] = {}
@@ -112,6 +116,10 @@ class MemberTables:
         present = table.present
         if not (cache.unseen and self._plan(table, cache)):
             self._stats.cache_hits += sum(present)
+            if cache.rank is not table.rank and cache.order is None:
+                # a names refresh that kept the member list (other names came or went) ranks the
+                # members anew, and jmx_exporter's HashSet may visit them in another order
+                cache.regroup(table)
         frozen = table.frozen()
         for code, positions in cache.counted:
             for i in positions:
@@ -144,14 +152,14 @@ class MemberTables:
     def _plan(self, table: BeanTable, cache: TableCache) -> bool:
         """Run the rules on the present members not seen yet; False when there were none."""
         codes = cache.codes
-        templates = self._template_index
         misses = 0
+        ambiguous: list[tuple[int, Outcome]] = []
         for i in range(len(table)):
             if codes[i] != UNSEEN or not table.present[i]:
                 continue
             misses += 1
             leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
-            found = self._plan_numeric(leaf)
+            found = self._plan_member(leaf)
             if found.__class__ is Volatile:
                 codes[i] = VOLATILE
                 cache.volatile[i] = found
@@ -161,24 +169,47 @@ class MemberTables:
                 codes[i] = EMPTY
             elif found.__class__ is not Outcome:
                 codes[i] = DROPPED
-            else:  # a member outcome: the member's topic and partition made slots, shared by members named alike
-                topic, partition = leaf.keys[-2][1], leaf.keys[-1][1]
-                labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
-                                for k, v in found.labels])
-                attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
-                tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
-                code = templates.get(tkey)
-                if code is None:
-                    code = templates[tkey] = len(self.templates)
-                    self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
-                                                        found.fixed, found.factor, attr, found.rule))
-                codes[i] = code
+            elif leaf.keys[-2][1] == leaf.keys[-1][1]:
+                ambiguous.append((i, found))  # after the others: see _template_code
+            else:
+                codes[i] = self._template_code(found, table, i)
+        for i, found in ambiguous:
+            codes[i] = self._template_code(found, table, i)
         if not misses:
             return False
         self._stats.cache_misses += misses
         self._stats.cache_hits += sum(table.present) - misses
         cache.regroup(table)
         return True
+
+    def _template_code(self, found: Outcome, table: BeanTable, i: int) -> int:
+        """The template of member i's outcome: the member's topic and partition made slots, so
+        that members named alike share it. A topic named like a partition number (topic "0",
+        partition 0) leaves it open which label holds which; such a member takes a reading that
+        the table's other members already gave a template (planned first for that), so that it
+        does not stand apart in a template of its own (and make its family expanded, see
+        exporter.rule_engine.series)."""
+        topic, partition = table.topics[table.topic[i]], str(table.partition[i])
+        labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v) for k, v in found.labels])
+        attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+        templates = self._template_index
+        if topic == partition:
+            both = [k for k, (_, v) in enumerate(labels) if v is TOPIC]
+            for slots in product((TOPIC, PARTITION), repeat=len(both)):
+                reading = list(labels)
+                for k, slot in zip(both, slots):
+                    reading[k] = (labels[k][0], slot)
+                code = templates.get((found.name, tuple(reading), found.type, found.help, found.fixed, found.factor,
+                                      attr, found.rule))
+                if code is not None:
+                    return code
+        tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
+        code = templates.get(tkey)
+        if code is None:
+            code = templates[tkey] = len(self.templates)
+            self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
+                                                found.fixed, found.factor, attr, found.rule))
+        return code
 
     def _members_by_labels(self, code: int, table: BeanTable, members: list[int]) -> list[int]:
         """1.x: a template's members in client_java's order of their labels. Their label names

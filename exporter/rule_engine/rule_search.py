@@ -46,7 +46,14 @@ class RuleSearch:
     def share(self, value: Any) -> Any:
         return self.shared.setdefault(value, value)
 
-    def plan_numeric(self, leaf: Leaf) -> Any:
+    def plan_member(self, leaf: Leaf) -> Any:
+        """`plan_numeric` for a BeanTable member, its labels not kept in `shared`: the member
+        tables keep one template for the members named alike (their topic and partition as
+        slots), and 400,000 members' own label tuples would stay for as long as the engine (and
+        those of deleted topics with them)."""
+        return self.plan_numeric(leaf, False)
+
+    def plan_numeric(self, leaf: Leaf, share_labels: bool = True) -> Any:
         """Run the value-blind rules once; remember the value-dependent ones that come first and
         could match this leaf for some number."""
         volatile = []
@@ -65,7 +72,7 @@ class RuleSearch:
                         strings.get(rule.attr_name_snake_case, rule.cache))
                 if bits & need != need or (any_of and not possible(bits, need, any_of)):
                     continue
-            result = self._apply(rule, strings)
+            result = self._apply(rule, strings, share_labels)
             if result is not None:
                 return Volatile(leaf, tuple(volatile), result) if volatile else result
         return Volatile(leaf, tuple(volatile), UNMATCHED) if volatile else UNMATCHED
@@ -103,7 +110,7 @@ class RuleSearch:
         return self._apply(rule, strings)
 
     # --- one rule on one leaf
-    def _apply(self, rule: Rule, strings: MatchStrings) -> Outcome | Drop | None:
+    def _apply(self, rule: Rule, strings: MatchStrings, share_labels: bool = True) -> Outcome | Drop | None:
         """None when the rule does not match; otherwise what it makes of the leaf."""
         leaf = strings.leaf
         text = strings.get(rule.attr_name_snake_case, rule.cache)
@@ -135,7 +142,9 @@ class RuleSearch:
             name = openmetrics_base(name)  # the family's name; counter series get `_total` when written
             labels = tuple(sorted(labels))
         share = self.share
-        labels = share(tuple([share((share(k), share(v))) for k, v in labels]))
+        labels = tuple([share((share(k), share(v))) for k, v in labels])
+        if share_labels:
+            labels = share(labels)
         # the ObjectName text only matters to 1.x's collision label
         objectname = text[:text.rfind(":")] if self._one_x else None
         return Outcome(share(name), labels, sample_type, share(help_text), fixed, rule.value_factor, objectname,

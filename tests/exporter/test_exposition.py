@@ -222,6 +222,25 @@ def test_values_that_compare_equal_keep_their_own_text():
     assert "a 0.0\n" in text and "b -0.0\n" in text and "c 0.0\n" in text
 
 
+def test_the_memos_keep_no_more_than_their_bounds_and_change_no_line(monkeypatch):
+    """More distinct label sets and values than the memos keep (the bounds made small here): the
+    memos start over and stay within them, and every line is what a fresh formatting gives."""
+    from exporter import exposition
+
+    monkeypatch.setattr(exposition, "_LABELS_MEMO_LIMIT", 7)
+    monkeypatch.setattr(exposition, "_VALUES_MEMO_LIMIT", 5)
+    samples = [Sample("m", (("topic", f"t{i % 30}"), ("partition", str(i))), float(i % 11) / 4, "gauge", "h")
+               for i in range(60)]
+    want = "# HELP m h\n# TYPE m gauge\n" + "".join(
+        f'm{{topic="t{i % 30}",partition="{i}",}} {java_double(float(i % 11) / 4)}\n' for i in range(60))
+    for _ in range(2):
+        assert render_text(samples).decode() == want
+        assert render_openmetrics(samples).decode() == want.replace(",}", "}").replace(
+            "# HELP m h\n# TYPE m gauge\n", "# TYPE m gauge\n# HELP m h\n") + "# EOF\n"
+        assert len(exposition._labels_004_memo) <= 7 and len(exposition._labels_om_memo) <= 7
+        assert len(exposition._value_memo) <= 5
+
+
 def test_integer_values_print_as_doubles():
     assert render_text([Sample("a", (), 5, "gauge", "h"), Sample("b", (), True, "gauge", "h")]).decode() == (
         "# HELP a h\n# TYPE a gauge\na 5.0\n# HELP b h\n# TYPE b gauge\nb 1.0\n")

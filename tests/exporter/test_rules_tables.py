@@ -103,12 +103,13 @@ def tables_of(members: list[tuple[str, int]]):
     return tables, others, rank
 
 
-def fill(rnd: random.Random, tables, others):
-    """One poll's values: some members absent, values from a small set (3 included); offsets
-    (a counter in CORNERS) never below zero, as a 1.x poll with a negative counter is refused."""
+def fill(rnd: random.Random, tables, others, absent: float = 0.1):
+    """One poll's values: some members absent (that share of them), values from a small set (3
+    included); offsets (a counter in CORNERS) never below zero, as a 1.x poll with a negative
+    counter is refused."""
     for t in tables:
         for i in range(len(t)):
-            t.present[i] = rnd.random() > 0.1
+            t.present[i] = rnd.random() >= absent
             v = rnd.choice([0, 1, 2, 3, 3, 1000, 0 if t.keys[1][1] == "LogEndOffset" else -1])
             t.values[i] = v if t.integral else v / 4
     return [MBean(n, GAUGE, (Attribute("Value", rnd.choice([0, 5, 7]), "Attribute exposed for management",
@@ -283,3 +284,161 @@ rules:
     rest[0] = MBean(others[0], GAUGE, (Attribute("Value", -1, "", "java.lang.Object"),))
     with pytest.raises(RejectedPoll, match="has a negative value"):
         RuleEngine(config, "1.x").series(rest, [rank[mb.name] for mb in rest], tables)
+
+
+def polled(rules: str, naming: str, members: list[tuple[str, int]], seed: int, polls: int = 3,
+           absent: float = 0.1):
+    """`polls` polls of the same tables through the engine and one by one: (families, got text,
+    wanted text, engine, reference engine) of each."""
+    config = parse_config(rules)
+    rnd = random.Random(seed)
+    tables, others, rank = tables_of(members)
+    by_tables, one_by_one = RuleEngine(config, naming), RuleEngine(config, naming)
+    out = []
+    for _ in range(polls):
+        rest = fill(rnd, tables, others, absent)
+        rest.sort(key=lambda mb: rank[mb.name])
+        expected = reference(one_by_one, tables, rest, rank)
+        families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+        got = Snapshot.render_families(families, 1.0, 0.0, naming=naming)
+        out.append((families, got.bodies["text"].decode(), rendered(expected, naming).bodies["text"].decode(),
+                    by_tables, one_by_one))
+        assert got.bodies["openmetrics"] == rendered(expected, naming).bodies["openmetrics"]
+    return out
+
+
+def parts_of(families, name: str) -> list:
+    return next(f for f in families if f.name == name).parts
+
+
+MEMBERS = [(t, p) for t in ("a1", "orders", "x", "x-1", "0") for p in range(4)]
+
+
+def test_the_rule_search_keeps_no_members_own_labels():
+    """The rule search shares its outcomes' label tuples between leaves; a table member's own are
+    only read into its template, and kept they would be one tuple per member for as long as the
+    engine (those of deleted topics too)."""
+    (_, got, want, by_tables, _), = polled("", "0.x", MEMBERS, 8, polls=1, absent=0.0)
+    assert got == want
+    shared = by_tables._search.shared
+    assert not any(isinstance(k, tuple) and ("name", "UnderReplicated") in k for k in shared)
+    assert ("name", "UnderReplicated") in shared  # the pairs are still shared
+
+
+@pytest.mark.parametrize("rules", ["none", "corners"])
+def test_members_visited_in_a_new_order_are_written_in_it(rules):
+    """A names refresh that changes other names only keeps a table's member columns (the same
+    objects) but gives its members new ranks, and jmx_exporter's HashSet may then visit them in
+    another order: the output follows the new ranks."""
+    config = parse_config(RULES[rules])
+    rnd = random.Random(4)
+    tables, others, rank = tables_of([(t, p) for t, p in MEMBERS if t != "0"])
+    by_tables, one_by_one = RuleEngine(config), RuleEngine(config)
+    for generation in range(3):
+        if generation:
+            shuffled = list(rank.values())
+            rnd.shuffle(shuffled)
+            rank = dict(zip(rank, shuffled))
+            for t in tables:  # the same topic and partition columns, new ranks
+                t.rank = array("I", [rank[t.object_name(i)] for i in range(len(t))])
+        rest = fill(rnd, tables, others)
+        rest.sort(key=lambda mb: rank[mb.name])
+        expected = reference(one_by_one, tables, rest, rank)
+        families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+        got = Snapshot.render_families(families, 1.0, 0.0)
+        assert got.bodies["text"].decode() == rendered(expected, "0.x").bodies["text"].decode()
+
+
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+def test_a_topic_named_like_a_partition_number_shares_its_tables_template(naming):
+    """Topic "0", partition 0: which of its labels holds the topic and which the partition is
+    open; the member takes its table's template, not one of its own (which would make its whole
+    family expanded into Samples)."""
+    members = [("0", 0), ("0", 1), ("1", 0), ("1", 1), ("a", 0)]
+    for _, got, want, by_tables, _ in polled("", naming, members, 6, absent=0.0):
+        assert got == want
+        assert len(by_tables._tables.templates) == len(FAMILIES)
+
+
+MERGES = """
+rules:
+  # two tables under one name, told apart by a label each fixes: merged in visiting order (0.x)
+  - pattern: kafka.cluster<type=Partition, name=UnderReplicated, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_flag
+    labels: {kind: under, topic: "$1", partition: "$2"}
+  - pattern: kafka.cluster<type=Partition, name=InSyncReplicasCount, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_flag
+    type: GAUGE
+    help: in sync
+    labels: {kind: isr, topic: "$1", partition: "$2"}
+  # two tables named alike: every member of one meets its twin of the other; the first visited wins
+  - pattern: kafka.log<type=Log, name=(Size|LogEndOffset), topic=(.+), partition=(.*)><>Value
+    name: kafka_log_twins
+    labels: {topic: "$2", partition: "$3"}
+  # a label one part fixes where the other has the topic: alike only for the topic "x"
+  - pattern: kafka.cluster<type=Partition, name=Ratio, topic=(.+), partition=(.*)><>Value
+    name: kafka_partition_crossed
+    labels: {a: "$1", b: "$2", c: "x"}
+  - pattern: kafka.server<type=ReplicaManager, name=(.+)><>Value
+    name: kafka_server_$1
+"""
+
+
+def test_default_naming_writes_a_family_of_several_tables_interleaved_from_their_columns():
+    """No rules: `kafka_cluster_Partition_Value` is three tables (one per `name=`), their members'
+    visits interleaved; 0.x writes them in that order, from the columns, with no Sample made
+    (the member of topic "0", partition 0 included: it shares its table's template)."""
+    from exporter.families import MergedTables
+
+    for families, got, want, _, _ in polled("", "0.x", MEMBERS, 1):
+        assert got == want
+        (merged,) = parts_of(families, "kafka_cluster_Partition_Value")
+        assert isinstance(merged, MergedTables) and len(merged.parts) == 3
+        names = [line.split('name="')[1].split('"')[0] for line in got.splitlines()
+                 if line.startswith("kafka_cluster_Partition_Value{")]
+        assert len(set(names)) == 3 and names != sorted(names, key=names.index)  # interleaved, not part by part
+        assert len(merged) == len(names)
+        # kafka.log:type=Log,name=Size,topic=zz (outside the tables) shares kafka_log_Log_Value: expanded
+        (samples,) = parts_of(families, "kafka_log_Log_Value")
+        assert isinstance(samples, list) and any(("topic", "zz") in s.labels for s in samples)
+
+
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+def test_tables_named_alike_merge_only_when_their_labels_tell_them_apart(naming):
+    from exporter.families import MergedTables, TableSeries
+
+    polls = polled(MERGES, naming, MEMBERS, 2)
+    for families, got, want, by_tables, one_by_one in polls:
+        assert got == want
+        assert by_tables.stats.duplicates == one_by_one.stats.duplicates
+        if naming == "0.x":
+            assert by_tables.stats.duplicates > 0  # the twins, and topic "x" crossed
+        flag = parts_of(families, "kafka_partition_flag")
+        if naming == "0.x":
+            assert [type(p) for p in flag] == [MergedTables]
+            # HELP and type are the first visited member's part's
+            first = min((ts.first_rank(), ts) for ts in flag[0].parts)[1]
+            assert f"# HELP kafka_partition_flag {first.template.help}\n" in got
+        else:
+            assert [type(p) for p in flag] == [TableSeries, TableSeries]
+        for name in ("kafka_log_twins", "kafka_partition_crossed"):  # expanded into Samples, resolved
+            assert not any(isinstance(p, (MergedTables, TableSeries)) for p in parts_of(families, name))
+    crossed = [line for line in polls[0][1].splitlines() if line.startswith("kafka_partition_crossed{")]
+    assert any('a="x",' in line for line in crossed)
+
+
+def test_a_merge_order_is_worked_out_once_per_member_list():
+    rnd = random.Random(3)
+    by_tables, one_by_one = RuleEngine(parse_config("")), RuleEngine(parse_config(""))
+    orders = []
+    for members in (MEMBERS, MEMBERS[:-3]):  # a names refresh: new member columns
+        tables, others, rank = tables_of(members)
+        for _ in range(2):
+            rest = fill(rnd, tables, others, absent=0.0)  # (a member first seen later regroups its table)
+            rest.sort(key=lambda mb: rank[mb.name])
+            families = by_tables.series(rest, [rank[mb.name] for mb in rest], tables)
+            got = Snapshot.render_families(families, 1.0, 0.0).bodies["text"]
+            assert got == rendered(reference(one_by_one, tables, rest, rank), "0.x").bodies["text"]
+            orders.append(parts_of(families, "kafka_cluster_Partition_Value")[0].order)
+    assert orders[0] is orders[1] and orders[2] is orders[3]
+    assert orders[2] is not orders[1] and len(orders[2]) == 3 * len(MEMBERS[:-3])
