@@ -88,6 +88,28 @@ class TableCache:
         self.cached = len(self.codes) - self.codes.count(UNSEEN)
 
 
+def _slotted(labels: tuple, topic: str, partition: str, fixed: set) -> tuple:
+    """The label values that are the member's topic or partition, as slots. Text that is both (a
+    topic named like its partition number) is the partition under a label named `partition`, else
+    the topic. When several labels hold a slot's text, one of them is named like its ObjectName key
+    (`topic`, `partition`), and another's text is also a value of the table's own keys (`fixed`:
+    the cluster-wide view's `leader=1` beside partition 1), that other keeps its text: it is the
+    key's, and the member then shares its table's template."""
+    slots = []
+    for k, v in labels:
+        if v == topic:
+            slots.append(PARTITION if v == partition and k == "partition" else TOPIC)
+        else:
+            slots.append(PARTITION if v == partition else v)
+    for slot, key in ((TOPIC, "topic"), (PARTITION, "partition")):
+        held = [j for j, v in enumerate(slots) if v is slot]
+        if len(held) > 1 and any(labels[j][0] == key for j in held):
+            for j in held:
+                if labels[j][0] != key and labels[j][1] in fixed:
+                    slots[j] = labels[j][1]
+    return tuple([(k, v) for (k, _), v in zip(labels, slots)])
+
+
 class MemberTables:
     """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
     of them share. `plan_numeric` and `run_volatile` are the rule search's; `count_drop` and
@@ -145,6 +167,7 @@ class MemberTables:
         """Run the rules on the present members not seen yet; False when there were none."""
         codes = cache.codes
         templates = self._template_index
+        fixed = {v for _, v in table.keys}
         misses = 0
         for i in range(len(table)):
             if codes[i] != UNSEEN or not table.present[i]:
@@ -162,9 +185,7 @@ class MemberTables:
             elif found.__class__ is not Outcome:
                 codes[i] = DROPPED
             else:  # a member outcome: the member's topic and partition made slots, shared by members named alike
-                topic, partition = leaf.keys[-2][1], leaf.keys[-1][1]
-                labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v)
-                                for k, v in found.labels])
+                labels = _slotted(found.labels, leaf.keys[-2][1], leaf.keys[-1][1], fixed)
                 attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
                 tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
                 code = templates.get(tkey)

@@ -59,6 +59,12 @@ def assemble(rest: Sequence[tuple[int, Sample, str, str | None]], tables: Sequen
             if first is not None:
                 ordered.append((first, Family(name, ts.template.type, ts.template.help, [ts])))
             continue
+        if not one_x and not entries and len(table_parts) > 1:
+            merged = _tables_one_after_another(name, table_parts)
+            if merged is not None:
+                if merged[1] is not None:
+                    ordered.append(merged)
+                continue
         if one_x and not entries and all(ts.template.injective for ts in table_parts):
             merged = _tables_in_label_order(name, table_parts)
             if merged is not None:
@@ -116,6 +122,45 @@ def _tables_in_label_order(name: str, parts: Sequence[TableSeries]) -> tuple[int
     types = {k[4].template.type for k in keyed}
     return first[3], Family(name, types.pop() if len(types) == 1 else "untyped", first[4].template.help,
                             [k[4] for k in keyed])
+
+
+def _tables_one_after_another(name: str, parts: Sequence[TableSeries]) -> tuple[int, Family | None] | None:
+    """0.x: a family of several table parts (the cluster-wide view's, a table per leader) written
+    part after part, without a Sample per member, when no two parts can name a series alike and
+    their members were visited part after part: each part has a template of its own holding the
+    topic and the partition, every two templates hold different text under one label name
+    (leader="1", leader="2"), and no part's ranks fall between another's first and last. None
+    otherwise (the parts are then expanded); (0, None) when no member is present."""
+    if len(parts) > 64:
+        return None  # pairs of templates compared below
+    ranked = []
+    for ts in parts:
+        first = ts.first_rank()
+        if first is not None:
+            ranked.append((first, _last_rank(ts), ts))
+    if not ranked:
+        return 0, None
+    templates = [ts.template for _, _, ts in ranked]
+    if len({id(t) for t in templates}) != len(templates) or not all(t.injective for t in templates):
+        return None
+    fixed = [{k: v for k, v in t.labels if isinstance(v, str)} for t in templates]
+    for i, a in enumerate(fixed):
+        for b in fixed[i + 1:]:
+            if not any(k in b and b[k] != v for k, v in a.items()):
+                return None
+    ranked.sort(key=lambda r: r[0])
+    if any(before[1] > after[0] for before, after in zip(ranked, ranked[1:])):
+        return None
+    first = ranked[0][2].template  # 0.x: the family takes its type and HELP from the first series visited
+    return ranked[0][0], Family(name, first.type, first.help, [ts for _, _, ts in ranked])
+
+
+def _last_rank(part: TableSeries) -> int:
+    present, rank = part.table.present, part.table.rank
+    for i in reversed(part.positions):
+        if present[i]:
+            return rank[i]
+    return -1
 
 
 def _check_counter(f: Family) -> None:
