@@ -18,6 +18,8 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       recompute: {...}             # health values of a chosen profile (exporter/recompute_settings.py)
       admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
                                    # reassignments for the recompute
+      mode: broker                 # or cluster: the cluster-wide view from the Admin API alone
+                                   # (exporter/cluster_source.py), with sidecar.admin and no JMX target
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from typing import Any, Callable, Mapping
 
 from exporter.admin.settings import AdminConfigError, AdminSettings, admin_settings
 from exporter.recompute_settings import RecomputeSettings, recompute_settings
-from exporter.rule_engine.config import Config
+from exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
 # serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
@@ -62,6 +64,11 @@ class SidecarSettings:
     jvm_options: tuple[str, ...] | None = None  # None: the defaults
     recompute: RecomputeSettings | None = None  # None: nothing recomputed
     admin: AdminSettings | None = None  # None: no Admin API
+    mode: str = "broker"  # BROKER or CLUSTER (see mode_of)
+
+    @property
+    def cluster(self) -> bool:
+        return self.mode == CLUSTER
 
     @property
     def stale_after(self) -> float:
@@ -82,6 +89,43 @@ def jvm_start_options(settings: SidecarSettings) -> tuple[str, ...]:
     ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the last -Xmx)."""
     base = DEFAULT_JVM_OPTIONS if settings.jvm_options is None else tuple(settings.jvm_options)
     return base + ((f"-Xmx{settings.jvm_max_heap}",) if settings.jvm_max_heap is not None else ())
+
+
+BROKER, CLUSTER = "broker", "cluster"
+MODES = (BROKER, CLUSTER)
+
+
+def mode_of(config: Config) -> str:
+    """`sidecar.mode` as written (BROKER when absent): `broker`, a sidecar next to one broker
+    reading its JMX; `cluster`, one instance judging every partition of the cluster from the
+    Admin API alone (exporter/cluster_source.py). Anything else is refused by sidecar_settings."""
+    raw = config.sidecar
+    mode = raw.get("mode") if isinstance(raw, Mapping) else None
+    return BROKER if mode is None else mode
+
+
+def require_source(config: Config) -> Config:
+    """What the sidecar reads must be configured: a broker's JMX (rule_engine.config's
+    require_target), except in the cluster-wide mode, the one exception, which reads the Admin
+    API (sidecar.admin, checked by sidecar_settings) and refuses a JMX target it would never read."""
+    if mode_of(config) != CLUSTER:
+        return require_target(config)
+    if config.jmx_url:
+        data = config.file.data if isinstance(config.file.data, Mapping) else {}
+        key = "jmxUrl" if "jmxUrl" in data else "hostPort"
+        raise config.file.error((key,), "the cluster-wide mode (sidecar.mode: cluster) reads no JMX: it asks the "
+                                "Admin API (sidecar.admin) for every partition",
+                                f"remove {key}, or remove sidecar.mode to run next to that broker")
+    return config
+
+
+def require_same_mode(config: Config, running: str) -> Config:
+    """A reloaded file in the mode the sidecar runs in: the mode decides what is read, fixed at start."""
+    new = mode_of(config)
+    if new != running:
+        raise config.file.error(("sidecar", "mode"), f"changed from {running} to {new}",
+                                "restart the sidecar to change its mode (the last good configuration stays)")
+    return config
 
 
 _HEAP_SIZE = re.compile(r"(\d+)([kKmMgG]?)")
@@ -130,6 +174,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                      "a JVM heap size of at least 32m, such as 256m or 1g"),
     "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
                     'a list of JVM options such as ["-Xmx512m"]'),
+    "mode": (lambda v: v in MODES, '"broker" (next to one broker, over JMX) or "cluster" (every partition of the '
+                                   'cluster, from the Admin API alone)'),
 }
 _BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
 
@@ -147,7 +193,7 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         if name is None:
             raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
         if name == "recompute":
-            values[name] = recompute_settings(value, error)
+            values[name] = recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER)
             continue
         if name == "admin":
             try:
@@ -162,6 +208,9 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
             values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     settings = SidecarSettings(**values)
+    if settings.cluster and settings.admin is None:
+        raise error(("sidecar", "mode"), "the cluster-wide mode reads every partition from the Kafka Admin API, "
+                    "and sidecar.admin is not set", "add sidecar.admin with bootstrapServers (the brokers' listeners)")
     if settings.naming == "1.x":
         for rule in config.rules:  # what jmx_exporter 1.x refuses at start-up, 0.x does not
             if rule.bad_value_factor is not None:

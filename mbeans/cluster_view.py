@@ -23,6 +23,7 @@ partitions).
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -75,36 +76,34 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
     """Every partition of `states` (each once) under `profile`. Liveness is the states' own
     `live_brokers` (None: every named leader is live)."""
     states = sorted(states, key=lambda s: (s.topic, s.partition))
-    gauges = partition_gauges(profile)
-    columns = [(s.name, profile.formula(s.shows)) for s in gauges] + [(UNAVAILABLE, profile.unavailable)]
+    columns = [(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)]
+    columns.append((UNAVAILABLE, profile.unavailable))
     counted = [(s.name, profile.formula(s.flag)) for s in TOTALS if s.flag]
-    n = len(states)
-    values = {name: array("q", bytes(8 * n)) for name, _ in columns}
-    cols = [(values[name], f) for name, f in columns]
-    totals = dict.fromkeys((s.name for s in TOTALS), 0)
-    topics: list[str] = []
-    topic, partition, leader = array("I", bytes(4 * n)), array("I", bytes(4 * n)), array("q", bytes(8 * n))
-    holes = array("q", bytes(8 * n))
     ops = PYTHON_OPS
-    # Most partitions of a cluster share their numbers (replicas, ISR, min ISR): judged once each.
+    # Most partitions of a cluster share their numbers (replicas, ISR, min ISR...): each set of
+    # numbers is judged once, into a row (the gauges' values, the counted flags, a live leader).
     judged: dict[tuple, tuple] = {}
-    for i, s in enumerate(states):
-        if not topics or topics[-1] != s.topic:
-            topics.append(s.topic)
-        topic[i] = len(topics) - 1
-        partition[i] = s.partition
-        leader[i] = s.leader if has_leader(s.leader) else -1
+    rows = []
+    for s in states:
         c = counts_of(s)
         row = judged.get(c)
         if row is None:
-            row = judged[c] = (tuple(int(f(c, ops)) for _, f in cols),
-                               tuple(bool(f(c, ops)) for _, f in counted), bool(c.leader_live))
-        for (column, _), v in zip(cols, row[0]):
-            column[i] = v
+            row = judged[c] = (tuple(int(f(c, ops)) for _, f in columns),
+                               tuple(int(bool(f(c, ops))) for _, f in counted), int(bool(c.leader_live)))
+        rows.append(row)
+    values = {name: array("q", [r[0][j] for r in rows]) for j, (name, _) in enumerate(columns)}
+    totals = dict.fromkeys((s.name for s in TOTALS), 0)
+    by_id = {id(r): r for r in judged.values()}
+    for key, times in Counter(map(id, rows)).items():
+        row = by_id[key]
         for (name, _), v in zip(counted, row[1]):
-            totals[name] += v
-        if row[2] and LEADER_COUNT in totals:
-            totals[LEADER_COUNT] += 1
-        if s.replicas and min(s.replicas) < 0:
-            holes[i] = placeholder_count(s)
-    return ClusterView(profile, topics, topic, partition, leader, values, holes, totals, offline_partitions(states))
+            totals[name] += v * times
+        if LEADER_COUNT in totals:
+            totals[LEADER_COUNT] += row[2] * times
+    topics = list(dict.fromkeys(s.topic for s in states))
+    index = {t: k for k, t in enumerate(topics)}
+    return ClusterView(
+        profile, topics, array("I", [index[s.topic] for s in states]), array("I", [s.partition for s in states]),
+        array("q", [s.leader if has_leader(s.leader) else -1 for s in states]), values,
+        array("q", [placeholder_count(s) if s.replicas and min(s.replicas) < 0 else 0 for s in states]),
+        totals, offline_partitions(states))
