@@ -37,9 +37,9 @@ from exporter.families import RejectedPoll
 from exporter.poll_schedule import NextPoll, PollSchedule
 from exporter.rule_engine import RuleEngine
 from exporter.config_file import ConfigError
-from exporter.rule_engine.config import Config, load_config, require_target
+from exporter.rule_engine.config import Config, load_config
 from exporter.self_metrics import SelfMetrics
-from exporter.sidecar_settings import SidecarSettings
+from exporter.sidecar_settings import SidecarSettings, require_same_mode, require_source
 from exporter.snapshot import FORMATS, Snapshot, assemble
 from exporter.source import Source, SourceError
 
@@ -67,8 +67,8 @@ class PollStats:
 class ConfigWatcher:
     """Reloads the config file when its mtime changes; a bad file keeps the last good config."""
 
-    def __init__(self, path: str | None, config: Config, metrics: SelfMetrics):
-        self.path, self.config, self.metrics = path, config, metrics
+    def __init__(self, path: str | None, config: Config, metrics: SelfMetrics, mode: str = "broker"):
+        self.path, self.config, self.metrics, self.mode = path, config, metrics, mode
         self._mtime = self._stat()
 
     def _stat(self) -> float | None:
@@ -84,7 +84,7 @@ class ConfigWatcher:
             return False
         self._mtime = mtime
         try:
-            self.config = require_target(load_config(self.path))
+            self.config = require_same_mode(require_source(load_config(self.path)), self.mode)
         except ConfigError as e:
             self.metrics.reload_failure.inc()
             log.error("config reload failed, keeping the last good config: %s", e)
@@ -105,7 +105,7 @@ class Collector:
         self.settings = settings
         self.clock = clock
         self._source_factory = source_factory
-        self._watcher = ConfigWatcher(config_path, config, self.metrics)
+        self._watcher = ConfigWatcher(config_path, config, self.metrics, settings.mode)
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
@@ -143,6 +143,9 @@ class Collector:
 
     def _make_recompute(self, config: Config, settings: SidecarSettings):
         """The recompute stage (exporter/recompute_stage.py) when sidecar.recompute is on."""
+        if settings.cluster:  # the cluster-wide source computes every value itself (exporter/cluster_source.py)
+            self.metrics.enable_cluster()
+            return None
         if settings.recompute is None or not settings.recompute.enabled:
             return None
         from exporter.recompute_stage import Recompute
@@ -368,6 +371,8 @@ class Collector:
             m.record_recompute(self._recompute.outcome, r.semantics, r.mode)
         if self._reassignment is not None:
             m.record_reassignment(self._reassignment.outcome)
+        if self.settings.cluster:
+            m.record_cluster(self.source.outcome)
         m.mbeans_read.set(result.count)
         m.round_trips.set(result.round_trips)
         m.series.set(snap.series)

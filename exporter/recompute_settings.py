@@ -11,6 +11,11 @@ and what it replaces (architecture.md fixes these keys):
 
 Without the `recompute` key nothing is recomputed (the output is jmx_exporter's); with it, `mode`
 defaults to `outdated` and `semantics` to kafka-3.7.
+
+In the cluster-wide mode (`sidecar.mode: cluster`, exporter/cluster_source.py) the same key says
+which profile judges every partition: there `topic-command` is a choice too (kafka-topics.sh
+judges the whole cluster, as that mode does), and `mode` has no meaning (nothing is read from a
+broker to keep or replace).
 """
 from __future__ import annotations
 
@@ -46,8 +51,9 @@ def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 
 
-def recompute_settings(raw: Any, error: Callable[..., Exception]) -> RecomputeSettings:
-    """`sidecar.recompute` validated; `error(path, problem, fix)` makes the ConfigError."""
+def recompute_settings(raw: Any, error: Callable[..., Exception], cluster: bool = False) -> RecomputeSettings:
+    """`sidecar.recompute` validated; `error(path, problem, fix)` makes the ConfigError. `cluster`:
+    for the cluster-wide mode (see the module docstring)."""
     where = ("sidecar", "recompute")
     if not isinstance(raw, Mapping):
         raise error(where, f"must be a mapping, got {type(raw).__name__}",
@@ -56,11 +62,18 @@ def recompute_settings(raw: Any, error: Callable[..., Exception]) -> RecomputeSe
     for key in raw:
         if key not in known:
             raise error(where + (key,), "unknown setting", f"use one of {', '.join(sorted(known))}")
+    if cluster and "mode" in raw:
+        raise error(where + ("mode",), "has no meaning in the cluster-wide mode (sidecar.mode: cluster computes "
+                    "every value from the Admin API; nothing is read from a broker to keep or replace)",
+                    "remove recompute.mode")
     semantics = raw.get("semantics", DEFAULT_PROFILE.name)
-    if semantics not in SEMANTICS:
+    if cluster and semantics not in PROFILES:
+        raise error(where + ("semantics",), f"{semantics!r} is not a health profile", f"use one of {', '.join(PROFILES)}")
+    if not cluster and semantics not in SEMANTICS:
         hint = " (topic-command describes kafka-topics.sh, not a broker's gauges)" if semantics == "topic-command" else ""
         raise error(where + ("semantics",), f"{semantics!r} is not a broker-gauge profile{hint}",
-                    f"use one of {', '.join(SEMANTICS)}")
+                    f"use one of {', '.join(SEMANTICS)}" + (" (or topic-command with sidecar.mode: cluster)"
+                                                            if semantics == "topic-command" else ""))
     mode = raw.get("mode", DEFAULT_MODE)
     if mode not in MODES:
         raise error(where + ("mode",), f"{mode!r} is not a mode", f"use one of {', '.join(MODES)}")

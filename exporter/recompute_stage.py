@@ -34,8 +34,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from exporter.admin.fallback import MinIsrResolver, reassignments_known
-from exporter.admin.view import AdminView, Input, Reason
+from exporter.admin.fallback import MinIsrResolver, client_outdated, reassignments_known
+from exporter.admin.view import AdminView, Input
 from exporter.model import Attribute, BeanTable, MBean, ObjectName
 from exporter.recompute_settings import RecomputeSettings
 from exporter.rule_engine.config import Config
@@ -108,10 +108,7 @@ class Recompute:
             return None
         try:
             view = self.admin.read()
-            failed = view.unknown(Input.REASSIGNMENTS)
-            if failed is not None and failed.reason in (Reason.UNREACHABLE, Reason.ERROR):
-                # kafka-python keeps the controller it found first: after a controller change every
-                # ListPartitionReassignments fails (UnknownBrokerIdError) until the client is made anew
+            if client_outdated(view):
                 self.admin.close()
             return view
         except SourceError as e:  # exporter.admin's AdminError (kafka-python is imported only with it)

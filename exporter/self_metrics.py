@@ -255,6 +255,43 @@ class SelfMetrics:
             self.reassignment_unknowns.labels(*labels).set(count)
         self.reassignment_moving.set(outcome.moving)
 
+    def enable_cluster(self) -> None:
+        """The cluster-wide mode's metrics (exporter/cluster_source.py): only with sidecar.mode: cluster."""
+        if hasattr(self, "cluster_info"):
+            return
+        r = self.registry
+        self.cluster_info = Gauge(_PREFIX + "cluster_info", "1, labelled with the health profile the cluster-wide "
+                                  "mode judges every partition by and the cluster's id.", ["semantics", "cluster_id"],
+                                  registry=r)
+        self.cluster_partitions = Gauge(_PREFIX + "cluster_partitions",
+                                        "Partitions the last poll judged: every one the Admin API described.",
+                                        registry=r)
+        self.cluster_live_brokers = Gauge(_PREFIX + "cluster_live_brokers", "Brokers the Admin API listed as live "
+                                          "(registered and not fenced) in the last poll.", registry=r)
+        self.admin_unknown = Gauge(
+            _PREFIX + "admin_unknown", "What the Admin API could not tell in the last poll, by input and reason "
+            "(unsupported, unauthorized, unreachable, hidden, error): topics or brokers concerned, 1 for a "
+            "cluster-wide input; 0 once known again.", ["input", "reason"], registry=r)
+        self.cluster_fallbacks = Gauge(
+            _PREFIX + "cluster_input_fallbacks", "Inputs of the cluster-wide view not known in the last poll and "
+            "the documented fallback used instead: topics (min_isr) or partitions (reassignments) concerned; 0 "
+            "once known again.", ["input", "fallback"], registry=r)
+        self._cluster_seen: dict[Gauge, set] = {self.admin_unknown: set(), self.cluster_fallbacks: set()}
+
+    def record_cluster(self, outcome) -> None:
+        """The last poll of the cluster-wide source (an exporter.cluster_source.Outcome)."""
+        self.cluster_info.clear()
+        self.cluster_info.labels(outcome.semantics, outcome.cluster_id or "unknown").set(1)
+        self.cluster_partitions.set(outcome.partitions)
+        self.cluster_live_brokers.set(outcome.live_brokers)
+        for gauge, counts in ((self.admin_unknown, outcome.unknowns), (self.cluster_fallbacks, outcome.fallbacks)):
+            seen = self._cluster_seen[gauge]  # listed once, then 0 when known again (an alert sees it recover)
+            for labels in seen:
+                gauge.labels(*labels).set(0)
+            for labels, count in counts.items():
+                seen.add(labels)
+                gauge.labels(*labels).set(count)
+
     def record_recompute(self, outcome, semantics: str, mode: str) -> None:
         """The last poll's recompute (an exporter.recompute_stage.Outcome)."""
         self.recompute_info.clear()

@@ -14,8 +14,8 @@ from exporter import process_memory
 from exporter.collector import Collector
 from exporter.config_file import ConfigError
 from exporter.http_server_block import read_http_server_block
-from exporter.rule_engine.config import Config, load_config, require_target
-from exporter.sidecar_settings import SidecarSettings, sidecar_settings
+from exporter.rule_engine.config import Config, load_config
+from exporter.sidecar_settings import SidecarSettings, require_source, sidecar_settings
 from exporter.snapshot import OPENMETRICS, TEXT, assemble
 from exporter.web_config import WebConfig, load_web_config
 from exporter.web_config_reload import WebConfigReloader
@@ -38,8 +38,9 @@ class Loaded:
 
 def load(config_path: str, overrides: dict | None = None) -> Loaded:
     """Everything a sidecar reads before it starts; ConfigError names file, line and key."""
-    config = require_target(load_config(config_path))
-    settings = sidecar_settings(config, overrides)
+    config = load_config(config_path)
+    settings = sidecar_settings(config, overrides)  # first: sidecar.mode says what must be read
+    require_source(config)
     web = load_web_config(settings.web_config_file)
     block, warnings, mistakes = read_http_server_block(config.file)
     if warnings:
@@ -57,6 +58,11 @@ def load(config_path: str, overrides: dict | None = None) -> Loaded:
 
 
 def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
+    if loaded.settings.cluster:
+        from exporter.cluster_source import ClusterSource
+
+        return Collector(lambda cfg: ClusterSource(cfg, loaded.settings), loaded.config, loaded.settings,
+                         config_path=config_path, freeze_gc=True)
     from exporter.jmx_source import JmxSource
 
     return Collector(lambda cfg: JmxSource(cfg, loaded.settings), loaded.config, loaded.settings,
@@ -76,7 +82,10 @@ def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr
         err.write(f"{path}: refused: {len(c.mistakes)} mistake(s) above (serve would load the file and ignore "
                   f"them, as jmx_exporter does); fix them\n")
         return 2
-    out.write(f"{path}: OK: {len(c.rules)} rule(s), target {c.jmx_url}, listening on {loaded.settings.listen_address}\n")
+    s = loaded.settings
+    target = (f"the whole cluster from the Admin API at {','.join(s.admin.bootstrap_servers)} (sidecar.mode: cluster)"
+              if s.cluster else f"target {c.jmx_url}")
+    out.write(f"{path}: OK: {len(c.rules)} rule(s), {target}, listening on {s.listen_address}\n")
     return 0
 
 

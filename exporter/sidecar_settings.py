@@ -20,6 +20,8 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
                                    # reassignments for the recompute
       archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
       reassignment: {...}          # reassignment traffic and progress (exporter/reassignment_settings.py)
+      mode: broker                 # or cluster: the cluster-wide view from the Admin API alone
+                                   # (exporter/cluster_source.py), with sidecar.admin and no JMX target
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from exporter.admin.settings import AdminConfigError, AdminSettings, admin_setti
 from exporter.archive.settings import ArchiveSettings, archive_settings
 from exporter.reassignment_settings import ReassignmentSettings, reassignment_settings
 from exporter.recompute_settings import RecomputeSettings, recompute_settings
-from exporter.rule_engine.config import Config
+from exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
 # serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
@@ -68,6 +70,11 @@ class SidecarSettings:
     admin: AdminSettings | None = None  # None: no Admin API
     archive: ArchiveSettings | None = None  # None: nothing archived
     reassignment: ReassignmentSettings | None = None  # None: no reassignment series
+    mode: str = "broker"  # BROKER or CLUSTER (see mode_of)
+
+    @property
+    def cluster(self) -> bool:
+        return self.mode == CLUSTER
 
     @property
     def stale_after(self) -> float:
@@ -88,6 +95,43 @@ def jvm_start_options(settings: SidecarSettings) -> tuple[str, ...]:
     ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the last -Xmx)."""
     base = DEFAULT_JVM_OPTIONS if settings.jvm_options is None else tuple(settings.jvm_options)
     return base + ((f"-Xmx{settings.jvm_max_heap}",) if settings.jvm_max_heap is not None else ())
+
+
+BROKER, CLUSTER = "broker", "cluster"
+MODES = (BROKER, CLUSTER)
+
+
+def mode_of(config: Config) -> str:
+    """`sidecar.mode` as written (BROKER when absent): `broker`, a sidecar next to one broker
+    reading its JMX; `cluster`, one instance judging every partition of the cluster from the
+    Admin API alone (exporter/cluster_source.py). Anything else is refused by sidecar_settings."""
+    raw = config.sidecar
+    mode = raw.get("mode") if isinstance(raw, Mapping) else None
+    return BROKER if mode is None else mode
+
+
+def require_source(config: Config) -> Config:
+    """What the sidecar reads must be configured: a broker's JMX (rule_engine.config's
+    require_target), except in the cluster-wide mode, the one exception, which reads the Admin
+    API (sidecar.admin, checked by sidecar_settings) and refuses a JMX target it would never read."""
+    if mode_of(config) != CLUSTER:
+        return require_target(config)
+    if config.jmx_url:
+        data = config.file.data if isinstance(config.file.data, Mapping) else {}
+        key = "jmxUrl" if "jmxUrl" in data else "hostPort"
+        raise config.file.error((key,), "the cluster-wide mode (sidecar.mode: cluster) reads no JMX: it asks the "
+                                "Admin API (sidecar.admin) for every partition",
+                                f"remove {key}, or remove sidecar.mode to run next to that broker")
+    return config
+
+
+def require_same_mode(config: Config, running: str) -> Config:
+    """A reloaded file in the mode the sidecar runs in: the mode decides what is read, fixed at start."""
+    new = mode_of(config)
+    if new != running:
+        raise config.file.error(("sidecar", "mode"), f"changed from {running} to {new}",
+                                "restart the sidecar to change its mode (the last good configuration stays)")
+    return config
 
 
 _HEAP_SIZE = re.compile(r"(\d+)([kKmMgG]?)")
@@ -136,6 +180,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
                      "a JVM heap size of at least 32m, such as 256m or 1g"),
     "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
                     'a list of JVM options such as ["-Xmx512m"]'),
+    "mode": (lambda v: v in MODES, '"broker" (next to one broker, over JMX) or "cluster" (every partition of the '
+                                   'cluster, from the Admin API alone)'),
 }
 _BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
 
@@ -153,7 +199,7 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         if name is None:
             raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
         if name == "recompute":
-            values[name] = recompute_settings(value, error)
+            values[name] = recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER)
             continue
         if name == "archive":
             values[name] = archive_settings(value, error)
@@ -177,6 +223,14 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
     if settings.reassignment is not None and settings.admin is not None and not settings.admin.log_dirs:
         raise error(("sidecar", "admin", "logDirs"), "false, but sidecar.reassignment measures progress with "
                     "DescribeLogDirs", "remove logDirs: false (it asks only what the reassignment series measure)")
+    if settings.cluster:  # the archive and the reassignment series read one broker's polls: not built for the view yet
+        for key in ("archive", "reassignment"):
+            if getattr(settings, key) is not None:
+                raise error(("sidecar", key), "is not supported in the cluster-wide mode (sidecar.mode: cluster) yet",
+                            f"remove sidecar.{key}, or run it in a sidecar next to each broker")
+    if settings.cluster and settings.admin is None:
+        raise error(("sidecar", "mode"), "the cluster-wide mode reads every partition from the Kafka Admin API, "
+                    "and sidecar.admin is not set", "add sidecar.admin with bootstrapServers (the brokers' listeners)")
     if settings.naming == "1.x":
         for rule in config.rules:  # what jmx_exporter 1.x refuses at start-up, 0.x does not
             if rule.bad_value_factor is not None:

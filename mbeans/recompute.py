@@ -144,10 +144,15 @@ def _replica_count(name: str, c: Counts, profile: Profile) -> int:
     return c.isr if name == "InSyncReplicasCount" else int(profile.replicas_count(c, PYTHON_OPS))
 
 
+def offline_partitions(states: Iterable[PartitionState]) -> int:
+    """The controller's OfflinePartitionsCount: the partitions without a leader."""
+    return sum(1 for s in states if not has_leader(s.leader))
+
+
 def _controller_values(states: list[PartitionState], live: set[int], registered: set[int]) -> dict[str, int]:
     """What the active controller reports, every KafkaController gauge of any version."""
     return {
-        "OfflinePartitionsCount": sum(1 for s in states if not has_leader(s.leader)),
+        "OfflinePartitionsCount": offline_partitions(states),
         "ActiveControllerCount": 1,
         "PreferredReplicaImbalanceCount": sum(1 for s in states if not s.replicas or s.leader != s.replicas[0]),
         "GlobalPartitionCount": len(states),

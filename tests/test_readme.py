@@ -54,7 +54,7 @@ def _config_examples() -> list[tuple[int, str]]:
 def test_the_readme_has_the_examples_this_test_knows():
     # the configuration examples and one alert rule: a new kind of example needs a check here
     kinds = [text.split(":", 1)[0].strip("- \n") for _, text in examples()]
-    assert kinds == ["hostPort", "hostPort", "alert", "httpServer", "httpServer", "hostPort", "hostPort", "hostPort"], kinds
+    assert kinds == ["hostPort", "hostPort", "alert", "httpServer", "httpServer", "hostPort", "hostPort", "hostPort", "sidecar"], kinds
 
 
 @pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: f"line{v}" if isinstance(v, int) else "")
@@ -62,12 +62,14 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
     written = re.sub(r"/etc/(?:jmx|sidecar)/", f"{files}/", text)
-    if not re.search(r"^(hostPort|jmxUrl):", written, re.M):  # a fragment: the part it shows is what counts
+    cluster = re.search(r"^  mode: cluster", written, re.M) is not None  # reads no JMX: refuses a hostPort
+    if not cluster and not re.search(r"^(hostPort|jmxUrl):", written, re.M):  # a fragment: what it shows counts
         written = "hostPort: 127.0.0.1:9999\n" + written
     path = tmp_path / "example.yml"
     path.write_text(written)
     loaded = load(str(path))
     assert loaded.config.warnings == (), f"README line {line}"
+    assert loaded.settings.cluster is cluster
     if "httpServer" in text:
         assert loaded.web.ssl_context is not None
         if "passwordHash" in text:  # the hash the README shows is the hash of what it says

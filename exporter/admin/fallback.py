@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from exporter.admin.view import AdminView, Input
+from exporter.admin.view import AdminView, Input, Reason
 
 ORIGINS = ("admin", "configured", "admin_broker_default", "configured_default", "kafka_default")
 
@@ -64,3 +64,11 @@ class MinIsrResolver:
 
 def reassignments_known(view: AdminView) -> bool:
     return view.unknown(Input.REASSIGNMENTS) is None
+
+
+def client_outdated(view: AdminView) -> bool:
+    """Whether the client must be made anew (closed) before the next read: kafka-python keeps the
+    controller it found first, so after a controller change every ListPartitionReassignments
+    fails (UnknownBrokerIdError, seen on a real 2.4 cluster) until it is."""
+    failed = view.unknown(Input.REASSIGNMENTS)
+    return failed is not None and failed.reason in (Reason.UNREACHABLE, Reason.ERROR)

@@ -92,6 +92,23 @@ class TableCache:
         self.cached = len(self.codes) - self.codes.count(UNSEEN)
 
 
+def _key_values_kept(slotted: tuple, labels: tuple, fixed: set) -> tuple:
+    """When several labels hold a slot (the member's topic or partition) and one of them is named
+    like its ObjectName key (`topic`, `partition`), another (not itself named topic or partition)
+    whose text is also a value of the
+    table's own keys (`fixed`: the cluster-wide view's `leader=1` beside partition 1) keeps its
+    text: it is that key's, and the member then shares its table's template."""
+    out = None
+    for slot, key in ((TOPIC, "topic"), (PARTITION, "partition")):
+        held = [j for j, (_, v) in enumerate(slotted) if v is slot]
+        if len(held) > 1 and any(slotted[j][0] == key for j in held):
+            for j in held:
+                if slotted[j][0] not in ("topic", "partition") and labels[j][1] in fixed:
+                    out = out or list(slotted)
+                    out[j] = labels[j]
+    return slotted if out is None else tuple(out)
+
+
 class MemberTables:
     """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
     of them share. `plan_member` and `run_volatile` are the rule search's; `count_drop` and
@@ -191,6 +208,7 @@ class MemberTables:
         exporter.rule_engine.series)."""
         topic, partition = table.topics[table.topic[i]], str(table.partition[i])
         labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v) for k, v in found.labels])
+        labels = _key_values_kept(labels, found.labels, {v for _, v in table.keys})
         attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
         templates = self._template_index
         if topic == partition:

@@ -442,3 +442,64 @@ def test_a_merge_order_is_worked_out_once_per_member_list():
             orders.append(parts_of(families, "kafka_cluster_Partition_Value")[0].order)
     assert orders[0] is orders[1] and orders[2] is orders[3]
     assert orders[2] is not orders[1] and len(orders[2]) == 3 * len(MEMBERS[:-3])
+# --- tables keyed by a leader (the cluster-wide view: exporter/cluster_source.py) --------------------
+
+CLUSTER_RULES = (REPO / "rules" / "kafka-cluster.yml").read_text()
+# the same MBeans under rules that drop the leader: the tables' members then meet (duplicates)
+NO_LEADER_LABEL = """
+rules:
+  - pattern: kafka.cluster<type=Partition, name=(\\w+), leader=(\\w+), topic=(.+), partition=(\\d+)><>Value
+    name: kafka_cluster_partition_$1
+    labels:
+      topic: "$3"
+      partition: "$4"
+"""
+
+
+def leader_tables(members: list[tuple[str, int, str]], rank_start: int = 0):
+    """Per partition name, one table per leader (members sorted by topic and partition), ranked
+    table after table; the members' keys hold their leader's id, which some partitions share."""
+    topics = sorted({t for t, _, _ in members})
+    tables, rank = [], rank_start
+    for name in ("UnderReplicated", "AtMinIsr"):
+        for leader in sorted({l for _, _, l in members}):
+            mine = [(t, p) for t, p, l in members if l == leader]
+            tables.append(BeanTable("kafka.cluster", (("type", "Partition"), ("name", name), ("leader", leader)),
+                                    GAUGE, "Value", "Attribute exposed for management", "java.lang.Object", True,
+                                    topics, array("I", [topics.index(t) for t, _ in mine]),
+                                    array("I", [p for _, p in mine]), array("I", range(rank, rank + len(mine)))))
+            rank += len(mine)
+    return tables
+
+
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+@pytest.mark.parametrize("rules", [CLUSTER_RULES, NO_LEADER_LABEL], ids=["cluster", "no-leader-label"])
+def test_leader_tables_render_exactly_as_the_same_mbeans_one_by_one(rules, naming):
+    # partition 1 led by broker 1 and a topic named "2" led by broker 2: label values that equal
+    # the member's partition or topic although they are the leader's
+    members = sorted([(t, p, l) for t in ("2", "orders", "x") for p, l in ((0, "1"), (1, "1"), (2, "2"), (3, "none"))])
+    rnd = random.Random(3)
+    config = parse_config(rules)
+    by_tables, one_by_one = RuleEngine(config, naming), RuleEngine(config, naming)
+    tables = leader_tables(members)
+    rank = {t.object_name(i): t.rank[i] for t in tables for i in range(len(t))}
+    for _ in range(3):
+        fill(rnd, tables, [])
+        expected = reference(one_by_one, tables, [], rank)
+        families = by_tables.series([], [], tables)
+        got = Snapshot.render_families(families, 1.0, 0.0, naming=naming)
+        want = rendered(expected, naming)
+        assert got.bodies["text"].decode() == want.bodies["text"].decode()
+        assert got.bodies["openmetrics"].decode() == want.bodies["openmetrics"].decode()
+        assert by_tables.stats.duplicates == one_by_one.stats.duplicates
+    from exporter.families import TableSeries
+    from exporter.families import MergedTables
+
+    if rules is CLUSTER_RULES:
+        # written from the columns: one template per table, each family made of table parts only
+        # (0.x: the parts merged in visiting order)
+        assert all(all(isinstance(p, (TableSeries, MergedTables)) for p in f.parts) for f in families)
+        assert len(by_tables._tables.templates) == len(tables)
+    else:  # one template for every table: the parts are expanded (the members could meet)
+        assert len(by_tables._tables.templates) == 2
+        assert all(not any(isinstance(p, TableSeries) for p in f.parts) for f in families)

@@ -167,8 +167,8 @@ class KafkaCluster:
                  heap: tuple[str, ...] = BROKER_HEAP, secure_clients: SecureClients | None = None):
         if release not in RELEASES:
             raise KafkaError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASES)}")
-        if not 1 <= brokers <= 3:
-            raise KafkaError("a test cluster has 1 to 3 brokers")
+        if not 1 <= brokers <= 4:  # 4: KIP-427's example 3 (RF 4) with a broker left to answer
+            raise KafkaError("a test cluster has 1 to 4 brokers")
         if jmx not in ("plain", "secure"):
             raise KafkaError("jmx is 'plain' or 'secure'")
         self.release = RELEASES[release]
