@@ -126,7 +126,8 @@ def _run(opts, profile, step_ms, config, dumps, partial) -> tuple[int, dict]:
     held_df = spark.createDataFrame([(t, k0, k1) for t, (k0, k1) in sorted(held.items())], "t long, k0 long, k1 long")
     states = rows.where("kind = 's'").join(F.broadcast(held_df), "t")
 
-    series = named_series(cluster_rows(states, profile), Naming(config))
+    # kept: its size decides the partition count, then it is written
+    series = named_series(cluster_rows(states, profile), Naming(config)).persist()
     samples_estimate = series.agg(F.sum(F.col("k1") - F.col("k0") + 1)).first()[0] or 0
     partitions = max(1, min(10_000, -(-samples_estimate // SAMPLES_PER_PARTITION)))
     ordered = series.repartition(partitions, "series").sortWithinPartitions("family", "series", "k0", "objectname")
@@ -162,6 +163,7 @@ def _run(opts, profile, step_ms, config, dumps, partial) -> tuple[int, dict]:
                    "rejected": reject_count, "rejected_by_reason": _by_reason(rejected)},
     }
     write_manifest(partial, manifest)
+    series.unpersist()
     rows.unpersist()
     ratio = reject_count / lines_read if lines_read else (1.0 if reject_count else 0.0)
     summary = {
