@@ -11,10 +11,10 @@ value from the profile's formula on Columns.
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from exporter.backfill.columns import counts_columns, evaluate
+from exporter.backfill.columns import COUNT_TYPES, counts_columns, evaluate
 from mbeans import catalog
 from mbeans.health import Profile
 
@@ -76,5 +76,24 @@ def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
                            F.col("e.value").alias("value"), "k0", "k1")
 
 
+# What a partition's row says: when none of it changes from one observation to the next, the two
+# rows are one run of steps (most partitions change rarely; the dumps come often).
+STATE_FIELDS = ("leader", "placeholders") + tuple(COUNT_TYPES)
+
+
+def runs(states: DataFrame) -> DataFrame:
+    """Consecutive observations of a partition that say the same, as one row over all their steps
+    (the work after this is per run, not per observation)."""
+    w = Window.partitionBy("topic", "partition").orderBy("k0")
+    same = F.lit(True)
+    for name in STATE_FIELDS:
+        same = same & F.lag(F.col(name)).over(w).eqNullSafe(F.col(name))
+    contiguous = F.lag(F.col("k1")).over(w) + 1 == F.col("k0")
+    starts = states.withColumn("starts", F.when(same & contiguous, 0).otherwise(1))
+    numbered = starts.withColumn("run", F.sum("starts").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    return numbered.groupBy("topic", "partition", "run").agg(
+        *(F.first(name).alias(name) for name in STATE_FIELDS), F.min("k0").alias("k0"), F.max("k1").alias("k1"))
+
+
 def cluster_rows(states: DataFrame, profile: Profile) -> DataFrame:
-    return partition_rows(states, profile).unionByName(total_rows(states, profile))
+    return partition_rows(runs(states), profile).unionByName(total_rows(states, profile))

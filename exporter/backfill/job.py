@@ -104,16 +104,26 @@ def _run(opts, profile, step_ms, config, dumps, partial) -> tuple[int, dict]:
     default_min_isr = opts.default_min_isr
     files = [(d.path, d.time_ms) for d in dumps]
     _log(f"reading {len(files)} describe dumps ({files[0][0]} ... {files[-1][0]})")
-    raw = sc.parallelize(files, min(len(files), 10_000)).flatMap(
+    # a few files per task: a task per file would cost a Python worker round each
+    raw = sc.parallelize(files, min(len(files), 4 * sc.defaultParallelism)).flatMap(
         lambda f: describe_dumps.read_dump(f[0], f[1], default_min_isr))
-    rows = spark.createDataFrame(raw, describe_dumps.ROW_SCHEMA).persist()
+    rows = spark.createDataFrame(raw, describe_dumps.ROW_SCHEMA, verifySchema=False).persist()
 
-    # small aggregates: per-file lines, rejects by file and reason, the observation times
-    lines_read = rows.where("kind = 'f'").agg(F.sum("line")).first()[0] or 0
-    rejected = [(r.file, r.reason, r["count"]) for r in
-                rows.where("kind = 'r'").groupBy("file", "reason").count().orderBy("file", "reason").collect()]
-    times = [r.t for r in rows.where("kind = 's'").groupBy("t").count().collect()]
-    states_read = rows.where("kind = 's'").count()
+    # one small aggregate for the summary: per kind, time, file and reason, rows and lines
+    tally = rows.groupBy("kind", "t", "file", "reason").agg(F.count(F.lit(1)).alias("n"), F.sum("line").alias("lines"))
+    lines_read = states_read = 0
+    times: set[int] = set()
+    by_file_reason: dict[tuple[str, str], int] = {}
+    for r in tally.collect():
+        if r.kind == "f":
+            lines_read += r.lines or 0
+        elif r.kind == "s":
+            states_read += r.n
+            times.add(r.t)
+        else:
+            by_file_reason[(r.file, r.reason)] = by_file_reason.get((r.file, r.reason), 0) + r.n
+    rejected = [(f, reason, n) for (f, reason), n in sorted(by_file_reason.items())]
+    times = sorted(times)
     _log(f"read {lines_read} lines: {states_read} partition states, {sum(c for _, _, c in rejected)} rejected")
 
     start_ms = parse_time_ms(opts.start) if opts.start else (min(times) if times else dumps[0].time_ms)

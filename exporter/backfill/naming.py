@@ -86,13 +86,14 @@ def named_series(rows: DataFrame, naming: Naming) -> DataFrame:
     k0, k1): the rules' names and values (`value:` and `valueFactor` applied)."""
     spark = rows.sparkSession
     leaves = rows.select("objectname", "attribute").distinct()
-    outcomes = spark.createDataFrame(leaves.rdd.mapPartitions(naming.outcomes), OUTCOME_SCHEMA).cache()
+    outcomes = spark.createDataFrame(leaves.rdd.mapPartitions(naming.outcomes), OUTCOME_SCHEMA,
+                                    verifySchema=False).cache()
     blind = rows.join(outcomes.where(~F.col("volatile")), ["objectname", "attribute"])
     volatile_rows = rows.join(outcomes.where(F.col("volatile")).select("objectname", "attribute"),
                               ["objectname", "attribute"])
     per_value = spark.createDataFrame(
         volatile_rows.select("objectname", "attribute", "value").distinct().rdd.mapPartitions(naming.valued),
-        VALUED_SCHEMA)
+        VALUED_SCHEMA, verifySchema=False)
     chosen = volatile_rows.join(per_value, ["objectname", "attribute", "value"])
     columns = ["family", "type", "series", "objectname", "value", "fixed", "factor", "k0", "k1"]
     both = blind.select(*columns).unionByName(chosen.select(*columns))

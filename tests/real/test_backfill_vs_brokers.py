@@ -35,7 +35,7 @@ from tests.exporter.backfill.prometheus_tsdb import TsdbPrometheus, promtool_imp
 from tests.real.kafka import CONTROLLER_ID
 from tests.real.sidecar import scrape_text
 
-RELEASES = ("4.1", "2.4")
+RELEASES = ("4.1", "3.6", "2.4", "2.2")
 TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
     "bf-orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),
     "bf-pairs": ([[1, 2], [2, 3], [3, 1]], 2),
