@@ -46,8 +46,11 @@ class UsageError(ValueError):
     """A bad option or input: the message says which and what to do."""
 
 
+_BEGAN = time.monotonic()
+
+
 def _log(message: str) -> None:
-    print(f"backfill: {message}", file=sys.stderr, flush=True)
+    print(f"backfill [{time.monotonic() - _BEGAN:7.1f} s]: {message}", file=sys.stderr, flush=True)
 
 
 def _load_rules(path: str | None):
@@ -139,6 +142,7 @@ def _run(opts, profile, step_ms, config, dumps, partial) -> tuple[int, dict]:
     # kept: its size decides the partition count, then it is written
     series = named_series(cluster_rows(states, profile), Naming(config)).persist()
     samples_estimate = series.agg(F.sum(F.col("k1") - F.col("k0") + 1)).first()[0] or 0
+    _log(f"judged and named: about {samples_estimate} samples to write")
     partitions = max(1, min(10_000, -(-samples_estimate // SAMPLES_PER_PARTITION)))
     ordered = series.repartition(partitions, "series").sortWithinPartitions("family", "series", "k0", "objectname")
 

@@ -85,17 +85,20 @@ def named_series(rows: DataFrame, naming: Naming) -> DataFrame:
     """MBean rows (objectname, attribute, value, k0, k1) -> (family, type, series, objectname, value,
     k0, k1): the rules' names and values (`value:` and `valueFactor` applied)."""
     spark = rows.sparkSession
+    rows = rows.persist()  # read for its distinct leaves, then joined
     leaves = rows.select("objectname", "attribute").distinct()
     outcomes = spark.createDataFrame(leaves.rdd.mapPartitions(naming.outcomes), OUTCOME_SCHEMA,
-                                    verifySchema=False).cache()
-    blind = rows.join(outcomes.where(~F.col("volatile")), ["objectname", "attribute"])
-    volatile_rows = rows.join(outcomes.where(F.col("volatile")).select("objectname", "attribute"),
-                              ["objectname", "attribute"])
-    per_value = spark.createDataFrame(
-        volatile_rows.select("objectname", "attribute", "value").distinct().rdd.mapPartitions(naming.valued),
-        VALUED_SCHEMA, verifySchema=False)
-    chosen = volatile_rows.join(per_value, ["objectname", "attribute", "value"])
+                                    verifySchema=False).persist()
     columns = ["family", "type", "series", "objectname", "value", "fixed", "factor", "k0", "k1"]
-    both = blind.select(*columns).unionByName(chosen.select(*columns))
+    # a shuffle join, not a broadcast: the distinct leaves of a big cluster are many, and a
+    # broadcast would gather them on the driver
+    named = rows.join(outcomes.where(~F.col("volatile")), ["objectname", "attribute"]).select(*columns)
+    if not outcomes.where(F.col("volatile")).isEmpty():
+        volatile_rows = rows.join(outcomes.where(F.col("volatile")).select("objectname", "attribute"),
+                                  ["objectname", "attribute"])
+        per_value = spark.createDataFrame(
+            volatile_rows.select("objectname", "attribute", "value").distinct().rdd.mapPartitions(naming.valued),
+            VALUED_SCHEMA, verifySchema=False)
+        named = named.unionByName(volatile_rows.join(per_value, ["objectname", "attribute", "value"]).select(*columns))
     exposed = F.coalesce(F.col("fixed"), F.col("value")) * F.col("factor")
-    return both.select("family", "type", "series", "objectname", exposed.alias("value"), "k0", "k1")
+    return named.select("family", "type", "series", "objectname", exposed.alias("value"), "k0", "k1")

@@ -21,16 +21,21 @@ def value_text(v: float) -> str:
     return repr(float(v))
 
 
-def timestamps(grid: Grid):
-    """k -> the step's time in seconds as text: whole seconds when the grid has no milliseconds."""
+def sample_block(grid: Grid):
+    """(prefix, first k, last k) -> the lines `prefix<time of step k>` for k in first..last, built
+    by C-level loops (map, join): this is the job's innermost loop, once per sample."""
     if grid.start_ms % 1000 == 0 and grid.step_ms % 1000 == 0:
         start, step = grid.start_ms // 1000, grid.step_ms // 1000
-        return lambda k: str(start + k * step)
 
-    def text(k: int) -> str:
-        seconds, millis = divmod(grid.start_ms + k * grid.step_ms, 1000)
-        return f"{seconds}.{millis:03d}"
-    return text
+        def block(prefix: str, first: int, last: int) -> str:
+            times = range(start + first * step, start + (last + 1) * step, step)
+            return prefix + ("\n" + prefix).join(map(str, times)) + "\n"
+        return block
+
+    def block_ms(prefix: str, first: int, last: int) -> str:
+        times = range(grid.start_ms + first * grid.step_ms, grid.start_ms + (last + 1) * grid.step_ms, grid.step_ms)
+        return "".join([f"{prefix}{t // 1000}.{t % 1000:03d}\n" for t in times])
+    return block_ms
 
 
 class _File:
@@ -52,7 +57,7 @@ class _File:
 def write_part(index: int, rows: Iterable, out_dir: str, grid: Grid, max_bytes: int) -> Iterator[tuple]:
     """Write one partition's rows (family, type, series, value, k0, k1) to files
     `metrics-<index>-<n>.om`; yields each file's (name, bytes, series, samples, first k, last k)."""
-    ts = timestamps(grid)
+    block = sample_block(grid)
     number = 0
     out: _File | None = None
     family = series = None
@@ -76,7 +81,7 @@ def write_part(index: int, rows: Iterable, out_dir: str, grid: Grid, max_bytes: 
         if first > row.k1:
             continue
         prefix = f"{series} {value_text(row.value)} "
-        out.write("".join([f"{prefix}{ts(k)}\n" for k in range(first, row.k1 + 1)]))
+        out.write(block(prefix, first, row.k1))
         out.samples += row.k1 + 1 - first
         out.first = first if out.first is None else min(out.first, first)
         out.last = row.k1 if out.last is None else max(out.last, row.k1)
