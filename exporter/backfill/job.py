@@ -67,6 +67,13 @@ def run(opts: Options) -> int:
     if opts.semantics not in PROFILES:
         raise UsageError(f"--semantics {opts.semantics}: one of {', '.join(PROFILES)}")
     profile = PROFILES[opts.semantics]
+    for option, value, parse in (("--step", opts.step, parse_duration_ms), ("--start", opts.start, parse_time_ms),
+                                 ("--end", opts.end, parse_time_ms)):
+        try:
+            if value is not None:
+                parse(value)
+        except ValueError as e:
+            raise UsageError(f"{option}: {e}") from None
     step_ms = parse_duration_ms(opts.step)
     regex = None
     if opts.describe_time_regex:
