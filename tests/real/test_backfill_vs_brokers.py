@@ -1,9 +1,10 @@
 """Backfill from describe dumps written by the real brokers' own kafka-topics.sh equals what the
 real brokers' gauges showed at those times (issue 14).
 
-Per release, one shared 3-broker cluster passes through healthy -> broker 3 down -> broker 3 back.
-In each state, once it is steady (the describe text and every node's gauges read the same twice in
-a row), the release's TopicCommand `--describe` is saved under its time (`<ISO time>_describe.txt`,
+Per release, one shared 3-broker cluster passes through healthy -> reassigning (throttled) ->
+reassigned -> broker 3 down -> broker 3 back.
+In each state, once it is steady (the describe text and every node's gauges read the same three
+times in a row, 5 s apart), the release's TopicCommand `--describe` is saved under its time (`<ISO time>_describe.txt`,
 as an operator's cron job would) and every live node's gauges are read over JMX with
 `kafka-jmx-sidecar scrape` (recompute off: the broker's own values). Then the dumps are backfilled
 under the profile that models the release, with a 1 s step starting at the first dump, and at
@@ -40,7 +41,12 @@ TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
     "bf-orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),
     "bf-pairs": ([[1, 2], [2, 3], [3, 1]], 2),
     "bf-single": ([[3], [1]], None),
+    "bf-moving": ([[1], [2]], 2),
 }
+# moved 1 -> 2 and grown 2 -> 2,3 while throttled: enough data that the adding replicas stay out of
+# the ISR for a minute or more (a follower still fetches about 1 MiB per 11 s quota window)
+MOVES = {("bf-moving", 0): [2], ("bf-moving", 1): [2, 3]}
+MOVING_RECORDS, RECORD_SIZE, THROTTLE = 200_000, 100, 1_000
 RULES = r"""sidecar:
   recompute:
     mode: "off"
@@ -102,20 +108,23 @@ class Recorder:
     def scrape_all(self) -> dict[int, dict]:
         return {n: read_gauges(scrape_text(self.cluster.jmx_host_port(n), RULES)) for n in self.nodes()}
 
-    def record(self, timeout: float = 180.0) -> None:
-        """Wait until the state is steady, then save the describe under its time and the gauges."""
+    def record(self, timeout: float = 240.0, agreeing: int = 3, apart: float = 5.0) -> None:
+        """Wait until the state is steady (the describe text and every node's gauges read the same
+        `agreeing` times in a row, `apart` seconds apart: a broker applies the controller's news
+        some seconds after ZooKeeper shows it), then save the last describe under its time and the
+        gauges."""
         deadline = time.monotonic() + timeout
-        before = None
+        seen, same = None, 0
         while True:
             now = datetime.now(timezone.utc).replace(microsecond=0)
-            text = self.cluster.describe()
-            gauges = self.scrape_all()
-            if before is not None and before == (text, gauges):
+            reading = (self.cluster.describe(), self.scrape_all())
+            same = same + 1 if reading == seen else 1
+            seen = reading
+            if same >= agreeing:
                 break
             assert time.monotonic() < deadline, "the cluster did not settle"
-            before = (text, gauges)
-            time.sleep(2)
-        # the time of the describe that began the steady reading pair is also steady: use the last
+            time.sleep(apart)
+        text, gauges = reading
         stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
         (self.directory / f"{stamp}_describe.txt").write_text(text)
         self.readings.append((int(now.timestamp()), text, gauges))
@@ -130,7 +139,12 @@ def played(request, real_kafka, tmp_path_factory):
     for name, (assignment, min_isr) in TOPICS.items():
         cluster.create_topic(name, min_isr=min_isr, assignment=assignment)
     rec = Recorder(cluster, dumps)
+    cluster.produce("bf-moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
     try:
+        rec.record()
+        cluster.reassign(MOVES, throttle=THROTTLE)
+        rec.record()
+        cluster.finish_reassignment()
         rec.record()
         cluster.stop_broker(3)
         rec.record()
@@ -188,8 +202,16 @@ def test_backfill_shows_what_the_brokers_gauges_showed(played):
                     continue  # the release has no such gauge
                 assert series[(f"kafka_cluster_partition_{name.lower()}{{{key}}}", t)] == shown, (name, topic, p, t)
                 compared += 1
-    # the scenario showed something: under min ISR, at min ISR and an offline partition at broker 3's stop
-    down = rec.readings[1][2]
+    # the scenario showed something: the reassignment in flight, then under-replicated and offline
+    # partitions at broker 3's stop
+    moving = rec.readings[1][1]
+    line = next(l for l in moving.splitlines() if re.search(r"Topic: ?bf-moving\tPartition: ?1\t", l))
+    fields = {k.strip(): v.strip() for k, v in (p.split(":", 1) for p in line.strip().split("\t") if ":" in p)}
+    assert "3" in fields["Replicas"].split(",") and "3" not in fields["Isr"].split(","), \
+        f"the reassignment was not in flight at its dump: {line}"
+    if cluster.release.kraft:
+        assert fields.get("Adding Replicas") == "3", line
+    down = rec.readings[3][2]
     assert max(g.get(("ctl", "OfflinePartitionsCount"), 0.0) for g in down.values()) >= 1.0
     assert sum(g.get(("rm", "UnderReplicatedPartitions"), 0.0) for n, g in down.items() if n != CONTROLLER_ID) >= 5
     assert compared > 50
