@@ -135,6 +135,63 @@ def _run_demo(args) -> int:
     return 0
 
 
+def _add_backfill(sub) -> None:
+    p = sub.add_parser(
+        "backfill", help="Spark job: saved kafka-topics.sh --describe dumps -> health series for promtool",
+        description="Reconstructs every partition's state at each step of a time grid from saved "
+                    "`kafka-topics.sh --describe` dumps (a dump's state holds until the next dump), judges "
+                    "it under --semantics with the health formulas, names the values with the sidecar's "
+                    "rule engine and config (default: the shipped cluster-wide rules, rules/kafka-cluster.yml) "
+                    "and writes OpenMetrics files that `promtool tsdb create-blocks-from openmetrics` "
+                    "accepts as they are, with manifest.json and rejects.jsonl. Runs on local[*] unless "
+                    "--master says otherwise; also runnable with spark-submit.")
+    p.add_argument("--input", nargs="+", required=True, metavar="PATH",
+                   help="describe dumps: files or directories (walked; hidden files skipped)")
+    p.add_argument("--output", required=True, metavar="DIR",
+                   help="the output directory: written aside and renamed into place")
+    p.add_argument("--config", metavar="FILE", help="the sidecar's jmx_exporter YAML (its rules name the series)")
+    p.add_argument("--semantics", choices=list(PROFILES), default="kafka-3.7")
+    p.add_argument("--start", metavar="T", help="ISO-8601 or epoch seconds (default: the first dump)")
+    p.add_argument("--end", metavar="T", help="ISO-8601 or epoch seconds (default: the last dump)")
+    p.add_argument("--step", default="15s", metavar="D", help="the grid's step (default 15s)")
+    p.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    p.add_argument("--conf", action="append", default=[], metavar="K=V", help="a Spark setting, repeatable")
+    p.add_argument("--format", choices=("openmetrics", "parquet"), default="openmetrics")
+    p.add_argument("--import", dest="import_dir", metavar="DIR",
+                   help="then run promtool tsdb create-blocks-from openmetrics into DIR")
+    p.add_argument("--describe-time-regex", metavar="RE",
+                   help="finds a dump's time in its file name (group `time`, else group 1, else the match: "
+                        "ISO-8601 or epoch seconds); default: the first ISO-8601 timestamp, else the mtime")
+    p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
+                   help="min.insync.replicas of topics whose describe header shows none (the broker default)")
+    p.add_argument("--max-reject-ratio", type=float, default=0.0, metavar="R",
+                   help="rejected lines / lines read above which the exit code is 3 (default 0: any reject)")
+    p.add_argument("--max-file-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
+                   help="an output file is closed at the first series boundary past this size (default 64 MiB)")
+    p.set_defaults(func=_run_backfill)
+
+
+def _run_backfill(args) -> int:
+    try:
+        import pyspark  # noqa: F401  (the spark extra)
+
+        from exporter.backfill import job
+    except ImportError as e:
+        print(f"error: backfill needs pyspark ({e}); install the spark extra: pip install 'kafka-jmx-sidecar[spark]'",
+              file=sys.stderr)
+        return 2
+    from exporter.config_file import ConfigError
+
+    opts = job.Options(args.input, args.output, args.config, args.semantics, args.start, args.end, args.step,
+                       args.master, args.conf, args.format, args.import_dir, args.describe_time_regex,
+                       args.default_min_isr, args.max_reject_ratio, args.max_file_bytes)
+    try:
+        return job.run(opts)
+    except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-jmx-sidecar",
@@ -145,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sidecar(sub)
     _add_simulate(sub)
     _add_demo(sub)
+    _add_backfill(sub)
     return parser
 
 

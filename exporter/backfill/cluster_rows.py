@@ -1,0 +1,99 @@
+"""Partition states seen cluster-wide (describe dumps) -> the MBean values of the cluster-wide view,
+one row per (ObjectName, attribute, value, steps held).
+
+The view is the one the sidecar's cluster mode serves (rules/kafka-cluster.yml names it): every
+partition's Partition health gauges as its leader would serve them under the profile, leaderless
+partitions included, in ObjectNames `kafka.cluster:type=Partition,name=G,leader=L,topic=T,partition=P`
+(L `none` without a leader), plus `Unavailable` (no live leader) and `PlaceholderReplicas` (where
+there are placeholders); the leader-counted ReplicaManager gauges summed over the cluster; and the
+controller's OfflinePartitionsCount. Which gauges, and what each shows, come from the catalog; each
+value from the profile's formula on Columns.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from exporter.backfill.columns import COUNT_TYPES, counts_columns, evaluate
+from mbeans import catalog
+from mbeans.health import Profile
+
+LEADER_KEY = "leader"
+NO_LEADER_TEXT = "none"  # as kafka-topics.sh --describe prints a missing leader
+UNAVAILABLE = "Unavailable"
+PLACEHOLDERS = "PlaceholderReplicas"
+ATTRIBUTE = "Value"
+# The leader-counted ReplicaManager gauges: their cluster value is the sum over partitions.
+TOTALS = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.leader_only)
+LEADER_COUNT = "LeaderCount"  # counts the partitions with a live leader
+OFFLINE = next(s for s in catalog.KAFKA_CONTROLLER if s.name == "OfflinePartitionsCount")
+
+MBEAN_ROWS = ("objectname", "attribute", "value", "k0", "k1")
+
+
+def partition_gauges(profile: Profile) -> list[tuple[str, object]]:
+    """(gauge name, formula) of the Partition gauges the profile computes, then Unavailable."""
+    out = [(s.name, profile.formula(s.shows)) for s in catalog.PARTITION if s.shows
+           and profile.formula(s.shows) is not None]
+    return out + [(UNAVAILABLE, profile.unavailable)]
+
+
+def _partition_name(gauge: str) -> Column:
+    leader = F.when(F.col("leader") >= 0, F.col("leader").cast("string")).otherwise(F.lit(NO_LEADER_TEXT))
+    return F.concat(F.lit(f"kafka.cluster:type=Partition,name={gauge},{LEADER_KEY}="), leader,
+                    F.lit(",topic="), F.col("topic"), F.lit(",partition="), F.col("partition").cast("string"))
+
+
+def partition_rows(states: DataFrame, profile: Profile) -> DataFrame:
+    """`states`: rows of counts with topic, partition, leader, placeholders and the steps held (k0, k1)."""
+    entries = [F.struct(_partition_name(name).alias("objectname"), evaluate(formula).cast("double").alias("value"))
+               for name, formula in partition_gauges(profile)]
+    entries.append(F.when(F.col("placeholders") > 0, F.struct(
+        _partition_name(PLACEHOLDERS).alias("objectname"), F.col("placeholders").cast("double").alias("value"))))
+    exploded = states.select(F.explode(F.filter(F.array(*entries), lambda e: e.isNotNull())).alias("e"), "k0", "k1")
+    return exploded.select(F.col("e.objectname").alias("objectname"), F.lit(ATTRIBUTE).alias("attribute"),
+                           F.col("e.value").alias("value"), "k0", "k1")
+
+
+def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
+    """The cluster's sums per observation time (one row per gauge per time)."""
+    c = counts_columns()
+    sums = []
+    for spec in TOTALS:
+        if spec.flag:
+            counted = evaluate(profile.formula(spec.flag))
+        elif spec.name == LEADER_COUNT:
+            counted = c.leader_live.cast("int")
+        else:
+            continue
+        sums.append((f"kafka.server:type=ReplicaManager,name={spec.name}", F.sum(counted)))
+    sums.append((f"{OFFLINE.domain}:type={OFFLINE.type},name={OFFLINE.name}", F.sum((~c.has_leader).cast("int"))))
+    grouped = states.groupBy("t", "k0", "k1").agg(*(agg.alias(f"v{i}") for i, (_, agg) in enumerate(sums)))
+    entries = [F.struct(F.lit(name).alias("objectname"), F.col(f"v{i}").cast("double").alias("value"))
+               for i, (name, _) in enumerate(sums)]
+    exploded = grouped.select(F.explode(F.array(*entries)).alias("e"), "k0", "k1")
+    return exploded.select(F.col("e.objectname").alias("objectname"), F.lit(ATTRIBUTE).alias("attribute"),
+                           F.col("e.value").alias("value"), "k0", "k1")
+
+
+# What a partition's row says: when none of it changes from one observation to the next, the two
+# rows are one run of steps (most partitions change rarely; the dumps come often).
+STATE_FIELDS = ("leader", "placeholders") + tuple(COUNT_TYPES)
+
+
+def runs(states: DataFrame) -> DataFrame:
+    """Consecutive observations of a partition that say the same, as one row over all their steps
+    (the work after this is per run, not per observation)."""
+    w = Window.partitionBy("topic", "partition").orderBy("k0")
+    same = F.lit(True)
+    for name in STATE_FIELDS:
+        same = same & F.lag(F.col(name)).over(w).eqNullSafe(F.col(name))
+    contiguous = F.lag(F.col("k1")).over(w) + 1 == F.col("k0")
+    starts = states.withColumn("starts", F.when(same & contiguous, 0).otherwise(1))
+    numbered = starts.withColumn("run", F.sum("starts").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    return numbered.groupBy("topic", "partition", "run").agg(
+        *(F.first(name).alias(name) for name in STATE_FIELDS), F.min("k0").alias("k0"), F.max("k1").alias("k1"))
+
+
+def cluster_rows(states: DataFrame, profile: Profile) -> DataFrame:
+    return partition_rows(runs(states), profile).unionByName(total_rows(states, profile))

@@ -1,0 +1,281 @@
+"""One backfill run: inputs -> states -> judged MBean values -> the rules' series -> files, and the
+summary (files, rows read, rejects by reason, series, samples, time range). Only small aggregates
+ever reach the driver (counts, the observation times, each output file's figures)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+
+from exporter.backfill import describe_dumps
+from exporter.backfill.grid import Grid, intervals, parse_duration_ms, parse_time_ms
+from exporter.backfill.output import REJECTS, partial_dir, place, promtool_import, write_manifest
+from mbeans.health import PROFILES
+
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+SAMPLES_PER_PARTITION = 2_000_000  # about 100 MB of text per Spark task
+# The rules for the cluster-wide view that describe dumps give (the sidecar's cluster mode names it so).
+CLUSTER_RULES = "kafka-cluster.yml"
+EXIT_REJECTS = 3  # the run finished, but more input was rejected than --max-reject-ratio allows
+
+
+@dataclass
+class Options:
+    inputs: list[str]
+    output: str
+    config: str | None = None
+    semantics: str = "kafka-3.7"
+    start: str | None = None
+    end: str | None = None
+    step: str = "15s"
+    master: str | None = None
+    conf: list[str] = field(default_factory=list)
+    format: str = "openmetrics"
+    import_dir: str | None = None
+    describe_time_regex: str | None = None
+    default_min_isr: int = 1
+    max_reject_ratio: float = 0.0
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+class UsageError(ValueError):
+    """A bad option or input: the message says which and what to do."""
+
+
+_BEGAN = time.monotonic()
+
+
+def _log(message: str) -> None:
+    print(f"backfill [{time.monotonic() - _BEGAN:7.1f} s]: {message}", file=sys.stderr, flush=True)
+
+
+def _load_rules(path: str | None):
+    from exporter.rule_engine.config import load_config
+
+    if path is not None:
+        return load_config(path)
+    with resources.as_file(resources.files("rules").joinpath(CLUSTER_RULES)) as shipped:
+        return load_config(shipped)
+
+
+def run(opts: Options) -> int:
+    began = time.monotonic()
+    if opts.semantics not in PROFILES:
+        raise UsageError(f"--semantics {opts.semantics}: one of {', '.join(PROFILES)}")
+    profile = PROFILES[opts.semantics]
+    for option, value, parse in (("--step", opts.step, parse_duration_ms), ("--start", opts.start, parse_time_ms),
+                                 ("--end", opts.end, parse_time_ms)):
+        try:
+            if value is not None:
+                parse(value)
+        except ValueError as e:
+            raise UsageError(f"{option}: {e}") from None
+    step_ms = parse_duration_ms(opts.step)
+    regex = None
+    if opts.describe_time_regex:
+        try:
+            regex = re.compile(opts.describe_time_regex)
+        except re.error as e:
+            raise UsageError(f"--describe-time-regex: {e}") from None
+    config = _load_rules(opts.config)  # a bad file raises ConfigError naming file:line and key
+    dumps = describe_dumps.list_dumps(opts.inputs, regex)
+    if not dumps:
+        raise UsageError("--input: no files found")
+    partial = partial_dir(opts.output)
+    try:
+        code, summary = _run(opts, profile, step_ms, config, dumps, partial)
+        place(partial, opts.output)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    summary["seconds"] = round(time.monotonic() - began, 1)
+    _print_summary(summary)
+    if opts.import_dir and opts.format == "openmetrics":
+        _log(f"importing {len(summary['output_files'])} files with promtool into {opts.import_dir}")
+        promtool_import(opts.output, summary["output_files"], opts.import_dir)
+    return code
+
+
+def _run(opts, profile, step_ms, config, dumps, partial) -> tuple[int, dict]:
+    from pyspark.sql import functions as F
+
+    from exporter.backfill.cluster_rows import cluster_rows
+    from exporter.backfill.naming import Naming, named_series
+    from exporter.backfill.session import conf_pairs, spark_session
+
+    spark = spark_session(opts.master, conf_pairs(opts.conf))
+    sc = spark.sparkContext
+    default_min_isr = opts.default_min_isr
+    files = [(d.path, d.time_ms) for d in dumps]
+    _log(f"reading {len(files)} describe dumps ({files[0][0]} ... {files[-1][0]})")
+    # a few files per task: a task per file would cost a Python worker round each
+    raw = sc.parallelize(files, min(len(files), 4 * sc.defaultParallelism)).flatMap(
+        lambda f: describe_dumps.read_dump(f[0], f[1], default_min_isr))
+    rows = spark.createDataFrame(raw, describe_dumps.ROW_SCHEMA, verifySchema=False).persist()
+
+    # one small aggregate for the summary: per kind, time, file and reason, rows and lines
+    tally = rows.groupBy("kind", "t", "file", "reason").agg(F.count(F.lit(1)).alias("n"), F.sum("line").alias("lines"))
+    lines_read = states_read = 0
+    times: set[int] = set()
+    by_file_reason: dict[tuple[str, str], int] = {}
+    for r in tally.collect():
+        if r.kind == "f":
+            lines_read += r.lines or 0
+        elif r.kind == "s":
+            states_read += r.n
+            times.add(r.t)
+        else:
+            by_file_reason[(r.file, r.reason)] = by_file_reason.get((r.file, r.reason), 0) + r.n
+    rejected = [(f, reason, n) for (f, reason), n in sorted(by_file_reason.items())]
+    times = sorted(times)
+    _log(f"read {lines_read} lines: {states_read} partition states, {sum(c for _, _, c in rejected)} rejected")
+
+    start_ms = parse_time_ms(opts.start) if opts.start else (min(times) if times else dumps[0].time_ms)
+    end_ms = parse_time_ms(opts.end) if opts.end else (max(times) if times else dumps[-1].time_ms)
+    if end_ms < start_ms:
+        raise UsageError(f"--end is before --start ({end_ms / 1000} < {start_ms / 1000})")
+    grid = Grid.between(start_ms, end_ms, step_ms)
+    held = intervals(times, grid)
+    _log(f"grid: {grid.count} steps of {step_ms / 1000:g} s; {len(held)} of {len(times)} observation times hold a step")
+    held_df = spark.createDataFrame([(t, k0, k1) for t, (k0, k1) in sorted(held.items())], "t long, k0 long, k1 long")
+    states = rows.where("kind = 's'").join(F.broadcast(held_df), "t")
+
+    # kept: its size decides the partition count, then it is written
+    series = named_series(cluster_rows(states, profile), Naming(config)).persist()
+    samples_estimate = series.agg(F.sum(F.col("k1") - F.col("k0") + 1)).first()[0] or 0
+    _log(f"judged and named: about {samples_estimate} samples to write")
+    partitions = max(1, min(10_000, -(-samples_estimate // SAMPLES_PER_PARTITION)))
+    ordered = series.repartition(partitions, "series").sortWithinPartitions("family", "series", "k0", "objectname")
+
+    out_files = []
+    if opts.format == "openmetrics":
+        from exporter.backfill.openmetrics import write_part
+
+        max_bytes = opts.max_file_bytes
+        written = ordered.rdd.mapPartitionsWithIndex(
+            lambda i, it: write_part(i, it, partial, grid, max_bytes)).collect()  # one row per file
+        written.sort()
+        out_files = [w[0] for w in written]
+        series_count = sum(w[2] for w in written)
+        sample_count = sum(w[3] for w in written)
+        firsts = [w[4] for w in written if w[4] is not None]
+        lasts = [w[5] for w in written if w[5] is not None]
+        file_entries = [{"name": w[0], "bytes": w[1], "series": w[2], "samples": w[3]} for w in written]
+    else:
+        out_files, series_count, sample_count, firsts, lasts, file_entries = _write_parquet(
+            spark, ordered, partial, grid, partitions)
+    _log(f"wrote {len(out_files)} files: {series_count} series, {sample_count} samples")
+    _write_rejects(rows, partial)
+
+    reject_count = sum(c for _, _, c in rejected)
+    first_ms = grid.time_ms(min(firsts)) if firsts else None
+    last_ms = grid.time_ms(max(lasts)) if lasts else None
+    manifest = {
+        "format": opts.format, "semantics": profile.name, "step_seconds": step_ms / 1000,
+        "start": _iso(first_ms), "end": _iso(last_ms), "files": file_entries,
+        "series": series_count, "samples": sample_count,
+        "inputs": {"files": len(dumps), "lines": lines_read, "partition_states": states_read,
+                   "rejected": reject_count, "rejected_by_reason": _by_reason(rejected)},
+    }
+    write_manifest(partial, manifest)
+    series.unpersist()
+    rows.unpersist()
+    ratio = reject_count / lines_read if lines_read else (1.0 if reject_count else 0.0)
+    summary = {
+        "input_files": len(dumps), "lines_read": lines_read, "partition_states": states_read,
+        "rejected": reject_count, "rejected_by_reason": _by_reason(rejected),
+        "rejected_by_file": _by_file(rejected), "output_files": out_files, "series": series_count,
+        "samples": sample_count, "start": _iso(first_ms), "end": _iso(last_ms),
+        "reject_ratio": ratio, "max_reject_ratio": opts.max_reject_ratio,
+    }
+    return (EXIT_REJECTS if ratio > opts.max_reject_ratio else 0), summary
+
+
+def _write_parquet(spark, ordered, partial, grid, partitions):
+    from pyspark.sql import functions as F
+
+    k = F.explode(F.sequence(F.col("k0"), F.col("k1"))).alias("k")
+    samples = ordered.select("family", "type", "series", "value", k)
+    samples = samples.dropDuplicates(["series", "k"]).select(
+        "family", "type", "series", "value", (F.lit(grid.start_ms) + F.col("k") * F.lit(grid.step_ms)).alias("timestamp_ms"))
+    target = os.path.join(partial, "parquet")
+    samples.repartition(partitions, "series").sortWithinPartitions("family", "series", "timestamp_ms") \
+        .write.parquet(target)
+    names = sorted(n for n in os.listdir(target) if n.endswith(".parquet"))
+    out_files, entries = [], []
+    for i, name in enumerate(names):
+        final = f"samples-{i:05d}.parquet"
+        os.rename(os.path.join(target, name), os.path.join(partial, final))
+        out_files.append(final)
+        entries.append({"name": final, "bytes": os.path.getsize(os.path.join(partial, final))})
+    import shutil
+
+    shutil.rmtree(target)
+    figures = samples.agg(F.countDistinct("series"), F.count(F.lit(1)), F.min("timestamp_ms"), F.max("timestamp_ms")).first()
+    first = None if figures[2] is None else (figures[2] - grid.start_ms) // grid.step_ms
+    last = None if figures[3] is None else (figures[3] - grid.start_ms) // grid.step_ms
+    return out_files, figures[0], figures[1], [first] if first is not None else [], [last] if last is not None else [], entries
+
+
+def _write_rejects(rows, partial) -> None:
+    """Every rejected line, as JSON Lines sorted by file and line (written by one task)."""
+    from pyspark.sql import functions as F
+
+    rejects = rows.where("kind = 'r'").select("file", "line", "reason", "detail", "text")
+    target = os.path.join(partial, ".rejects")
+    rejects.repartition(1).sortWithinPartitions("file", "line", "reason").select(
+        F.to_json(F.struct("file", "line", "reason", "detail", "text")).alias("value")).write.text(target)
+    parts = sorted(n for n in os.listdir(target) if n.startswith("part-"))
+    with open(os.path.join(partial, REJECTS), "wb") as out:
+        for name in parts:
+            with open(os.path.join(target, name), "rb") as f:
+                out.write(f.read())
+    import shutil
+
+    shutil.rmtree(target)
+
+
+def _by_reason(rejected) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for _, reason, count in rejected:
+        out[reason] = out.get(reason, 0) + count
+    return dict(sorted(out.items()))
+
+
+def _by_file(rejected) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for path, reason, count in rejected:
+        out.setdefault(path, {})[reason] = count
+    return out
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _print_summary(s: dict) -> None:
+    print(f"input files: {s['input_files']}, lines read: {s['lines_read']}, "
+          f"partition states: {s['partition_states']}")
+    print(f"rejected: {s['rejected']} ({s['reject_ratio']:.4%} of lines; allowed {s['max_reject_ratio']:.4%})")
+    for reason, count in s["rejected_by_reason"].items():
+        print(f"  {reason}: {count}")
+    for path, reasons in s["rejected_by_file"].items():
+        print(f"  {path}: " + ", ".join(f"{r} {c}" for r, c in reasons.items()))
+    print(f"written: {len(s['output_files'])} files, {s['series']} series, {s['samples']} samples")
+    print(f"time range: {s['start']} .. {s['end']}")
+    print(f"took {s['seconds']} s")
+    sys.stdout.flush()
+
+
+def summary_json(s: dict) -> str:
+    return json.dumps(s, sort_keys=True)

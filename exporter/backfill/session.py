@@ -1,0 +1,53 @@
+"""The SparkSession the job runs in: `local[*]` with no setup, or the user's `--master` and
+`--conf k=v` passed through unchanged (spark-submit's own settings win when it started us)."""
+from __future__ import annotations
+
+import os
+
+
+def conf_pairs(pairs: list[str]) -> list[tuple[str, str]]:
+    """`k=v` strings -> pairs; raises ValueError naming the bad one."""
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--conf {pair!r}: expected key=value (e.g. spark.executor.memory=4g)")
+        out.append((key.strip(), value))
+    return out
+
+
+# Settings the output's bytes depend on: fixed partition counts, so that a re-run writes the same
+# files (adaptive execution would choose counts from runtime statistics).
+DETERMINISTIC = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def spark_session(master: str | None = None, conf: list[tuple[str, str]] = (), app_name: str = "kafka-jmx-sidecar backfill"):
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    elif "spark.master" not in _submitted_conf():
+        builder = builder.master("local[*]")
+    for key, value in DETERMINISTIC.items():
+        builder = builder.config(key, value)
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in conf:
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    if "spark.sql.shuffle.partitions" not in dict(conf):
+        # Spark's 200 shuffle partitions cost a Python worker round each on every stage of a small
+        # job; the output's own partitioning is explicit (job.py), so this changes no byte of it.
+        session.conf.set("spark.sql.shuffle.partitions", str(max(2, 2 * session.sparkContext.defaultParallelism)))
+    return session
+
+
+def _submitted_conf() -> dict[str, str]:
+    """spark-submit passes its settings to the Python process through the JVM it started; a plain
+    `python` start has none."""
+    return {"spark.master": os.environ["MASTER"]} if "MASTER" in os.environ else (
+        {"spark.master": "submitted"} if "PYSPARK_GATEWAY_PORT" in os.environ else {})

@@ -1,0 +1,82 @@
+"""Describe dumps as a source: a dump's time, and every way a line is rejected, with exact counts."""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+
+from exporter.backfill import describe_dumps as dd
+
+T0 = 1795298400_000  # 2026-11-21T22:00:00Z
+HEADER = "Topic: orders\tTopicId: x\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
+
+
+def line(p, leader, replicas, isr):
+    return f"\tTopic: orders\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {isr}\n"
+
+
+def test_time_from_the_name(tmp_path):
+    for name in ("2026-11-21T22-00-00Z_describe.txt", "describe-2026-11-21T22:00:00Z.txt",
+                 "x_2026-11-21T22-00-00_y_2027-01-01T00-00-00Z"):
+        f = tmp_path / name
+        f.write_text("")
+        assert dd.dump_time(str(f)) == (T0, "name"), name
+
+
+def test_time_from_a_regex_or_the_mtime(tmp_path):
+    f = tmp_path / "dump.1795298400.txt"
+    f.write_text("")
+    assert dd.dump_time(str(f), re.compile(r"dump\.(?P<time>\d+)\.txt")) == (T0, "regex")
+    g = tmp_path / "nodate.txt"
+    g.write_text("")
+    os.utime(g, (1795298460, 1795298460))
+    assert dd.dump_time(str(g)) == (T0 + 60_000, "mtime")
+
+
+def _rows(path):
+    return list(dd.read_dump(str(path), T0))
+
+
+def _reasons(rows):
+    return Counter(r[15] for r in rows if r[0] == "r")
+
+
+def test_a_good_dump(tmp_path):
+    f = tmp_path / "a"
+    f.write_text(HEADER + line(0, 1, "1,2,3", "1,2") + line(1, "none", "2,3,1", "3"))
+    rows = _rows(f)
+    states = [r for r in rows if r[0] == "s"]
+    # (topic, partition, leader, has_leader, leader_live, replicas, adding, reassigning, isr, min_isr, placeholders)
+    assert [r[2:13] for r in states] == [("orders", 0, 1, True, True, 3, 0, False, 2, 2, 0),
+                                         ("orders", 1, -1, False, False, 3, 0, False, 1, 2, 0)]
+    assert [r[14] for r in rows if r[0] == "f"] == [3]  # lines read
+    assert not _reasons(rows)
+
+
+def test_bad_lines_are_counted_by_reason(tmp_path):
+    f = tmp_path / "bad"
+    f.write_bytes((HEADER + line(0, 1, "1,2,3", "1,2,3") + "Error while executing topic command\n"
+                   + line(0, 1, "1,2,3", "1,2") + "\tTopic: orders\tPartition: 1\tLeader: x\tReplicas: 1\tIsr: 1\n"
+                   ).encode() + b"\xff\xfe garbage\n" + line(2, 1, "1", "1").encode() + b"\tTopic: orders\tPart")
+    rows = _rows(f)
+    assert _reasons(rows) == {dd.UNPARSABLE: 2, dd.DUPLICATE: 1, dd.NOT_TEXT: 1, dd.TORN_LAST_LINE: 1}
+    assert [r[14] for r in rows if r[0] == "r"] == [3, 4, 5, 6, 8]  # line numbers, in order
+    assert len([r for r in rows if r[0] == "s"]) == 2
+    assert [r[14] for r in rows if r[0] == "f"] == [8]
+
+
+def test_empty_and_unreadable_files(tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    assert _reasons(_rows(empty)) == {dd.NO_PARTITIONS: 1}
+    assert _reasons(_rows(tmp_path / "missing")) == {dd.UNREADABLE: 1}
+
+
+def test_listing_orders_by_time(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "2026-11-21T22-01-00Z.txt").write_text("")
+    (tmp_path / "2026-11-21T22-00-00Z.txt").write_text("")
+    (tmp_path / ".hidden-2026-11-21T21-00-00Z.txt").write_text("")
+    dumps = dd.list_dumps([str(tmp_path)])
+    assert [(os.path.basename(d.path), d.time_ms) for d in dumps] == [
+        ("2026-11-21T22-00-00Z.txt", T0), ("2026-11-21T22-01-00Z.txt", T0 + 60_000)]

@@ -1,0 +1,214 @@
+"""The backfill job end to end on hand-written describe dumps, with real Spark, real promtool and a
+real Prometheus: the values are worked out by hand from the dumps (semantics.md), not by the code."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from exporter.backfill import job
+from tests.exporter.backfill.prometheus_tsdb import TsdbPrometheus, promtool_import
+
+T0 = 1795298400  # 2026-11-21T22:00:00Z
+HEADER = "Topic: orders\tTopicId: x\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
+
+
+def p(n, leader, replicas, isr, adding=None, removing=None):
+    text = f"\tTopic: orders\tPartition: {n}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {isr}"
+    if adding is not None:
+        text += f"\tAdding Replicas: {adding}\tRemoving Replicas: {removing}"
+    return text + "\n"
+
+
+DUMPS = {
+    # all in sync
+    "2026-11-21T22-00-00Z_describe.txt": HEADER + p(0, 1, "1,2,3", "1,2,3") + p(1, 2, "2,3,1", "2,3,1"),
+    # p0 at min ISR; p1 lost its leader (Kafka keeps the last ISR member)
+    "2026-11-21T22-01-00Z_describe.txt": HEADER + p(0, 1, "1,2,3", "1,2") + p(1, "none", "2,3,1", "3"),
+    # p0 under min ISR; p1 back, moving from 1 to 4 (4 adding, not yet in the ISR), and a bad line
+    "2026-11-21T22-02-00Z_describe.txt": HEADER + p(0, 1, "1,2,3", "1") + p(1, 2, "2,3,1,4", "2,3,1", "4", "1")
+    + "Error while executing topic command : Timed out\n",
+}
+# steps every 30 s from 22:00:00 to 22:02:30: each dump holds two steps
+STEPS = [T0 + 30 * k for k in range(6)]
+EXPECTED_3_7 = {
+    "kafka_server_replicamanager_underreplicatedpartitions": [0, 0, 1, 1, 1, 1],
+    "kafka_server_replicamanager_underminisrpartitioncount": [0, 0, 0, 0, 1, 1],
+    "kafka_server_replicamanager_atminisrpartitioncount": [0, 0, 1, 1, 0, 0],
+    "kafka_server_replicamanager_reassigningpartitions": [0, 0, 0, 0, 1, 1],
+    "kafka_server_replicamanager_leadercount": [2, 2, 1, 1, 2, 2],
+    "kafka_controller_kafkacontroller_offlinepartitionscount": [0, 0, 1, 1, 0, 0],
+    'kafka_cluster_partition_underreplicated{leader="1",partition="0",topic="orders"}': [0, 0, 1, 1, 1, 1],
+    'kafka_cluster_partition_atminisr{leader="1",partition="0",topic="orders"}': [0, 0, 1, 1, 0, 0],
+    'kafka_cluster_partition_underminisr{leader="1",partition="0",topic="orders"}': [0, 0, 0, 0, 1, 1],
+    'kafka_cluster_partition_insyncreplicascount{leader="1",partition="0",topic="orders"}': [3, 3, 2, 2, 1, 1],
+    # the leaderless partition is a series of its own (leader "none"): unavailable, 0 on every broker gauge
+    'kafka_cluster_partition_unavailable{leader="none",partition="1",topic="orders"}': [None, None, 1, 1, None, None],
+    'kafka_cluster_partition_underreplicated{leader="none",partition="1",topic="orders"}': [None, None, 0, 0, None, None],
+    'kafka_cluster_partition_unavailable{leader="2",partition="1",topic="orders"}': [0, 0, None, None, 0, 0],
+    # KIP-352: the adding replica does not count, so neither URP nor ReplicasCount 4
+    'kafka_cluster_partition_underreplicated{leader="2",partition="1",topic="orders"}': [0, 0, None, None, 0, 0],
+    'kafka_cluster_partition_replicascount{leader="2",partition="1",topic="orders"}': [3, 3, None, None, 3, 3],
+}
+
+
+def write_dumps(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in DUMPS.items():
+        (directory / name).write_text(text)
+    return directory
+
+
+def read_series(out: Path) -> dict[str, list]:
+    """{series: [value or None per step]} from every output file."""
+    found: dict[str, dict[int, float]] = {}
+    for f in sorted(out.glob("*.om")):
+        for line in f.read_text().splitlines():
+            if line.startswith("#"):
+                continue
+            series, value, ts = line.rsplit(" ", 2)
+            found.setdefault(series, {})[int(ts)] = float(value)
+    return {s: [v.get(t) for t in STEPS] for s, v in found.items()}
+
+
+def options(inputs, out, **kw):
+    return job.Options([str(inputs)], str(out), start="2026-11-21T22:00:00Z", end="2026-11-21T22:02:30Z",
+                       step="30s", **kw)
+
+
+@pytest.fixture(scope="module")
+def first_run(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("backfill")
+    inputs = write_dumps(base / "dumps")
+    code = job.run(options(inputs, base / "out"))
+    return base, inputs, code
+
+
+def test_values_as_worked_out_by_hand(first_run):
+    base, _, code = first_run
+    series = read_series(base / "out")
+    for name, values in EXPECTED_3_7.items():
+        assert series.get(name) == values, name
+    assert code == job.EXIT_REJECTS  # one line rejected, and --max-reject-ratio is 0 by default
+
+
+def test_files_are_what_promtool_accepts_as_they_are(first_run):
+    out = first_run[0] / "out"
+    for f in out.glob("*.om"):
+        data = f.read_bytes()
+        assert data.endswith(b"\n# EOF\n") and b"\n\n" not in data and data.count(b"# EOF") == 1
+        samples = [line.rsplit(" ", 2) for line in data.decode().splitlines() if not line.startswith("#")]
+        for series, _, ts in samples:
+            assert ts.isdigit()  # seconds
+        # each series' samples in time order, no timestamp twice
+        by_series: dict[str, list[int]] = {}
+        for series, _, ts in samples:
+            by_series.setdefault(series, []).append(int(ts))
+        assert all(t == sorted(set(t)) for t in by_series.values())
+
+
+def test_manifest_and_rejects(first_run):
+    out = first_run[0] / "out"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["inputs"] == {"files": 3, "lines": 10, "partition_states": 6, "rejected": 1,
+                                  "rejected_by_reason": {"unparsable-line": 1}}
+    assert manifest["start"] == "2026-11-21T22:00:00Z" and manifest["end"] == "2026-11-21T22:02:30Z"
+    assert manifest["samples"] == sum(f["samples"] for f in manifest["files"])
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    assert [(os.path.basename(r["file"]), r["line"], r["reason"]) for r in rejects] == [
+        ("2026-11-21T22-02-00Z_describe.txt", 4, "unparsable-line")]
+
+
+def test_a_rerun_writes_identical_bytes_and_the_reject_ratio_decides_the_exit_code(first_run):
+    base, inputs, _ = first_run
+    again = base / "again"
+    assert job.run(options(inputs, again, max_reject_ratio=0.1)) == 0  # 1 of 10 lines
+    names = sorted(os.listdir(base / "out"))
+    assert names == sorted(os.listdir(again))
+    for name in names:
+        assert (base / "out" / name).read_bytes() == (again / name).read_bytes(), name
+    # and nothing of the partial directory is left beside it
+    assert sorted(n for n in os.listdir(base) if n.startswith(".")) == []
+
+
+def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
+    out = first_run[0] / "out"
+    tsdb = tmp_path / "tsdb"
+    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
+    prom = TsdbPrometheus(str(tsdb))
+    try:
+        got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", T0, T0 + 150, 30)
+        assert got == {"": list(zip(map(float, STEPS), [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]))}
+        got = prom.query_range('kafka_cluster_partition_atminisr{topic="orders",partition="0"}', T0, T0 + 150, 30)
+        assert got == {"leader=1,partition=0,topic=orders": list(zip(map(float, STEPS), [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]))}
+        got = prom.query_range("kafka_controller_kafkacontroller_offlinepartitionscount", T0, T0 + 150, 30)
+        assert [v for _, v in got[""]] == [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    finally:
+        prom.stop()
+
+
+def test_small_files_split_at_series_boundaries(first_run, tmp_path):
+    base, inputs, _ = first_run
+    out = tmp_path / "split"
+    job.run(options(inputs, out, max_file_bytes=2000, max_reject_ratio=1.0))
+    files = sorted(out.glob("*.om"))
+    assert len(files) > 3
+    seen: dict[str, str] = {}
+    for f in files:
+        data = f.read_text()
+        assert data.endswith("\n# EOF\n")
+        for line in data.splitlines():
+            if not line.startswith("#"):
+                series = line.rsplit(" ", 2)[0]
+                assert seen.setdefault(series, f.name) == f.name, f"{series} split over two files"
+    assert read_series(out) == read_series(base / "out")
+
+
+def test_legacy_semantics_and_parquet(first_run, tmp_path, spark):
+    _, inputs, _ = first_run
+    out = tmp_path / "legacy"
+    job.run(options(inputs, out, semantics="legacy", max_reject_ratio=1.0))
+    series = read_series(out)
+    # before KIP-352 the adding replica counts: p1 is under-replicated during the move
+    assert series["kafka_server_replicamanager_underreplicatedpartitions"] == [0, 0, 1, 1, 2, 2]
+    assert series['kafka_cluster_partition_replicascount{leader="2",partition="1",topic="orders"}'] == [3, 3, None, None, 4, 4]
+    pq = tmp_path / "parquet"
+    job.run(options(inputs, pq, semantics="legacy", format="parquet", max_reject_ratio=1.0))
+    files = sorted(pq.glob("*.parquet"))
+    rows = spark.read.parquet(*map(str, files)).collect()
+    from_parquet: dict[str, dict[int, float]] = {}
+    for r in rows:
+        from_parquet.setdefault(r.series, {})[r.timestamp_ms // 1000] = r.value
+    assert {s: [v.get(t) for t in STEPS] for s, v in from_parquet.items()} == series
+
+
+def test_spark_submit_writes_the_same_bytes_and_imports(first_run, tmp_path):
+    """The job as spark-submit runs it (its own --master), with --import: the same files as the
+    command, and promtool's blocks in the import directory."""
+    import subprocess
+    import sys
+
+    from exporter.backfill import submit
+
+    base, inputs, _ = first_run
+    out, tsdb = tmp_path / "submitted", tmp_path / "tsdb"
+    spark_submit = Path(sys.executable).with_name("spark-submit")
+    run = subprocess.run(
+        [str(spark_submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false", submit.__file__,
+         "--input", str(inputs), "--output", str(out), "--start", "2026-11-21T22:00:00Z",
+         "--end", "2026-11-21T22:02:30Z", "--step", "30s", "--max-reject-ratio", "0.5", "--import", str(tsdb)],
+        capture_output=True, text=True, timeout=600,
+        # as from an activated virtual environment: its python on PATH finds pyspark (SPARK_HOME)
+        env={**os.environ, "PYTHONPATH": str(Path(job.__file__).resolve().parents[2]),
+             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "rejected: 1 (10.0000% of lines; allowed 50.0000%)" in run.stdout
+    assert "unparsable-line: 1" in run.stdout
+    assert "written: 1 files, " in run.stdout and "time range: 2026-11-21T22:00:00Z .. 2026-11-21T22:02:30Z" in run.stdout
+    for name in sorted(os.listdir(base / "out")):
+        assert (out / name).read_bytes() == (base / "out" / name).read_bytes(), name
+    blocks = [d for d in tsdb.iterdir() if (d / "meta.json").exists()]
+    assert blocks and sum(json.loads((d / "meta.json").read_text())["stats"]["numSamples"] for d in blocks) == \
+        json.loads((out / "manifest.json").read_text())["samples"]

@@ -1,0 +1,237 @@
+"""Backfill from describe dumps written by the real brokers' own kafka-topics.sh equals what the
+real brokers' gauges showed at those times (issue 14).
+
+Per release, one shared 3-broker cluster passes through healthy -> reassigning (throttled) ->
+reassigned -> broker 3 down -> broker 3 back.
+In each state, once it is steady (the describe text and every node's gauges read the same three
+times in a row, 5 s apart), the release's TopicCommand `--describe` is saved under its time (`<ISO time>_describe.txt`,
+as an operator's cron job would) and every live node's gauges are read over JMX with
+`kafka-jmx-sidecar scrape` (recompute off: the broker's own values). Then the dumps are backfilled
+under the profile that models the release, with a 1 s step starting at the first dump, and at
+each dump's time the backfill must show:
+
+- each leader-counted ReplicaManager gauge the release has, summed over the live brokers;
+- the controller's OfflinePartitionsCount (the largest any node reports: under ZooKeeper only the
+  active controller reports it, under KRaft the controller node);
+- for every partition of the test's topics, the leader's Partition gauges (UnderReplicated,
+  UnderMinIsr, AtMinIsr where the release has them, InSyncReplicasCount, ReplicasCount) under
+  the series `kafka_cluster_partition_<gauge>{topic, partition, leader}`, and 1 in
+  `kafka_cluster_partition_unavailable` exactly for the partitions no broker leads;
+
+and promtool imports the files and a real Prometheus returns the sums at the dump times.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from exporter.backfill import job
+from mbeans.health import profile_for_version
+from tests.exporter.backfill.prometheus_tsdb import TsdbPrometheus, promtool_import
+from tests.real.kafka import CONTROLLER_ID
+from tests.real.sidecar import scrape_text
+
+RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
+TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
+    "bf-orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),
+    "bf-pairs": ([[1, 2], [2, 3], [3, 1]], 2),
+    "bf-single": ([[3], [1]], None),
+    "bf-moving": ([[1], [2]], 2),
+}
+# moved 1 -> 2 and grown 2 -> 2,3 while throttled: enough data that the adding replicas stay out of
+# the ISR for a minute or more (a follower still fetches about 1 MiB per 11 s quota window)
+MOVES = {("bf-moving", 0): [2], ("bf-moving", 1): [2, 3]}
+MOVING_RECORDS, RECORD_SIZE, THROTTLE = 200_000, 100, 1_000
+RULES = r"""sidecar:
+  recompute:
+    mode: "off"
+includeObjectNames:
+  - "kafka.server:type=ReplicaManager,*"
+  - "kafka.cluster:type=Partition,*"
+  - "kafka.controller:type=KafkaController,name=OfflinePartitionsCount"
+rules:
+- pattern: 'kafka.server<type=ReplicaManager, name=(\w+)><>Value'
+  name: replicamanager_$1
+- pattern: 'kafka.cluster<type=Partition, name=(\w+), topic=(.+), partition=(\d+)><>Value'
+  name: partition_$1
+  labels: {topic: "$2", partition: "$3"}
+- pattern: 'kafka.controller<type=KafkaController, name=(OfflinePartitionsCount)><>Value'
+  name: controller_$1
+"""
+SUMMED = ("UnderReplicatedPartitions", "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount",
+          "ReassigningPartitions", "LeaderCount")
+PARTITION = ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "InSyncReplicasCount", "ReplicasCount")
+_SAMPLE = re.compile(r'^(replicamanager|partition|controller)_(\w+?)(?:\{(.*)\})? (\S+)$')
+
+
+def read_gauges(text: str) -> dict:
+    """{("rm", name) | ("ctl", name) | ("p", name, topic, partition): value} of one scrape."""
+    out = {}
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if not m:
+            continue
+        kind, name, labels, value = m.groups()
+        if kind == "partition":
+            lab = dict(re.findall(r'(\w+)="([^"]*)"', labels or ""))
+            out[("p", name, lab["topic"], int(lab["partition"]))] = float(value)
+        else:
+            out[("rm" if kind == "replicamanager" else "ctl", name)] = float(value)
+    return out
+
+
+def leaders(describe: str) -> dict[tuple[str, int], int | None]:
+    """(topic, partition) -> leader, as this test reads the describe text."""
+    out = {}
+    for raw in describe.splitlines():
+        fields = {k.strip(): v.strip() for k, v in (p.split(":", 1) for p in raw.strip().split("\t") if ":" in p)}
+        if "Partition" in fields and "Leader" in fields:
+            leader = fields["Leader"]
+            out[(fields["Topic"], int(fields["Partition"]))] = None if leader in ("none", "-1") else int(leader)
+    return out
+
+
+class Recorder:
+    def __init__(self, cluster, directory: Path):
+        self.cluster, self.directory = cluster, directory
+        self.readings: list[tuple[int, str, dict[int, dict]]] = []  # (time s, describe, node -> gauges)
+
+    def nodes(self) -> list[int]:
+        live = [i for i, n in self.cluster.brokers.items() if n.running]
+        return live + ([CONTROLLER_ID] if self.cluster.release.kraft else [])
+
+    def scrape_all(self) -> dict[int, dict]:
+        return {n: read_gauges(scrape_text(self.cluster.jmx_host_port(n), RULES)) for n in self.nodes()}
+
+    def record(self, timeout: float = 240.0, agreeing: int = 3, apart: float = 5.0) -> None:
+        """Wait until the state is steady (the describe text and every node's gauges read the same
+        `agreeing` times in a row, `apart` seconds apart: a broker applies the controller's news
+        some seconds after ZooKeeper shows it), then save the last describe under its time and the
+        gauges."""
+        deadline = time.monotonic() + timeout
+        seen, same = None, 0
+        while True:
+            now = datetime.now(timezone.utc).replace(microsecond=0)
+            reading = (self.cluster.describe(), self.scrape_all())
+            same = same + 1 if reading == seen else 1
+            seen = reading
+            if same >= agreeing:
+                break
+            assert time.monotonic() < deadline, "the cluster did not settle"
+            time.sleep(apart)
+        text, gauges = reading
+        stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
+        (self.directory / f"{stamp}_describe.txt").write_text(text)
+        self.readings.append((int(now.timestamp()), text, gauges))
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def played(request, real_kafka, tmp_path_factory):
+    cluster = real_kafka(request.param, brokers=3)
+    base = tmp_path_factory.mktemp(f"backfill-{request.param}")
+    dumps = base / "dumps"
+    dumps.mkdir()
+    for name, (assignment, min_isr) in TOPICS.items():
+        cluster.create_topic(name, min_isr=min_isr, assignment=assignment)
+    rec = Recorder(cluster, dumps)
+    cluster.produce("bf-moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
+    try:
+        rec.record()
+        cluster.reassign(MOVES, throttle=THROTTLE)
+        rec.record()
+        cluster.finish_reassignment()
+        rec.record()
+        cluster.stop_broker(3)
+        rec.record()
+    finally:
+        if not cluster.brokers[3].running:
+            cluster.start_broker(3)
+    rec.record()
+    out = base / "out"
+    first = rec.readings[0][0]
+    profile = profile_for_version(cluster.release.version)
+    code = job.run(job.Options([str(dumps)], str(out), semantics=profile.name, step="1s",
+                               start=str(first), end=str(rec.readings[-1][0])))
+    assert code == 0, "no describe line may be rejected"
+    yield cluster, rec, out, first
+    for name in TOPICS:  # the shared cluster goes back as it was
+        cluster.tool(cluster.release.topic_command, "--delete", "--topic", name, *cluster.topic_target(), check=False)
+
+
+def backfilled(out: Path) -> dict[tuple[str, int], float]:
+    """{(series, time s): value}"""
+    found = {}
+    for f in sorted(out.glob("*.om")):
+        for line in f.read_text().splitlines():
+            if not line.startswith("#"):
+                series, value, ts = line.rsplit(" ", 2)
+                found[(series, int(ts))] = float(value)
+    return found
+
+
+def test_backfill_shows_what_the_brokers_gauges_showed(played):
+    cluster, rec, out, _ = played
+    series = backfilled(out)
+    compared = 0
+    for t, describe, gauges in rec.readings:
+        brokers = [g for n, g in gauges.items() if n != CONTROLLER_ID]
+        for name in SUMMED:
+            if ("rm", name) not in brokers[0]:
+                continue  # the release has no such gauge
+            expected = sum(g[("rm", name)] for g in brokers)
+            assert series[(f"kafka_server_replicamanager_{name.lower()}", t)] == expected, (name, t, describe)
+            compared += 1
+        offline = max(g.get(("ctl", "OfflinePartitionsCount"), 0.0) for g in gauges.values())
+        assert series[("kafka_controller_kafkacontroller_offlinepartitionscount", t)] == offline, (t, describe)
+        for (topic, p), leader in leaders(describe).items():
+            if topic not in TOPICS:
+                continue
+            if leader is not None and leader not in gauges:
+                # ZooKeeper describe output can name a dead broker as leader (the controller died
+                # as the last replica's leader): no broker serves the partition, and the dump does
+                # not say which brokers were live
+                continue
+            label = "none" if leader is None else str(leader)
+            key = f'leader="{label}",partition="{p}",topic="{topic}"'
+            assert series[(f"kafka_cluster_partition_unavailable{{{key}}}", t)] == (1.0 if leader is None else 0.0)
+            if leader is None:
+                continue
+            for name in PARTITION:
+                shown = gauges[leader].get(("p", name, topic, p))
+                if shown is None:
+                    continue  # the release has no such gauge
+                assert series[(f"kafka_cluster_partition_{name.lower()}{{{key}}}", t)] == shown, (name, topic, p, t)
+                compared += 1
+    # the scenario showed something: the reassignment in flight, then under-replicated and offline
+    # partitions at broker 3's stop
+    moving = rec.readings[1][1]
+    line = next(l for l in moving.splitlines() if re.search(r"Topic: ?bf-moving\tPartition: ?1\t", l))
+    fields = {k.strip(): v.strip() for k, v in (p.split(":", 1) for p in line.strip().split("\t") if ":" in p)}
+    assert "3" in fields["Replicas"].split(",") and "3" not in fields["Isr"].split(","), \
+        f"the reassignment was not in flight at its dump: {line}"
+    if cluster.release.kraft:
+        assert fields.get("Adding Replicas") == "3", line
+    down = rec.readings[3][2]
+    assert max(g.get(("ctl", "OfflinePartitionsCount"), 0.0) for g in down.values()) >= 1.0
+    assert sum(g.get(("rm", "UnderReplicatedPartitions"), 0.0) for n, g in down.items() if n != CONTROLLER_ID) >= 5
+    assert compared > 50
+
+
+def test_prometheus_returns_them_after_promtool(played, tmp_path):
+    cluster, rec, out, first = played
+    tsdb = tmp_path / "tsdb"
+    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
+    prom = TsdbPrometheus(str(tsdb))
+    try:
+        for t, _, gauges in rec.readings:
+            got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", t, t, 1)
+            expected = sum(g[("rm", "UnderReplicatedPartitions")] for n, g in gauges.items() if n != CONTROLLER_ID)
+            assert got == {"": [(float(t), expected)]}
+    finally:
+        prom.stop()
+        shutil.rmtree(tsdb, ignore_errors=True)
