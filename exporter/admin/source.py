@@ -123,8 +123,20 @@ class AdminSource:
         self._count(source)
         try:
             return convert.cluster_from(self._client.describe_cluster(), source)
+        except KeyError as e:
+            if e.args != ("endpoint_type",):
+                raise read_error(e, f"{source} (the cluster's brokers)", self.target) from e
         except Exception as e:
             raise read_error(e, f"{source} (the cluster's brokers)", self.target) from e
+        # kafka-python 3.0 drops DescribeCluster's endpoint_type, which v0 (Kafka 2.8 to 3.6) has not:
+        # a KeyError after a good answer. Metadata tells the same brokers, controller and cluster id.
+        self._count("Metadata")
+        try:
+            described = self._client._manager.run(self._client._get_cluster_metadata, [])
+        except Exception as e:
+            raise read_error(e, "Metadata (the cluster's brokers)", self.target) from e
+        brokers = [{**b, "broker_id": b.get("node_id", b.get("broker_id"))} for b in described.get("brokers", ())]
+        return convert.cluster_from({**described, "brokers": brokers}, "Metadata")
 
     def _partitions(self, names: dict, version: str, unknowns: list[Unknown]) -> tuple[list[Partition], dict]:
         """Every partition with its reassignment, and whether each topic's configs may be read."""
