@@ -1,5 +1,5 @@
 """The recompute, real against real (issue 13): one scenario played on a real Kafka 4.1 cluster and
-on older real clusters (2.4 and 2.2, ZooKeeper), three brokers each:
+on older real clusters (3.6, KRaft; 2.4, 2.2 and 0.11, ZooKeeper), three brokers each:
 
     healthy -> reassigning (throttled) -> reassigned -> broker 3 down -> recovered (broker 3 back)
 
@@ -11,10 +11,11 @@ ReassigningPartitions) and every partition's Partition gauges as its leader repo
 (UnderReplicated, UnderMinIsr, AtMinIsr, InSyncReplicasCount, ReplicasCount). Sums and leaders'
 values, because which broker leads after a failure is each cluster's own business.
 
-Asked for the `legacy` profile (mode `all`), the sidecar publishes what the older brokers report
+Asked for the release's own profile (mode `all`: `legacy` before 2.5, `kafka-2.5` for 3.6),
+the sidecar publishes what the older brokers report
 themselves, for every health gauge their release has.
 
-Kafka 2.2 has no ListPartitionReassignments (2.4+): its reassignment is unknown, and the documented
+Kafka 2.2 and 0.11 have no ListPartitionReassignments (2.4+): the reassignment is unknown, and the documented
 fallback (judged as no reassignment, the broker's own ReplicasCount counting the adding replicas) is
 expected in the reassigning step, worked by hand below, with the fallback's self metric and its log
 line. Sidecars run in this process (exporter.collector.Collector, one poll per reading), so that a
@@ -34,6 +35,7 @@ from exporter.collector import Collector
 from exporter.jmx_source import JmxSource
 from exporter.sidecar import load
 from exporter.snapshot import TEXT, assemble
+from mbeans.health import profile_for_version
 from tests.real import processes
 from tests.real.kafka import KafkaCluster
 from tests.real.sidecar import config_text
@@ -53,7 +55,10 @@ MOVES = {("moving", 0): [2], ("moving", 1): [2, 3]}
 SUMMED = ("UnderReplicatedPartitions", "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount", "ReassigningPartitions")
 PARTITION = ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "InSyncReplicasCount", "ReplicasCount")
 # what each older release's brokers serve of them (catalog `since`)
-SERVED = {"2.4": (SUMMED[:3], PARTITION), "2.2": (SUMMED[:2], PARTITION[:2] + PARTITION[3:])}
+SERVED = {"3.6": (SUMMED, PARTITION), "2.4": (SUMMED[:3], PARTITION), "2.2": (SUMMED[:2], PARTITION[:2] + PARTITION[3:]),
+          "0.11": (SUMMED[:1], PARTITION[:1] + PARTITION[3:])}
+# releases without ListPartitionReassignments (2.4+): the reassignment is unknown, its fallback expected
+NO_REASSIGNMENT_API = ("2.2", "0.11")
 REACH_TIMEOUT, AGREE_TIMEOUT = 150.0, 60.0
 
 # the MBean names listed each poll: partitions appear on brokers as they are moved there, and the
@@ -62,7 +67,8 @@ REFRESH = "  namesRefreshSeconds: 0.01\n"
 SIDECARS = {
     "own": REFRESH,
     "kafka-3.7": REFRESH + "  recompute:\n    semantics: kafka-3.7\n    mode: outdated\n",
-    "legacy": REFRESH + "  recompute:\n    semantics: legacy\n    mode: all\n",
+    # the release's own profile (mbeans.health.profile_for_version) in place of OWN_PROFILE
+    "legacy": REFRESH + "  recompute:\n    semantics: OWN_PROFILE\n    mode: all\n",
 }
 
 
@@ -82,7 +88,7 @@ class Play:
     def start_sidecars(self, broker: int) -> None:
         out = {}
         for kind in self.kinds:
-            block = SIDECARS[kind]
+            block = SIDECARS[kind].replace("OWN_PROFILE", profile_for_version(self.cluster.release.name).name)
             if "recompute" in block:
                 block += f"  admin:\n    bootstrapServers: {self.cluster.bootstrap}\n    logDirs: false\n"
             path = self.directory / f"sidecar-{broker}-{kind}.yml"
@@ -167,8 +173,11 @@ def _reach(play: Play, step: str) -> None:
 
 
 def _values(r: dict, summed=SUMMED, partition=PARTITION) -> dict:
+    """The compared values; the fixture's readiness probe topics (`__probe_*`) left out while their
+    deletion is under way."""
     return {"totals": {k: r["totals"].get(k, 0) for k in summed},
-            "partition": {k: v for k, v in r["partition"].items() if k[0] in partition}}
+            "partition": {k: v for k, v in r["partition"].items()
+                          if k[0] in partition and not k[1].startswith("__probe_")}}
 
 
 def _diff(got: dict, want: dict) -> str:
@@ -230,10 +239,11 @@ def _fallback_2_2(v41: dict) -> dict:
     return want
 
 
-@pytest.mark.parametrize("release", ["2.4", "2.2"])
+@pytest.mark.parametrize("release", ["3.6", "2.4", "2.2", "0.11"])
 def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.recompute")
-    cluster = KafkaCluster(release, brokers=3, broker_config=BROKER_CONFIG).start()
+    # topics deleted as on 4.1 (0.11's default keeps them): the fixture's readiness probe is then gone
+    cluster = KafkaCluster(release, brokers=3, broker_config={**BROKER_CONFIG, "delete.topic.enable": "true"}).start()
     play = Play(cluster, tmp_path, tuple(SIDECARS))
     own_summed, own_partition = SERVED[release]
     try:
@@ -241,15 +251,15 @@ def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tm
             play.act(step)
             _reach(play, step)
             v41 = kafka_41_values[step]
-            want = _fallback_2_2(v41) if release == "2.2" and step == "reassigning" else v41
+            want = _fallback_2_2(v41) if release in NO_REASSIGNMENT_API and step == "reassigning" else v41
             deadline = time.monotonic() + AGREE_TIMEOUT
             while True:
                 recomputed = play.reading("kafka-3.7")
                 got = _values(recomputed)
                 own = _values(play.reading("own"), own_summed, own_partition)
                 legacy = _values(play.reading("legacy"), own_summed, own_partition)
-                # 2.4: every input known from the Admin API (after a controller change, once it answers again)
-                known = release != "2.4" or not re.search(r'recompute_input_fallbacks\{[^}]*\} [1-9]',
+                # 3.6 and 2.4: every input known from the Admin API (after a controller change, once it answers again)
+                known = release in NO_REASSIGNMENT_API or not re.search(r'recompute_input_fallbacks\{[^}]*\} [1-9]',
                                                            "\n".join(recomputed["texts"].values()))
                 if (got == want and legacy == own and known) or time.monotonic() > deadline:
                     break
@@ -260,15 +270,15 @@ def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tm
             assert legacy == own, (f"Kafka {release}, {step}: the sidecar under legacy differs from the brokers' "
                                    f"own values:\n{_diff(legacy, own)}")
             metrics = "\n".join(recomputed["texts"].values())
-            if release == "2.2" and step == "reassigning":
+            if release in NO_REASSIGNMENT_API and step == "reassigning":
                 fallbacks = re.findall(r'recompute_input_fallbacks\{fallback="([^"]+)",input="reassignments"\} (\S+)',
                                        metrics)
                 assert fallbacks and all(f == "admin_api_unsupported" and float(v) > 0 for f, v in fallbacks), fallbacks
                 assert any("reassignments are not known (admin_api_unsupported)" in r.getMessage()
                            for r in caplog.records), [r.getMessage() for r in caplog.records]
             assert known, f"Kafka {release}, {step}: inputs not known from the Admin API:\n{metrics}"
-            assert re.search(r'recompute_info\{broker_semantics="legacy",broker_version="%s[.\d]*",mode="outdated",'
-                             r'semantics="kafka-3.7"\} 1\.0' % re.escape(release), metrics), metrics
+            assert re.search(r'recompute_info\{broker_semantics="%s",broker_version="%s[.\d]*",mode="outdated",'
+                             r'semantics="kafka-3.7"\} 1\.0' % (profile_for_version(release).name, re.escape(release)), metrics), metrics
     finally:
         for b in list(play.collectors):
             play.stop_sidecars(b)
