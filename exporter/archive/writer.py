@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from exporter import __version__
-from exporter.admin.fallback import MinIsrResolver
+from exporter.admin.fallback import MinIsrResolver, client_outdated
 from exporter.admin.view import AdminView, Cluster as AdminCluster
 from exporter.archive import retention
 from exporter.archive.encoder import PollEncoder, PollFacts
@@ -135,6 +135,8 @@ class ArchiveWriter:
         if facts.view is None and self.admin is not None:
             try:
                 facts.view = self.admin.read()
+                if client_outdated(facts.view):  # as the recompute: a controller change needs a new client
+                    self.admin.close()
             except Exception as e:
                 self._tell(f"admin:{e}", "archive: the Admin API could not be read (%s); partition lists are "
                            "the last known until it can", e)
