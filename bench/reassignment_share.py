@@ -100,16 +100,6 @@ def collector(config_path: Path, reassignment: bool):
     return c
 
 
-def poll(c) -> tuple[float, dict[str, float]]:
-    from exporter.snapshot import OPENMETRICS
-
-    c._requested[OPENMETRICS] = time.monotonic()
-    t0 = time.perf_counter()
-    if not c.poll_once():
-        raise RuntimeError(f"poll failed: {c.last_error}")
-    return time.perf_counter() - t0, dict(c.last_poll.phases)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=40_000)
@@ -127,17 +117,17 @@ def main() -> int:
     try:
         path = setup.write_config(sim.url, setup.HEALTH_RULES)
         base, moving = collector(path, False), collector(path, True)
-        poll(base)  # the listing
+        setup.timed_poll(base)  # the listing
         moving._admin.view = make_view(1, args.partitions, 0)
-        poll(moving)  # the listing; the broker's id
+        setup.timed_poll(moving)  # the listing; the broker's id
         me = moving._reassignment._me
         moving._admin.view = make_view(me, args.partitions, args.moving)
-        poll(moving)  # the counters' first values
+        setup.timed_poll(moving)  # the counters' first values
         times = {"baseline": [], "reassignment": []}
         shares, phases_seen = [], []
         for _ in range(args.polls):
             for name, c in (("baseline", base), ("reassignment", moving)):
-                seconds, phases = poll(c)
+                seconds, phases = setup.timed_poll(c)
                 times[name].append(seconds)
                 if name == "reassignment":
                     shares.append((phases.get("reassignment_inputs", 0.0) + phases.get("reassignment", 0.0)) / seconds)

@@ -46,16 +46,6 @@ def collector(config_path: Path, recompute: bool):
     return c
 
 
-def poll(c) -> tuple[float, dict[str, float]]:
-    from exporter.snapshot import OPENMETRICS
-
-    c._requested[OPENMETRICS] = time.monotonic()
-    t0 = time.perf_counter()
-    if not c.poll_once():
-        raise RuntimeError(f"poll failed: {c.last_error}")
-    return time.perf_counter() - t0, dict(c.last_poll.phases)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=40_000)
@@ -74,12 +64,12 @@ def main() -> int:
         path = setup.write_config(sim.url, setup.HEALTH_RULES)
         base, recomputing = collector(path, False), collector(path, True)
         for c in (base, recomputing):
-            poll(c)  # the listing
+            setup.timed_poll(c)  # the listing
         times = {"baseline": [], "recompute": []}
         shares, phases_seen = [], []
         for _ in range(args.polls):
             for name, c in (("baseline", base), ("recompute", recomputing)):
-                seconds, phases = poll(c)
+                seconds, phases = setup.timed_poll(c)
                 times[name].append(seconds)
                 if name == "recompute":
                     part = phases.get("recompute_inputs", 0.0) + phases.get("recompute", 0.0)

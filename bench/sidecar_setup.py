@@ -120,6 +120,18 @@ class Pipeline:
         self.collector.source.close()
 
 
+def timed_poll(c) -> tuple[float, dict[str, float]]:
+    """One poll of an in-process Collector as Prometheus asking for OpenMetrics would make it:
+    its wall time and its phases."""
+    from exporter.snapshot import OPENMETRICS
+
+    c._requested[OPENMETRICS] = time.monotonic()
+    t0 = time.perf_counter()
+    if not c.poll_once():
+        raise RuntimeError(f"poll failed: {c.last_error}")
+    return time.perf_counter() - t0, dict(c.last_poll.phases)
+
+
 def median_poll(polls: list[Poll]) -> Poll:
     return sorted(polls, key=lambda p: p.seconds)[len(polls) // 2]
 
