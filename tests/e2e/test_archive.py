@@ -15,19 +15,9 @@ from exporter.archive.reader import Rejects, read_archive, states_at
 from mbeans.simulator import Simulator
 from tests.e2e.sidecar_harness import HEALTH_RULES
 from tests.e2e.test_operations import Serve
-
 # Broker 1 leads orders-0..2 (RF 3, min ISR 2) and payments-0 (RF 2); audit-0 is on brokers 2, 3.
-CLUSTER = {
-    "brokers": [1, 2, 3], "controllers": [1],
-    "topics": [
-        {"name": "orders", "config": {"min.insync.replicas": 2},
-         "partitions": [{"replicas": [1, 2, 3], "isr": [1, 2, 3], "leader": 1} for _ in range(3)]},
-        {"name": "payments", "config": {"min.insync.replicas": 1},
-         "partitions": [{"replicas": [1, 2], "isr": [1, 2], "leader": 1}]},
-        {"name": "audit", "config": {"min.insync.replicas": 1},
-         "partitions": [{"replicas": [2, 3], "isr": [2, 3], "leader": 2}]},
-    ],
-}
+from tests.e2e.test_prometheus_scenario import CLUSTER
+
 URP = ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "Value")
 # (event, broker 1's UnderReplicatedPartitions after it: Kafka 4.1, by hand from semantics.md)
 STEPS = [
