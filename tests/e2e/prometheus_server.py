@@ -23,9 +23,11 @@ def free_port() -> int:
 
 
 class Prometheus:
-    def __init__(self, target: str, scrape_interval: str = "1s", scheme: str = "http",
+    def __init__(self, target: str | None, scrape_interval: str = "1s", scheme: str = "http",
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
-                 cert_file: str | None = None, key_file: str | None = None):
+                 cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None):
+        """`target` None: no scrape job; `tsdb`: serve that TSDB directory (one promtool filled,
+        samples of any age kept) instead of a fresh one."""
         if not shutil.which("prometheus"):
             raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
@@ -41,13 +43,14 @@ class Prometheus:
             job["tls_config"] = {k: v for k, v in (("ca_file", ca_file), ("cert_file", cert_file),
                                                    ("key_file", key_file)) if v}
         config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
-                  "scrape_configs": [job]}
+                  "scrape_configs": [job] if target is not None else []}
         self.config_path = os.path.join(self.dir, "prometheus.yml")
         with open(self.config_path, "w") as f:
             yaml.safe_dump(config, f)
         self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
         self.proc = subprocess.Popen(
-            ["prometheus", f"--config.file={self.config_path}", f"--storage.tsdb.path={self.dir}/data",
+            ["prometheus", f"--config.file={self.config_path}", f"--storage.tsdb.path={tsdb or self.dir + '/data'}",
+             *(["--storage.tsdb.retention.time=100y"] if tsdb else []),
              f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_ready()
@@ -87,6 +90,15 @@ class Prometheus:
         if len(result) != 1:
             raise AssertionError(f"{expr} has {len(result)} series: {result}")
         return float(result[0]["value"][1])
+
+    def query_range(self, expr: str, start_s: float, end_s: float, step_s: float) -> dict[str, list[tuple[float, float]]]:
+        """{series labels as text (name left out): [(time, value), ...]}"""
+        out = {}
+        for series in self._get("/api/v1/query_range", {"query": expr, "start": start_s, "end": end_s,
+                                                        "step": step_s})["data"]["result"]:
+            labels = ",".join(f"{k}={v}" for k, v in sorted(series["metric"].items()) if k != "__name__")
+            out[labels] = [(float(t), float(v)) for t, v in series["values"]]
+        return out
 
     def wait_for(self, expr: str, expected: float, timeout: float = 20) -> float:
         """Poll until `expr` equals `expected`; the last value seen is in the error otherwise."""

@@ -32,7 +32,8 @@ import pytest
 
 from exporter.backfill import job
 from mbeans.health import profile_for_version
-from tests.exporter.backfill.prometheus_tsdb import TsdbPrometheus, promtool_import
+from tests.e2e.prometheus_server import Prometheus
+from tests.exporter.backfill.prometheus_tsdb import promtool_import
 from tests.real.kafka import CONTROLLER_ID
 from tests.real.sidecar import scrape_text
 
@@ -226,7 +227,7 @@ def test_prometheus_returns_them_after_promtool(played, tmp_path):
     cluster, rec, out, first = played
     tsdb = tmp_path / "tsdb"
     promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-    prom = TsdbPrometheus(str(tsdb))
+    prom = Prometheus(None, tsdb=str(tsdb))
     try:
         for t, _, gauges in rec.readings:
             got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", t, t, 1)

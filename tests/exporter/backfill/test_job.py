@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from exporter.backfill import job
-from tests.exporter.backfill.prometheus_tsdb import TsdbPrometheus, promtool_import
+from tests.e2e.prometheus_server import Prometheus
+from tests.exporter.backfill.prometheus_tsdb import promtool_import
 
 T0 = 1795298400  # 2026-11-21T22:00:00Z
 HEADER = "Topic: orders\tTopicId: x\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
@@ -137,7 +138,7 @@ def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
     out = first_run[0] / "out"
     tsdb = tmp_path / "tsdb"
     promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-    prom = TsdbPrometheus(str(tsdb))
+    prom = Prometheus(None, tsdb=str(tsdb))
     try:
         got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", T0, T0 + 150, 30)
         assert got == {"": list(zip(map(float, STEPS), [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]))}
