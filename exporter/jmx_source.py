@@ -219,7 +219,7 @@ class JmxSource:
         self._read_seconds = 0.0
         recompute = settings.recompute
         # the release and per-partition counts: the recompute's inputs, and what the archive keeps
-        self._recompute = (recompute is not None and recompute.enabled) or getattr(settings, "archive", None) is not None
+        self._recompute = (recompute is not None and recompute.enabled) or settings.archive is not None
         self._reassignment = settings.reassignment is not None
         self._meter_names: tuple[str | None, list[str]] | None = None
         self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
