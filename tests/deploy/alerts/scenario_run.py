@@ -28,6 +28,47 @@ FOR_IN_TEST = "3s"  # every `for:` longer than 0s becomes this in the test copy
 SIDECAR = ("sidecar:\n  staleAfterSeconds: 2\n  withdrawAfterSeconds: 4\n  readTimeoutSeconds: 60\n"
            "  reassignment: {}\n")
 
+# What fires once each phase settled, worked out by hand from semantics.md.
+URP, UNDER, AT = "KafkaUnderReplicatedPartition", "KafkaUnderMinIsrPartition", "KafkaAtMinIsrPartition"
+OFFLINE, STALLED = "KafkaOfflinePartitions", "KafkaReassignmentStalled"
+UNREACHABLE, STALE = "KafkaJmxSidecarBrokerUnreachable", "KafkaJmxSidecarSnapshotStale"
+POLL_ERRORS, BAD_CONFIG = "KafkaJmxSidecarPollErrors", "KafkaJmxSidecarConfigReloadFailed"
+ORDERS = ("orders-0", "orders-1", "orders-2")
+
+
+def alerts(name: str, *where: str) -> set[tuple[str, str]]:
+    return {(name, w) for w in where} if where else {(name, "")}
+
+
+EXPECTED = {
+    # (kafka-3.7 profile; the sidecar is next to broker 1, which leads orders-0..2, payments-0,
+    # moving-0 and single-0 and is the controller; audit-0 is led by broker 2)
+    # single-0 (RF 1, min ISR 1) is at min ISR by design the whole time and never fires
+    "at=0": frozenset(),
+    # orders ISR [1,2] of 3: under-replicated, at min ISR 2. moving-0 [1,2] -> [1,3], broker 3 down:
+    # replicas [1,3,2], adding [3], ISR [1,2]: not URP (KIP-352: RF 2, ISR 2), not at min ISR
+    # (min(1, 3) = 1); it leads no byte to broker 3: stalled.
+    "at=10": frozenset(alerts(URP, *ORDERS) | alerts(AT, *ORDERS) | alerts(STALLED)),
+    "at=20": frozenset(),
+    # orders-0 ISR [1]: under min ISR 2 (not at it); orders-1,2 ISR [1,2]
+    "at=30": frozenset(alerts(URP, *ORDERS) | alerts(UNDER, "orders-0") | alerts(AT, "orders-1", "orders-2")),
+    # brokers 2 and 3 down: orders ISR [1] (under min 2); payments-0 and moving-0 ISR [1] of 2
+    # (URP, at min ISR 1 with a replica missing); audit-0 has no live replica: the controller's
+    # offline count is 1
+    "at=40": frozenset(alerts(URP, *ORDERS, "payments-0", "moving-0") | alerts(UNDER, *ORDERS)
+                       | alerts(AT, "payments-0", "moving-0") | alerts(OFFLINE)),
+    "at=50": frozenset(),
+    # payments-0 moves to broker 3 and completes: nothing fires (checked at every second of it too)
+    "at=60": frozenset(),
+    # polls hang but do not fail: stale, not unreachable
+    "stale": frozenset(alerts(STALE)),
+    "recovered": frozenset(),
+    # every poll fails: unreachable and poll errors; stale stays silent (BrokerUnreachable says it);
+    # the broker's series are withdrawn, so no partition alert holds a last value
+    "unreachable": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS)),
+    "bad_config": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS) | alerts(BAD_CONFIG)),
+}
+
 
 def rules_with_short_for(tmp: Path) -> Path:
     """The shipped rules with each `for:` but `0s` rewritten to FOR_IN_TEST; nothing else changes."""
