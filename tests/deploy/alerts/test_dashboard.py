@@ -43,6 +43,13 @@ def test_dashboard_is_well_formed():
     ids = [p["id"] for p in panels(d)]
     assert len(ids) == len(set(ids)), "panel ids must be unique"
     assert [p["title"] for p in d["panels"] if p["type"] == "row"] == ROWS
+    cells = set()  # no two panels cover the same grid cell, none is wider than the grid
+    for p in panels(d):
+        g = p["gridPos"]
+        assert g["x"] + g["w"] <= 24, p["title"]
+        mine = {(x, y) for x in range(g["x"], g["x"] + g["w"]) for y in range(g["y"], g["y"] + g["h"])}
+        assert not cells & mine, f"{p['title']} overlaps another panel"
+        cells |= mine
     variables = {v["name"]: v for v in d["templating"]["list"]}
     assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     for name in ("namespace", "instance", "topic"):
