@@ -25,9 +25,10 @@ def free_port() -> int:
 class Prometheus:
     def __init__(self, target: str | None, scrape_interval: str = "1s", scheme: str = "http",
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
-                 cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None):
+                 cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None,
+                 rule_files: list[str] | None = None):
         """`target` None: no scrape job; `tsdb`: serve that TSDB directory (one promtool filled,
-        samples of any age kept) instead of a fresh one."""
+        samples of any age kept) instead of a fresh one; `rule_files`: rules it evaluates."""
         if not shutil.which("prometheus"):
             raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
@@ -44,6 +45,8 @@ class Prometheus:
                                                    ("key_file", key_file)) if v}
         config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
                   "scrape_configs": [job] if target is not None else []}
+        if rule_files:
+            config["rule_files"] = list(rule_files)
         self.config_path = os.path.join(self.dir, "prometheus.yml")
         with open(self.config_path, "w") as f:
             yaml.safe_dump(config, f)
@@ -78,6 +81,10 @@ class Prometheus:
 
     def target_health(self) -> list[dict]:
         return self._get("/api/v1/targets")["data"]["activeTargets"]
+
+    def alerts(self) -> list[dict]:
+        """The alerts of the rule files, pending or firing (labels, state, annotations, value)."""
+        return self._get("/api/v1/alerts")["data"]["alerts"]
 
     def query(self, expr: str) -> list[dict]:
         return self._get("/api/v1/query", {"query": expr})["data"]["result"]

@@ -11,7 +11,7 @@ from exporter.collector import Collector
 from exporter.http import MetricsServer
 from exporter.jmx_source import JmxSource
 from exporter.rule_engine.config import load_config
-from exporter.sidecar_settings import SidecarSettings
+from exporter.sidecar_settings import sidecar_settings
 from exporter.web_config import WebConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +28,9 @@ class Sidecar:
         self.config_path = tmp_path / "sidecar.yml"
         self.config_path.write_text(f"hostPort: {host_port(jmx_url)}\n{extra}{rules.read_text() if rules else ''}")
         config = load_config(str(self.config_path))
-        self.settings = SidecarSettings(poll_interval_seconds=poll_seconds, listen_address="127.0.0.1:0")
+        # the file's `sidecar:` block (from `extra` or the rules) applies, as `serve` applies it
+        self.settings = sidecar_settings(config, {"poll_interval_seconds": poll_seconds,
+                                                  "listen_address": "127.0.0.1:0"})
         self.collector = Collector(lambda c: JmxSource(c, self.settings), config, self.settings,
                                    config_path=str(self.config_path))
         self.server = MetricsServer("127.0.0.1", 0, self.collector, web or WebConfig())

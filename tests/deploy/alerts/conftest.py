@@ -1,0 +1,11 @@
+import pytest
+
+from tests.deploy.alerts.scenario_run import EXPECTED, play
+
+
+@pytest.fixture(scope="session")
+def alerts_run(tmp_path_factory):
+    """One play of scenario-alerts.yml for the alert and the dashboard tests (about a minute)."""
+    run = play(tmp_path_factory.mktemp("alerts"), EXPECTED)
+    yield run
+    run.prom.stop()

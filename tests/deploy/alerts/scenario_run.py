@@ -1,0 +1,167 @@
+"""One run of scenario-alerts.yml for the module's tests: the simulator (real JMX/RMI), the sidecar
+(in this process, as `serve` runs it) and a real Prometheus scraping it and evaluating a copy of the
+shipped alert rules whose `for:` durations, and only those, are cut to seconds.
+
+Each phase of the scenario is applied once the previous phase's firing alerts are the expected ones
+(read from /api/v1/alerts); what was seen is recorded for the tests to assert on, and Prometheus is
+kept for the dashboard's queries over the whole run."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+from itertools import groupby
+from pathlib import Path
+
+from mbeans.simulator import Simulator, scenario
+from tests.e2e.prometheus_server import Prometheus
+from tests.e2e.sidecar_harness import Sidecar
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+RULES = REPO / "helm" / "kafka-jmx-sidecar" / "files" / "prometheus-rules.yaml"
+SCENARIO = HERE / "scenario-alerts.yml"
+FOR_IN_TEST = "3s"  # every `for:` longer than 0s becomes this in the test copy
+# the sidecar next to broker 1: polls every 0.5 s, stale after 2 s, withdrawn after 4 s of failures
+SIDECAR = ("sidecar:\n  staleAfterSeconds: 2\n  withdrawAfterSeconds: 4\n  readTimeoutSeconds: 60\n"
+           "  reassignment: {}\n")
+
+# What fires once each phase settled, worked out by hand from semantics.md.
+URP, UNDER, AT = "KafkaUnderReplicatedPartition", "KafkaUnderMinIsrPartition", "KafkaAtMinIsrPartition"
+OFFLINE, STALLED = "KafkaOfflinePartitions", "KafkaReassignmentStalled"
+UNREACHABLE, STALE = "KafkaJmxSidecarBrokerUnreachable", "KafkaJmxSidecarSnapshotStale"
+POLL_ERRORS, BAD_CONFIG = "KafkaJmxSidecarPollErrors", "KafkaJmxSidecarConfigReloadFailed"
+ORDERS = ("orders-0", "orders-1", "orders-2")
+
+
+def alerts(name: str, *where: str) -> set[tuple[str, str]]:
+    return {(name, w) for w in where} if where else {(name, "")}
+
+
+EXPECTED = {
+    # (kafka-3.7 profile; the sidecar is next to broker 1, which leads orders-0..2, payments-0,
+    # moving-0 and single-0 and is the controller; audit-0 is led by broker 2)
+    # single-0 (RF 1, min ISR 1) is at min ISR by design the whole time and never fires
+    "at=0": frozenset(),
+    # orders ISR [1,2] of 3: under-replicated, at min ISR 2. moving-0 [1,2] -> [1,3], broker 3 down:
+    # replicas [1,3,2], adding [3], ISR [1,2]: not URP (KIP-352: RF 2, ISR 2), not at min ISR
+    # (min(1, 3) = 1); it leads no byte to broker 3: stalled.
+    "at=10": frozenset(alerts(URP, *ORDERS) | alerts(AT, *ORDERS) | alerts(STALLED)),
+    "at=20": frozenset(),
+    # orders-0 ISR [1]: under min ISR 2 (not at it); orders-1,2 ISR [1,2]
+    "at=30": frozenset(alerts(URP, *ORDERS) | alerts(UNDER, "orders-0") | alerts(AT, "orders-1", "orders-2")),
+    # brokers 2 and 3 down: orders ISR [1] (under min 2); payments-0 and moving-0 ISR [1] of 2
+    # (URP, at min ISR 1 with a replica missing); audit-0 has no live replica: the controller's
+    # offline count is 1
+    "at=40": frozenset(alerts(URP, *ORDERS, "payments-0", "moving-0") | alerts(UNDER, *ORDERS)
+                       | alerts(AT, "payments-0", "moving-0") | alerts(OFFLINE)),
+    "at=50": frozenset(),
+    # payments-0 moves to broker 3 and completes: nothing fires (checked at every second of it too)
+    "at=60": frozenset(),
+    # polls hang but do not fail: stale, not unreachable
+    "stale": frozenset(alerts(STALE)),
+    "recovered": frozenset(),
+    # every poll fails: unreachable and poll errors; stale stays silent (BrokerUnreachable says it);
+    # the broker's series are withdrawn, so no partition alert holds a last value
+    "unreachable": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS)),
+    "bad_config": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS) | alerts(BAD_CONFIG)),
+}
+
+
+def rules_with_short_for(tmp: Path) -> Path:
+    """The shipped rules with each `for:` but `0s` rewritten to FOR_IN_TEST; nothing else changes."""
+    text = RULES.read_text()
+    short, count = re.subn(r"^(\s+for: )(?!0s\b)\S+$", rf"\g<1>{FOR_IN_TEST}", text, flags=re.M)
+    assert count == text.count("\n        for: ") - text.count("\n        for: 0s"), "a for: left unchanged"
+    path = tmp / "prometheus-rules.yaml"
+    path.write_text(short)
+    return path
+
+
+def firing(prom: Prometheus) -> frozenset[tuple[str, str]]:
+    """The firing alerts as (alertname, "topic-partition" or "")."""
+    out = set()
+    for a in prom.alerts():
+        if a["state"] == "firing":
+            labels = a["labels"]
+            where = f"{labels['topic']}-{labels['partition']}" if "topic" in labels else ""
+            out.add((labels["alertname"], where))
+    return frozenset(out)
+
+
+@dataclass
+class Run:
+    prom: Prometheus
+    started: float = 0.0
+    ended: float = 0.0
+    seen: dict[str, frozenset] = field(default_factory=dict)  # phase -> firing alerts once settled
+    progress_checks: list[frozenset] = field(default_factory=list)  # firing alerts while payments-0 moved
+    progress_reassigning: list[float | None] = field(default_factory=list)
+
+
+def settle(prom: Prometheus, expected: frozenset, timeout: float = 45) -> frozenset:
+    """Wait until exactly `expected` fires; what fires last is returned either way."""
+    deadline = time.monotonic() + timeout
+    seen = firing(prom)
+    while seen != expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+        seen = firing(prom)
+    return seen
+
+
+def play(tmp: Path, expected: dict[str, frozenset]) -> Run:
+    """Play the scenario's phases (keyed "at=N") and the sidecar's own failures ("stale",
+    "recovered", "unreachable", "bad_config"), settling each on `expected`."""
+    play_ = scenario.load(SCENARIO)
+    rules = rules_with_short_for(tmp)
+    sim = Simulator.start(play_.cluster, kafka_version="4.1", broker=1, clock="realtime")
+    try:
+        with Sidecar(sim.url, tmp, extra=SIDECAR) as sidecar:
+            prom = Prometheus(sidecar.target, scrape_interval="1s", rule_files=[str(rules)])
+            run = Run(prom, started=time.time())
+            try:
+                for at, steps in groupby(play_.steps, key=lambda s: s.at):
+                    phase = f"at={at:g}"
+                    for step in steps:
+                        sim.apply(step.event())
+                    if phase == "at=60":  # a reassignment that moves bytes, watched to its end
+                        _watch_progress(prom, run)
+                    run.seen[phase] = settle(prom, expected[phase])
+                # the broker stops answering (SIGSTOP) until the stale alert fires (at most 20 s, well inside
+                # readTimeoutSeconds): the poll hangs, then succeeds; stale, not unreachable
+                os.kill(sim.proc.pid, signal.SIGSTOP)
+                try:
+                    run.seen["stale"] = settle(prom, expected["stale"], timeout=20)
+                finally:
+                    os.kill(sim.proc.pid, signal.SIGCONT)
+                run.seen["recovered"] = settle(prom, expected["recovered"])
+                sim.stop()  # the broker is gone: polls fail
+                run.seen["unreachable"] = settle(prom, expected["unreachable"], timeout=60)
+                good = sidecar.config_path.read_text()
+                sidecar.config_path.write_text(good + "rules: [\n")  # not YAML
+                run.seen["bad_config"] = settle(prom, expected["bad_config"])
+                sidecar.config_path.write_text(good)
+                run.ended = time.time()
+                return run
+            except BaseException:
+                prom.stop()
+                raise
+    finally:
+        sim.stop()
+
+
+def _watch_progress(prom: Prometheus, run: Run, timeout: float = 60) -> None:
+    """Until Prometheus saw payments-0 moving and then done, the firing alerts at every second."""
+    metric = "kafka_server_replicamanager_reassigningpartitions"
+    deadline = time.monotonic() + timeout
+    moved = False
+    while time.monotonic() < deadline:
+        value = prom.value(metric)
+        run.progress_reassigning.append(value)
+        run.progress_checks.append(firing(prom))
+        moved = moved or value == 1
+        if moved and value == 0:
+            return
+        time.sleep(1)
