@@ -22,10 +22,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import base64
+
+import bcrypt
 import pytest
 
 from exporter.sidecar_settings import SidecarSettings
-from mbeans.simulator import Simulator
+from mbeans.simulator import JmxSecurity, Simulator
 from tests.deploy.docker.dockerfile import Dockerfile
 
 REPO = Path(__file__).resolve().parents[3]
@@ -258,20 +261,43 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def get(url: str) -> tuple[int, str]:
+def get(url: str, auth: tuple[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url)
+    if auth:
+        request.add_header("Authorization", "Basic " + base64.b64encode(":".join(auth).encode()).decode())
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(request, timeout=5) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
 
 
-def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed):
+JMX_PASSWORD, METRICS = "jmx-s3cret", ("prometheus", "metrics-s3cret")
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """The simulator as a broker with JMX password authentication."""
+    d = tmp_path_factory.mktemp("jmx")
+    pw, access = d / "jmxremote.password", d / "jmxremote.access"
+    pw.write_text(f"monitor {JMX_PASSWORD}\n")
+    access.write_text("monitor readonly\n")
+    pw.chmod(0o600)  # the JDK's agent refuses a password file others can read (and rewrites it hashed)
+    access.chmod(0o600)
+    with Simulator.start(CLUSTER, heap="256m", security=JmxSecurity(str(pw), str(access))) as sim:
+        yield re.search(r"rmi://([^/]+)/jmxrmi", sim.url).group(1)
+
+
+def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed, broker):
     inst, uid, gid = installed, installed.uid, installed.gid
     cwd = inst.root / "workdir"  # the image's WORKDIR, /: root's
     home, etc = inst.paths["/nonexistent"], inst.paths["/etc/kafka-jmx-sidecar"]
-    for d in (cwd, home, etc):
+    for d in (cwd, home, etc, etc / "web"):
         d.mkdir(mode=0o755)
+    # mounted ConfigMaps and Secrets: root's, read-only to the user (the conventions' paths)
+    web_config = etc / "web" / "web-config.yml"
+    web_config.write_text(f"basic_auth_users:\n  {METRICS[0]}: "
+                          f"'{bcrypt.hashpw(METRICS[1].encode(), bcrypt.gensalt(4)).decode()}'\n")
     # the declared volumes, as the Dockerfile makes them: /tmp for anyone, the archive the user's
     tmp, archive = inst.paths["/tmp"], inst.paths["/var/lib/kafka-jmx-sidecar"]
     tmp.mkdir()
@@ -280,46 +306,53 @@ def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed):
     os.chown(archive, uid, gid)
     port = free_port()
     rules = next(inst.venv.glob("lib/python3*/site-packages/rules/kafka-health.yml"))  # from the wheel
-    with Simulator.start(CLUSTER, heap="256m") as sim:
-        jmx = re.search(r"rmi://([^/]+)/jmxrmi", sim.url).group(1)
-        config = etc / "config.yml"  # a mounted ConfigMap: root's, read-only to the user
-        config.write_text(f"hostPort: {jmx}\nsidecar:\n  listenAddress: 127.0.0.1:{port}\n"
-                          f"  pollIntervalSeconds: 0.5\n  archive:\n    directory: {archive}/archive\n"
-                          + rules.read_text())
-        config.chmod(0o644)
-        read_only = (inst.venv, home, cwd, etc)
-        before = tree(*read_only)
-        entrypoint = DOCKERFILE.last("sidecar", "ENTRYPOINT").exec_form()
-        cmd = [inst.map(w) for w in DOCKERFILE.last("sidecar", "CMD").exec_form()]
-        env = {**inst.image_env("sidecar"), "TMPDIR": str(tmp)}
-        # PATH resolves the entrypoint, as in the image
-        proc = subprocess.Popen([*as_user(uid, gid), *entrypoint, *cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
-            served, body, deadline = {}, "", time.monotonic() + 90
-            while time.monotonic() < deadline and not (EXPECTED.keys() <= served.keys() and
-                                                       served["kafka_jmx_sidecar_snapshot_partial"] == "0.0"):
-                assert proc.poll() is None, proc.communicate()[1][-3000:]
-                time.sleep(0.3)
-                try:
-                    _, body = get(f"http://127.0.0.1:{port}/metrics")
-                except OSError:
-                    continue
-                served = dict(line.rsplit(" ", 1) for line in body.splitlines() if line and not line.startswith("#"))
-            assert {k: served.get(k) for k in EXPECTED} == EXPECTED, body[-3000:]
-            assert get(f"http://127.0.0.1:{port}/-/ready")[0] == 200
-            assert get(f"http://127.0.0.1:{port}/-/healthy")[0] == 200
-            status = Path(f"/proc/{proc.pid}/status").read_text()
-            ids = {k: v.split() for k, v in re.findall(r"^(Uid|Gid|Groups):[ \t]*(.*)$", status, re.M)}
-            assert ids == {"Uid": [str(uid)] * 4, "Gid": [str(gid)] * 4, "Groups": []}, ids
-            deadline = time.monotonic() + 30
-            while not any(p.is_file() for p in archive.rglob("*")) and time.monotonic() < deadline:
-                time.sleep(0.2)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            _, err = proc.communicate(timeout=30)
+    config = etc / "config.yml"
+    config.write_text(f"hostPort: {broker}\nusername: monitor\npassword: ${{JMX_PASSWORD}}\n"
+                      f"sidecar:\n  listenAddress: 127.0.0.1:{port}\n  pollIntervalSeconds: 0.5\n"
+                      f"  webConfigFile: {inst.map('/etc/kafka-jmx-sidecar/web/web-config.yml')}\n"
+                      f"  archive:\n    directory: {archive}/archive\n" + rules.read_text())
+    for f in (config, web_config):
+        f.chmod(0o644)
+    read_only = (inst.venv, home, cwd, etc)
+    before = tree(*read_only)
+    entrypoint = DOCKERFILE.last("sidecar", "ENTRYPOINT").exec_form()
+    cmd = [inst.map(w) for w in DOCKERFILE.last("sidecar", "CMD").exec_form()]
+    # the JMX password as a Secret's environment variable, which the config names
+    env = {**inst.image_env("sidecar"), "TMPDIR": str(tmp), "JMX_PASSWORD": JMX_PASSWORD}
+    # PATH resolves the entrypoint, as in the image
+    proc = subprocess.Popen([*as_user(uid, gid), *entrypoint, *cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        served, body, deadline = {}, "", time.monotonic() + 90
+        while time.monotonic() < deadline and not (EXPECTED.keys() <= served.keys() and
+                                                   served.get("kafka_jmx_sidecar_snapshot_partial") == "0.0"):
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            time.sleep(0.3)
+            try:
+                _, body = get(f"{url}/metrics", METRICS)
+            except OSError:
+                continue
+            served = dict(line.rsplit(" ", 1) for line in body.splitlines() if line and not line.startswith("#"))
+        assert {k: served.get(k) for k in EXPECTED} == EXPECTED, body[-3000:]
+        # basic auth (the web extra's bcrypt) on /metrics; the probes answer without credentials
+        assert get(f"{url}/metrics")[0] == 401
+        assert get(f"{url}/metrics", (METRICS[0], "wrong"))[0] == 401
+        assert get(f"{url}/-/ready")[0] == 200
+        assert get(f"{url}/-/healthy")[0] == 200
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        ids = {k: v.split() for k, v in re.findall(r"^(Uid|Gid|Groups):[ \t]*(.*)$", status, re.M)}
+        assert ids == {"Uid": [str(uid)] * 4, "Gid": [str(gid)] * 4, "Groups": []}, ids
+        argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode()
+        deadline = time.monotonic() + 30
+        while not any(p.is_file() for p in archive.rglob("*")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err and "no compiler" not in err, err[-3000:]
+    assert JMX_PASSWORD not in argv and JMX_PASSWORD not in err and METRICS[1] not in err
     # the archive went to its volume, as the user
     written = [p for p in archive.rglob("*") if p.is_file()]
     assert written and all(p.stat().st_uid == uid for p in written), written
