@@ -2,8 +2,8 @@
 hadolint and read for the conventions the chart relies on, and its install steps - the
 scripts/image/ commands its RUN lines hold, run here word for word with the image's paths mapped
 onto a scratch directory - build the wheel and the sidecar's environment, from which `serve` runs
-as the image's user with the image's environment, against the simulator over real JMX, with
-nothing writable but the image's declared volumes."""
+as the image's user with the image's environment and a read-only root, against the simulator over
+real JMX, with nothing writable but the image's declared volumes."""
 from __future__ import annotations
 
 import json
@@ -144,6 +144,12 @@ def test_the_images_install_with_the_scripts_and_only_the_backfill_has_spark():
 
 def as_user(uid: int, gid: int) -> list[str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+
+
+# The container's read-only root: in a mount namespace of its own, / is remounted read-only and
+# /tmp (the image's /tmp volume, where this test also keeps the other volume) stays writable.
+READ_ONLY_ROOT = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                  'mount --bind /tmp /tmp && mount -o remount,bind,ro / && exec "$@"', "read-only-root"]
 
 
 def interpreter(uid: int, gid: int) -> str:
@@ -320,8 +326,8 @@ def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed, 
     # the JMX password as a Secret's environment variable, which the config names
     env = {**inst.image_env("sidecar"), "TMPDIR": str(tmp), "JMX_PASSWORD": JMX_PASSWORD}
     # PATH resolves the entrypoint, as in the image
-    proc = subprocess.Popen([*as_user(uid, gid), *entrypoint, *cmd], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen([*READ_ONLY_ROOT, *as_user(uid, gid), *entrypoint, *cmd], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         served, body, deadline = {}, "", time.monotonic() + 90
@@ -344,6 +350,9 @@ def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed, 
         ids = {k: v.split() for k, v in re.findall(r"^(Uid|Gid|Groups):[ \t]*(.*)$", status, re.M)}
         assert ids == {"Uid": [str(uid)] * 4, "Gid": [str(gid)] * 4, "Groups": []}, ids
         argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode()
+        mounts = {f[4]: f[5].split(",") for f in (line.split() for line in
+                                                   Path(f"/proc/{proc.pid}/mountinfo").read_text().splitlines())}
+        assert "ro" in mounts["/"] and "rw" in mounts["/tmp"], mounts
         deadline = time.monotonic() + 30
         while not any(p.is_file() for p in archive.rglob("*")) and time.monotonic() < deadline:
             time.sleep(0.2)
