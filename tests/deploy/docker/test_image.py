@@ -34,7 +34,6 @@ from tests.deploy.docker.dockerfile import Dockerfile
 REPO = Path(__file__).resolve().parents[3]
 DOCKERFILE = Dockerfile(REPO / "Dockerfile")
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-IMAGE = "ghcr.io/kafka-jmx-sidecar/kafka-jmx-sidecar"
 VENV = "/opt/kafka-jmx-sidecar"  # where the image's environment lives
 # the default PATH of the python base image, which the image's ENV PATH extends
 BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -133,6 +132,7 @@ def test_the_images_install_with_the_scripts_and_only_the_backfill_has_spark():
     for stage in ("build", "sidecar-venv", "backfill-venv"):
         others = {c[0] for c in commands(stage) if not c[0].startswith(INSTALLER)}
         assert others <= {"mkdir", "apt-get", "rm"}, (stage, others)
+    assert installer_commands("runtime") == []  # the runtime stage installs no Python
     # each image copies its own environment, whole, into the runtime
     for target, venv_stage in (("sidecar", "sidecar-venv"), ("backfill", "backfill-venv")):
         copies = [c.args.split() for c in DOCKERFILE.stage(target).all("COPY")]
@@ -192,7 +192,7 @@ class Installed:
         self.paths = {VENV: root / "opt" / "kafka-jmx-sidecar", "/dist": root / "dist",
                       "/nonexistent": root / "home", "/tmp": root / "tmp",
                       "/var/lib/kafka-jmx-sidecar": root / "var-lib", "/etc/kafka-jmx-sidecar": root / "etc",
-                      "/opt/java": Path(os.path.realpath(shutil.which("java"))).parents[1]}
+                      "/opt/java": root / "opt" / "java"}
 
     def map(self, word: str) -> str:
         for image, here in self.paths.items():
@@ -216,6 +216,15 @@ class Installed:
                     f"ENV {key}: {part} is an image path this test does not map"
         return env
 
+    def link_java_home(self) -> None:
+        """The runtime stage's JAVA_HOME link, made here by the Dockerfile's own command."""
+        link = [part for run in DOCKERFILE.stage("runtime").all("RUN") for part in run.args.split("&&")
+                if part.strip().startswith("ln -s")]
+        assert len(link) == 1 and link[0].rstrip().endswith(" /opt/java"), link
+        subprocess.run(["sh", "-c", link[0].rstrip()[:-len("/opt/java")] + str(self.paths["/opt/java"])], check=True)
+        # where JPype looks for the JVM under JAVA_HOME
+        assert (self.paths["/opt/java"] / "lib" / "server" / "libjvm.so").is_file()
+
     @property
     def venv(self) -> Path:
         return self.paths[VENV]
@@ -235,6 +244,7 @@ def installed():
         env = {**os.environ, **DOCKERFILE.env("build"), "PYTHON": interpreter(uid, gid)}
         for stage in ("build", "sidecar-venv"):
             inst.run_installers(stage, src, env)
+        inst.link_java_home()
         yield inst
     finally:
         shutil.rmtree(root, ignore_errors=True)
