@@ -8,8 +8,9 @@ trust store run in a subprocess).
 
 `helper()` compiles SidecarJmx.java (shipped next to this file) with javax.tools.JavaCompiler
 into a cache directory keyed by the source's hash and the Java version, and loads it through a
-URLClassLoader; it returns None when the JVM has no compiler (a JRE), and the client then reads
-through plain JPype calls (slower, same results).
+URLClassLoader; it returns None when the JVM has no compiler (a JRE) and no compiled helper is in
+the cache directory already, and the client then reads through plain JPype calls (slower, same
+results). The container image compiles it at build time (scripts/image/compile-helper).
 """
 from __future__ import annotations
 
@@ -148,8 +149,12 @@ def helper(settings: JmxSettings | None = None) -> Any:
         java_version = str(System.getProperty("java.specification.version"))
         source = SOURCE.read_bytes()
         digest = hashlib.sha256(source + java_version.encode()).hexdigest()[:16]
-        root = _writable_root(settings)
-        out = root / f"helper-{digest}"
+        # compiled ahead of time (the container image's build does): used as it is, even from a
+        # read-only directory, so a start compiles nothing (~2 s of CPU) and writes nothing
+        out = _cache_root(settings) / f"helper-{digest}"
+        if not (out / "sidecar" / "jmx" / "SidecarJmx.class").exists():
+            root = _writable_root(settings)
+            out = root / f"helper-{digest}"
         if not (out / "sidecar" / "jmx" / "SidecarJmx.class").exists():
             compiler = jpype.JClass("javax.tools.ToolProvider").getSystemJavaCompiler()
             if compiler is None:
