@@ -23,8 +23,10 @@ jmxUrl: {{ $v.jmx.url | quote }}
 {{- else }}
 hostPort: {{ $v.jmx.hostPort | quote }}
 {{- end }}
-{{- with $v.jmx.username }}
-username: {{ . | quote }}
+{{- if $v.jmx.usernameSecret.name }}
+username: ${JMX_USERNAME}
+{{- else if $v.jmx.username }}
+username: {{ $v.jmx.username | quote }}
 {{- end }}
 {{- if $v.jmx.passwordSecret.name }}
 password: ${JMX_PASSWORD}

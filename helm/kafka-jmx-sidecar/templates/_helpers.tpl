@@ -104,8 +104,15 @@ or use its output as it is rendered into examples/ (Bitnami's `sidecars`, a Stat
     {{- with .Values.extraArgs }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  {{- if or .Values.jmx.passwordSecret.name .Values.jmx.ssl.trustStore.passwordSecret.name .Values.extraEnv }}
+  {{- if or .Values.jmx.usernameSecret.name .Values.jmx.passwordSecret.name .Values.jmx.ssl.trustStore.passwordSecret.name .Values.extraEnv }}
   env:
+    {{- with .Values.jmx.usernameSecret.name }}
+    - name: JMX_USERNAME
+      valueFrom:
+        secretKeyRef:
+          name: {{ . }}
+          key: {{ $.Values.jmx.usernameSecret.key }}
+    {{- end }}
     {{- with .Values.jmx.passwordSecret.name }}
     - name: JMX_PASSWORD
       valueFrom:
