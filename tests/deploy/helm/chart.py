@@ -60,8 +60,8 @@ def one(docs: list[dict], kind: str, name: str | None = None) -> dict:
     return found[0]
 
 
-def config_file(docs: list[dict]) -> str:
-    return one(docs, "ConfigMap", f"{RELEASE}-kafka-jmx-sidecar")["data"]["config.yml"]
+def config_file(docs: list[dict], release: str = RELEASE) -> str:
+    return one(docs, "ConfigMap", f"{release}-kafka-jmx-sidecar")["data"]["config.yml"]
 
 
 def k8s_errors(doc: dict, version: str) -> list[str]:
