@@ -1,0 +1,172 @@
+"""The chart's container, started as Kubernetes would start it, against a real Kafka 4.1 broker.
+
+The chart is rendered in the standalone mode for the broker's remote JMX, secured as a production
+broker's is (password, read-only role, RMI registry over SSL), with the credentials and the trust
+store in Secrets (rendered here as the test's inputs, as a user creates them). From the rendered
+Deployment: the container's args, its environment (secretKeyRef resolved from those Secrets), and
+its volume mounts materialised in a directory standing for /etc/kafka-jmx-sidecar/ (the config
+file from the rendered ConfigMap, the trust store from its Secret; only the mount prefix is
+rewritten). Then `kafka-jmx-sidecar serve` (the image's entrypoint) runs with exactly those args,
+and its probes and /metrics are read on the container port.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.deploy.helm.chart import KUBE_VERSIONS, config_file, k8s_errors, manifest_errors, one, render
+from tests.exporter.jmx_target import keystores
+from tests.real import processes
+from tests.real.conftest import real_kafka  # noqa: F401  (the shared-cluster fixture)
+from tests.real.sidecar import command
+
+MOUNT = "/etc/kafka-jmx-sidecar"
+TOPIC = "chart-orders"
+PARTITIONS = 3
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+@pytest.fixture(scope="module")
+def kafka(real_kafka):  # noqa: F811
+    cluster = real_kafka("4.1", jmx="secure")
+    # min ISR 2 on one replica: Kafka 4.1 caps min ISR at the replica count (the effective min ISR,
+    # 3.7+), so the broker itself reports these partitions AT min ISR, not under it
+    cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=1, min_isr=2)
+    return cluster
+
+
+def user_secrets(cluster) -> list[dict]:
+    """The Secrets a user creates before installing the chart."""
+    return [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kafka-jmx", "namespace": "kafka"},
+         "type": "Opaque", "data": {"username": b64(cluster.jmx.user.encode()),
+                                    "password": b64(cluster.jmx.password.encode())}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kafka-jmx-tls", "namespace": "kafka"},
+         "type": "Opaque", "data": {"truststore.p12": b64(keystores().truststore.read_bytes()),
+                                    "truststore-password": b64(keystores().password.encode())}},
+    ]
+
+
+def secret_value(secrets: list[dict], name: str, key: str) -> bytes:
+    secret = next(s for s in secrets if s["metadata"]["name"] == name)
+    return base64.b64decode(secret["data"][key])
+
+
+def materialise(container: dict, pod: dict, docs: list[dict], secrets: list[dict], root: Path) -> None:
+    """Writes what each volume mount under /etc/kafka-jmx-sidecar would hold, under `root`."""
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    for mount in container["volumeMounts"]:
+        path = mount["mountPath"]
+        if not path.startswith(MOUNT):
+            continue  # /tmp: the machine's own
+        target = root / path[len(MOUNT):].lstrip("/")
+        volume = volumes[mount["name"]]
+        if "configMap" in volume:
+            configmap = one(docs, "ConfigMap", volume["configMap"]["name"])
+            text = configmap["data"][mount["subPath"]]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text.replace(MOUNT + "/", f"{root}/"))
+        elif "secret" in volume:
+            source = volume["secret"]
+            target.mkdir(parents=True, exist_ok=True)
+            for item in source["items"]:
+                (target / item["path"]).write_bytes(secret_value(secrets, source["secretName"], item["key"]))
+        else:
+            raise AssertionError(f"a mount the test does not know how to stand for: {mount}")
+
+
+def environment(container: dict, secrets: list[dict]) -> dict[str, str]:
+    env = {}
+    for e in container.get("env", []):
+        if "value" in e:
+            env[e["name"]] = e["value"]
+        else:
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = secret_value(secrets, ref["name"], ref["key"]).decode()
+    return env
+
+
+def http_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return 0
+
+
+def samples(text: str) -> dict[tuple, float]:
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def test_the_rendered_container_serves_the_brokers_health(kafka, tmp_path):
+    port = processes.free_port()
+    values = {
+        "mode": "standalone",
+        "containerPort": port,
+        "jmx": {
+            "hostPort": kafka.jmx_host_port(1),
+            "usernameSecret": {"name": "kafka-jmx", "key": "username"},
+            "passwordSecret": {"name": "kafka-jmx", "key": "password"},
+            "ssl": {"enabled": True, "trustStore": {
+                "secretName": "kafka-jmx-tls", "key": "truststore.p12",
+                "passwordSecret": {"name": "kafka-jmx-tls", "key": "truststore-password"}}},
+        },
+        "settings": {"pollIntervalSeconds": 2},
+    }
+    secrets = user_secrets(kafka)
+    assert [e for s in secrets for v in KUBE_VERSIONS for e in k8s_errors(s, v)] == []
+    docs = render(values)
+    assert [e for d in docs for e in manifest_errors(d)] == []
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    # the chart relies on the image's entrypoint, `kafka-jmx-sidecar serve`
+    assert "command" not in container
+    assert kafka.jmx.password not in config_file(docs) and kafka.jmx.password not in str(container)
+    root = tmp_path / "etc-kafka-jmx-sidecar"
+    materialise(container, pod, docs, secrets, root)
+    args = [a.replace(MOUNT + "/", f"{root}/") for a in container["args"]]
+    env = environment(container, secrets)
+    assert sorted(env) == ["JMX_PASSWORD", "JMX_USERNAME", "TRUSTSTORE_PASSWORD"]
+
+    [metrics_port] = [p["containerPort"] for p in container["ports"] if p["name"] == "metrics"]
+    base = f"http://127.0.0.1:{metrics_port}"
+    log = tmp_path / "serve.log"
+    proc = processes.spawn([*command(), "serve", *args], log, env={**os.environ, **env})
+    try:
+        ready = container["readinessProbe"]["httpGet"]["path"]
+        healthy = container["livenessProbe"]["httpGet"]["path"]
+        processes.wait_until("the chart's sidecar: readiness probe", lambda: http_status(base + ready) == 200,
+                             120, proc, log)
+        assert http_status(base + healthy) == 200
+        with urllib.request.urlopen(base + "/metrics", timeout=30) as r:
+            text = r.read().decode()
+    finally:
+        processes.stop(proc, grace=30)
+    assert not processes.pid_alive(proc.pid)
+    assert not any(secret in log.read_text() for secret in (kafka.jmx.password, keystores().password))
+
+    got = samples(text)
+    assert got[("kafka_server_replicamanager_underreplicatedpartitions", ())] == 0.0
+    # the broker's own gauges: every partition of the topic at its effective min ISR of 1
+    assert got[("kafka_server_replicamanager_underminisrpartitioncount", ())] == 0.0
+    assert got[("kafka_server_replicamanager_atminisrpartitioncount", ())] >= float(PARTITIONS)
+    for p in range(PARTITIONS):
+        labels = (("partition", str(p)), ("topic", TOPIC))
+        assert got[("kafka_cluster_partition_atminisr", labels)] == 1.0
+        assert got[("kafka_cluster_partition_underminisr", labels)] == 0.0
+        assert got[("kafka_cluster_partition_underreplicated", labels)] == 0.0
+        assert got[("kafka_cluster_partition_replicascount", labels)] == 1.0
+        assert got[("kafka_cluster_partition_insyncreplicascount", labels)] == 1.0
+    assert got[("jmx_scrape_error", ())] == 0.0
