@@ -159,7 +159,7 @@ or use its output as it is rendered into examples/ (Bitnami's `sidecars`, a Stat
   {{- if .Values.startupProbe.enabled }}
   startupProbe:
     httpGet:
-      path: /-/ready
+      path: /-/healthy
       port: metrics
       scheme: {{ $scheme }}
     {{- toYaml (omit .Values.startupProbe "enabled") | nindent 4 }}
