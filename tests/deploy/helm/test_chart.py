@@ -259,7 +259,10 @@ def test_the_spark_application_runs_the_same_arguments():
 
 
 @pytest.mark.parametrize("values, says", [
-    ({"mode": "broker"}, "set mode to standalone, cluster or sidecar"),
+    ({"mode": "broker"}, "at '/mode': value must be one of 'standalone', 'cluster', 'sidecar'"),
+    # values.schema.json: a misspelt key is refused rather than silently ignored
+    ({**STANDALONE, "serviceMonitor": {"enable": True}}, "at '/serviceMonitor': additional properties 'enable' not allowed"),
+    ({**STANDALONE, "containerPort": "9404"}, "at '/containerPort'"),
     ({"mode": "standalone"}, "set jmx.hostPort"),
     ({"mode": "sidecar"}, "set jmx.hostPort"),
     ({"mode": "cluster"}, "set admin.bootstrapServers"),
