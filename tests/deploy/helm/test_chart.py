@@ -255,7 +255,11 @@ def test_the_spark_application_runs_the_same_arguments():
     assert spark["spec"]["type"] == "Python" and spark["spec"]["mainApplicationFile"].endswith("exporter/backfill/submit.py")
     assert spark["spec"]["arguments"] == ["--input", "/data/input/dumps", "--output", "/data/output/backfill",
                                           "--semantics", "kafka-3.7", "--step", "15s"]
-    assert spark["spec"]["image"] == "ghcr.io/kafka-jmx-sidecar/kafka-jmx-sidecar-backfill:0.1.0"
+    assert spark["spec"]["image"] == "registry.example.com/kafka-jmx-sidecar-spark:0.1.0"
+    without_image = copy.deepcopy(CI["backfill-spark-operator-values.yaml"])
+    del without_image["backfill"]["sparkOperator"]["image"]
+    with pytest.raises(helm_python.HelmError, match="backfill.sparkOperator.image"):
+        render(without_image)
 
 
 @pytest.mark.parametrize("values, says", [
