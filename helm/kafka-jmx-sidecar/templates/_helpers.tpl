@@ -78,6 +78,17 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail (printf "values: jmx.hostPort: the %s mode reads a broker over JMX; set jmx.hostPort (host:port) or jmx.url" .Values.mode) }}
 {{- end }}
 {{- end }}
+{{- with .Values.rules.inline }}
+{{- $doc := fromYaml . }}
+{{- if hasKey $doc "Error" }}
+{{- fail (printf "values: rules.inline: not a YAML mapping (%s); write the rules document (lowercaseOutputName, rules, ...)" $doc.Error) }}
+{{- end }}
+{{- range $key := list "hostPort" "jmxUrl" "username" "password" "ssl" "sidecar" }}
+{{- if hasKey $doc $key }}
+{{- fail (printf "values: rules.inline: %s: the chart writes the connection and the sidecar: key; remove %s from rules.inline and use the values jmx.*, admin.*, settings" $key $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and .Values.archive.enabled (eq .Values.mode "cluster") }}
 {{- fail "values: archive.enabled: the cluster mode does not archive yet; set archive.enabled to false" }}
 {{- end }}

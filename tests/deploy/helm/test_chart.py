@@ -273,6 +273,8 @@ def test_the_spark_application_runs_the_same_arguments():
     ({"mode": "cluster", "admin": {"bootstrapServers": "k:9092"}, "jmx": {"hostPort": "k:9999"}},
      "leave jmx.hostPort and jmx.url empty"),
     ({**STANDALONE, "backfill": {"enabled": True}}, "backfill.input.claimName"),
+    ({**STANDALONE, "rules": {"inline": "hostPort: kafka-0:9999\nrules: []\n"}},
+     "rules.inline: hostPort: the chart writes the connection"),
 ])
 def test_values_that_cannot_work_are_refused_with_the_fix(values, says):
     with pytest.raises(helm_python.HelmError) as e:
