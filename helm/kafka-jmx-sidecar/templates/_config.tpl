@@ -46,7 +46,8 @@ ssl: true
 {{- end }}
 {{ dict "sidecar" $sidecar | toYaml }}
 {{- if $v.rules.inline }}
-{{ $v.rules.inline }}
+{{- /* a leading document marker (Confluent's file has one) would start a second document here */}}
+{{ regexReplaceAll "\\A(---[^\n]*\n)?" $v.rules.inline "" }}
 {{- else if eq $v.mode "cluster" }}
 {{ .Files.Get "files/kafka-cluster.yml" }}
 {{- else }}

@@ -286,3 +286,18 @@ def test_custom_resources_are_the_four_kinds_with_schemas():
     docs = [d for v in CI.values() for d in render(v)]
     assert {d["kind"] for d in docs if is_custom(d)} == {"ServiceMonitor", "PodMonitor", "PrometheusRule",
                                                            "SparkApplication"}
+
+
+@pytest.mark.parametrize("rule_file", ["strimzi-kafka-metrics.yml", "confluent-kafka-broker.yml"])
+def test_strimzis_and_confluents_rule_files_pasted_into_rules_inline_load(rule_file, tmp_path):
+    from tests.exporter.refdump import RULES
+    text = (RULES / rule_file).read_text()
+    config = config_file(render({**STANDALONE, "rules": {"inline": text}}))
+    # the rules document follows the chart's keys, without its leading `---` (Confluent's has one)
+    assert config.rstrip().endswith(text.strip().removeprefix("---").strip())
+    path = tmp_path / "config.yml"
+    path.write_text(config)
+    run = subprocess.run([*command(), "check-config", str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    rules = len(yaml.safe_load(text)["rules"])
+    assert f"OK: {rules} rule(s)" in run.stdout
