@@ -1,0 +1,30 @@
+{{/* The scrape settings ServiceMonitor endpoints and PodMonitor podMetricsEndpoints share. */}}
+{{- define "kafka-jmx-sidecar.scrapeEndpoint" -}}
+{{- $m := .monitor }}
+port: metrics
+path: /metrics
+scheme: {{ include "kafka-jmx-sidecar.scheme" .root }}
+{{- with $m.interval }}
+interval: {{ . }}
+{{- end }}
+{{- with $m.scrapeTimeout }}
+scrapeTimeout: {{ . }}
+{{- end }}
+honorLabels: {{ $m.honorLabels }}
+{{- with $m.tlsConfig }}
+tlsConfig:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $m.basicAuth }}
+basicAuth:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $m.relabelings }}
+relabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $m.metricRelabelings }}
+metricRelabelings:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
