@@ -23,18 +23,20 @@ def free_port() -> int:
 
 
 class Prometheus:
-    def __init__(self, target: str | None, scrape_interval: str = "1s", scheme: str = "http",
+    def __init__(self, target: str | list[str] | None, scrape_interval: str = "1s", scheme: str = "http",
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
                  cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None,
                  rule_files: list[str] | None = None):
-        """`target` None: no scrape job; `tsdb`: serve that TSDB directory (one promtool filled,
-        samples of any age kept) instead of a fresh one; `rule_files`: rules it evaluates."""
+        """`target`: one address, or a list (one job scrapes them all); None: no scrape job;
+        `tsdb`: serve that TSDB directory (one promtool filled, samples of any age kept) instead of
+        a fresh one; `rule_files`: rules it evaluates."""
         if not shutil.which("prometheus"):
             raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
         self.port = free_port()
+        targets = [target] if isinstance(target, str) else list(target or [])
         job: dict = {"job_name": "kafka", "scrape_interval": scrape_interval, "scrape_timeout": scrape_interval,
-                     "scheme": scheme, "static_configs": [{"targets": [target]}]}
+                     "scheme": scheme, "static_configs": [{"targets": targets}]}
         if basic_auth:
             pw_file = os.path.join(self.dir, "password")
             with open(pw_file, "w") as f:

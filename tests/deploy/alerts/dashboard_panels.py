@@ -1,0 +1,59 @@
+"""The Grafana dashboard's panels and queries, each with the row it sits in, and which test feeds
+that row with data: the simulator scenario (tests/deploy/alerts/test_dashboard.py) or a real Kafka
+cluster with the Admin API (tests/real/test_dashboard_vs_broker.py). A row is the marker: a new
+row must be given to one of them (test_dashboard_is_well_formed checks), so no panel goes untested."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+DASHBOARD = REPO / "helm" / "kafka-jmx-sidecar" / "files" / "dashboard.json"
+
+SIMULATOR, REAL_BROKER = "simulator", "real broker"
+# The progress series need the Admin API (DescribeLogDirs, DescribeConfigs), which the simulator does not answer.
+PROGRESS_ROW = "Reassignment progress (needs sidecar.admin)"
+ROWS = {  # in the dashboard's order
+    "Cluster health": SIMULATOR,
+    "Per-broker health": SIMULATOR,
+    "Reassignment traffic": SIMULATOR,
+    PROGRESS_ROW: REAL_BROKER,
+    "Sidecar health": SIMULATOR,
+}
+
+
+def dashboard() -> dict:
+    return json.loads(DASHBOARD.read_text())
+
+
+def panels(d: dict) -> list[dict]:
+    out = []
+    for p in d["panels"]:
+        out.append(p)
+        out.extend(p.get("panels", []))  # a collapsed row holds its panels
+    return out
+
+
+def rows(d: dict) -> list[tuple[dict | None, list[dict]]]:
+    """Each row with the panels under it (an open row's panels follow it in the list, a collapsed
+    row holds them); panels above the first row come with None."""
+    out: list[tuple[dict | None, list[dict]]] = [(None, [])]
+    for p in d["panels"]:
+        if p["type"] == "row":
+            out.append((p, list(p.get("panels", []))))
+        else:
+            out[-1][1].append(p)
+    return out if out[0][1] else out[1:]
+
+
+def targets(fed_by: str) -> list[tuple[str, str]]:
+    """(panel title / refId, expr) of every query in the rows `fed_by` feeds."""
+    return [(f'{p["title"]} / {t["refId"]}', t["expr"])
+            for row, members in rows(dashboard()) if row is not None and ROWS.get(row["title"]) == fed_by
+            for p in members for t in p.get("targets", [])]
+
+
+def substitute(expr: str) -> str:
+    """As Grafana sends it with every variable at All (allValue .*) and a 1m rate interval."""
+    return expr.replace("$__rate_interval", "1m").replace("$namespace", ".*").replace(
+        "$instance", ".*").replace("$topic", ".*")
