@@ -64,6 +64,52 @@ def scrape_up(prom: Prometheus, t: float) -> bool:
     return bool(result) and result[0]["value"][1] == "1"
 
 
+def wait_for_polls(directory, count: int, after: float, alive, what: str, timeout: float = 60) -> None:
+    """Until the archive holds `count` complete polls taken after wall-clock time `after`."""
+    deadline = time.monotonic() + timeout
+    while sum(p.t > after for p in (read_archive([directory], Rejects()) if directory.is_dir() else ())) < count:
+        alive()
+        assert time.monotonic() < deadline, f"no archived poll after {what}"
+        time.sleep(0.2)
+
+
+def backfill(directory, config, tmp_path) -> tuple[list[float], Prometheus]:
+    """The archive's complete poll times, and a Prometheus serving its backfill (the same config,
+    a grid of 0.1 s from the first poll) after promtool."""
+    rejects = Rejects()
+    polls = [p.t for p in read_archive([directory], rejects)]
+    # SIGTERM may come in the middle of a write: at most that poll is lost (and counted)
+    assert set(rejects.by_reason()) <= {"torn last line", "incomplete poll"}, rejects.examples
+    out = tmp_path / "backfill"
+    code = job.run(job.Options([str(directory)], str(out), config=str(config), step="100ms",
+                               start=f"{polls[0]:.3f}", end=f"{polls[-1] + 1:.3f}", max_reject_ratio=1.0))
+    assert code == 0
+    tsdb = tmp_path / "tsdb"
+    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
+    return polls, Prometheus(None, tsdb=str(tsdb))
+
+
+def compare_at_polls(live: Prometheus, backfilled: Prometheus, polls: list[float]) -> tuple[int, set, dict]:
+    """Asserts both return the same series and values AFTER seconds past each poll (see the module
+    docstring); returns (moments compared, the families whose values moved, the first moment's series)."""
+    compared = skipped = 0
+    moved: set = set()
+    first: dict = {}
+    for t, after in zip(polls, polls[1:] + [polls[-1] + 1]):
+        when = t + AFTER
+        if after - t < AFTER + 0.1 or not scrape_up(live, when):
+            skipped += 1  # a late poll or a failed scrape (a loaded machine): not a moment both hold
+            continue
+        want, got = at(live, when), at(backfilled, when)
+        assert got == want, f"at poll {t}: only live {set(want) - set(got)}, only backfilled " \
+                            f"{set(got) - set(want)}, differing {[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]]}"
+        first = first or want
+        moved |= {dict(k)["__name__"] for k, v in want.items() if first.get(k) != v}
+        compared += 1
+    assert compared >= len(polls) // 2, (compared, skipped)  # 17 of 22 on a loaded 2-core machine
+    return compared, moved, first
+
+
 def test_backfilled_archive_equals_what_prometheus_scraped(sim, tmp_path, spark):
     directory = tmp_path / "archive"
     serve = Serve(tmp_path, sim.url, {
@@ -73,47 +119,19 @@ def test_backfilled_archive_equals_what_prometheus_scraped(sim, tmp_path, spark)
     }, rules=HEALTH_RULES.read_text())
     live = Prometheus(f"127.0.0.1:{serve.port}", scrape_interval="200ms")
     backfilled = None
+
+    def alive():
+        assert serve.proc.poll() is None, serve.log[-3000:]
+
     try:
         for event in SCENARIO:
             if event:
                 sim.apply(event)
-            applied = time.time()
-            deadline = time.monotonic() + 60
-            while sum(p.t > applied for p in (read_archive([directory], Rejects()) if directory.is_dir() else ())) \
-                    < POLLS_PER_STEP:
-                assert serve.proc.poll() is None, serve.log[-3000:]
-                assert time.monotonic() < deadline, f"no archived poll after {event}:\n{serve.log[-3000:]}"
-                time.sleep(0.2)
+            wait_for_polls(directory, POLLS_PER_STEP, time.time(), alive, str(event))
         time.sleep(1)  # the live Prometheus scrapes the last poll
         serve.sigterm()
-
-        rejects = Rejects()
-        polls = [p.t for p in read_archive([directory], rejects)]
-        # SIGTERM may come in the middle of a write: at most that poll is lost (and counted)
-        assert set(rejects.by_reason()) <= {"torn last line", "incomplete poll"}, rejects.examples
-        out = tmp_path / "backfill"
-        code = job.run(job.Options([str(directory)], str(out), config=str(serve.config), step="100ms",
-                                   start=f"{polls[0]:.3f}", end=f"{polls[-1] + 1:.3f}", max_reject_ratio=1.0))
-        assert code == 0
-        tsdb = tmp_path / "tsdb"
-        promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-        backfilled = Prometheus(None, tsdb=str(tsdb))
-
-        compared = skipped = 0
-        moved = set()  # health families whose value changed over the scenario (the test is not vacuous)
-        first = None
-        for t, after in zip(polls, polls[1:] + [polls[-1] + 1]):
-            when = t + AFTER
-            if after - t < AFTER + 0.1 or not scrape_up(live, when):
-                skipped += 1  # a late poll or a failed scrape (a loaded machine): not a moment both hold
-                continue
-            want, got = at(live, when), at(backfilled, when)
-            assert got == want, f"at poll {t}: only live {set(want) - set(got)}, only backfilled " \
-                                f"{set(got) - set(want)}, differing {[(k, want[k], got[k]) for k in want if k in got and want[k] != got[k]]}"
-            first = first or want
-            moved |= {dict(k)["__name__"] for k, v in want.items() if first.get(k) != v}
-            compared += 1
-        assert compared >= len(polls) // 2, (compared, skipped)  # 17 of 22 on a loaded 2-core machine
+        polls, backfilled = backfill(directory, serve.config, tmp_path)
+        _, moved, first = compare_at_polls(live, backfilled, polls)
         # the recompute added what Kafka 2.2 lacks and the scenario moved it (ReassigningPartitions
         # is added too, but stays 0: without the Admin API a reassignment is not known)
         assert {"kafka_server_replicamanager_underreplicatedpartitions",
