@@ -126,6 +126,7 @@ def run(opts: Options) -> int:
                          "NAME (a label holding each series' broker id) or backfill one broker's archive at a time")
     # a bad file raises ConfigError naming file:line and key
     dump_config = _load_rules(opts.config) if dumps else None
+    dump_min_isr = _configured_min_isr(dump_config, opts.config) if dumps else None
     archive_config = _load_rules(opts.config, HEALTH_RULES) if archives else None
     recompute = _recompute_settings(opts, archive_config) if archives else None
     semantics = opts.semantics or _configured_semantics(dump_config or archive_config, opts.config) or DEFAULT_SEMANTICS
@@ -133,7 +134,7 @@ def run(opts: Options) -> int:
     partial = partial_dir(opts.output)
     try:
         code, summary = _run(opts, profile, step_ms, dump_config, dumps, partial,
-                             archives, archive_config, recompute)
+                             archives, archive_config, recompute, dump_min_isr)
         place(partial, opts.output)
     except BaseException:
         import shutil
@@ -149,7 +150,7 @@ def run(opts: Options) -> int:
 
 
 def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_config=None,
-         recompute=None) -> tuple[int, dict]:
+         recompute=None, dump_min_isr=None) -> tuple[int, dict]:
     from pyspark.sql import functions as F
 
     from exporter.backfill.naming import Naming, named_series
@@ -162,7 +163,7 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
     rows = archive_rows = None
     rejects = []
     if dumps:
-        rows = _read_dumps(spark, opts, dumps)
+        rows = _read_dumps(spark, opts, dumps, dump_min_isr)
         # one small aggregate for the summary: per kind, time, file and reason, rows and lines
         tally = rows.groupBy("kind", "t", "file", "reason").agg(F.count(F.lit(1)).alias("n"), F.sum("line").alias("lines"))
         for r in tally.collect():
@@ -298,15 +299,42 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
     return (EXIT_REJECTS if ratio > opts.max_reject_ratio else 0), summary
 
 
-def _read_dumps(spark, opts, dumps):
+def _configured_min_isr(config, path: str | None):
+    """The config's `sidecar.recompute.minInsyncReplicas` as (default or None, {topic: n}), None
+    when it has none: for dumps whose topic header shows no min.insync.replicas, as the live
+    sidecar uses it without the Admin API."""
+    if path is None:
+        return None
+    from exporter.sidecar_settings import sidecar_settings
+
+    recompute = sidecar_settings(config).recompute
+    if recompute is None or (recompute.min_isr_default is None and not recompute.min_isr_topics):
+        return None
+    return recompute.min_isr_default, dict(recompute.min_isr_topics)
+
+
+def _read_dumps(spark, opts, dumps, configured=None):
+    from pyspark.sql import functions as F
+
     sc = spark.sparkContext
-    default_min_isr = opts.default_min_isr
+    # with configured values, a topic whose header shows none reads as 0 (min.insync.replicas is
+    # at least 1), then takes the configured topic's value, else the configured default, else
+    # --default-min-isr
+    default_min_isr = 0 if configured is not None else opts.default_min_isr
     files = [(d.path, d.time_ms) for d in dumps]
     _log(f"reading {len(files)} describe dumps ({files[0][0]} ... {files[-1][0]})")
     # a few files per task: a task per file would cost a Python worker round each
     raw = sc.parallelize(files, min(len(files), 4 * sc.defaultParallelism)).flatMap(
         lambda f: describe_dumps.read_dump(f[0], f[1], default_min_isr))
-    return spark.createDataFrame(raw, describe_dumps.ROW_SCHEMA, verifySchema=False).persist()
+    rows = spark.createDataFrame(raw, describe_dumps.ROW_SCHEMA, verifySchema=False)
+    if configured is not None:
+        default, topics = configured
+        fallback = F.lit(default if default is not None else opts.default_min_isr)
+        if topics:
+            by_topic = F.create_map(*[F.lit(x) for kv in sorted(topics.items()) for x in kv])
+            fallback = F.coalesce(by_topic[F.col("topic")], fallback)
+        rows = rows.withColumn("min_isr", F.when(F.col("min_isr") == 0, fallback).otherwise(F.col("min_isr")))
+    return rows.persist()
 
 
 def _read_archives(spark, archives, replay):

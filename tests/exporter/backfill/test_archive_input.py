@@ -206,3 +206,28 @@ def test_several_brokers_need_a_broker_label(tmp_path):
     write_archive(tmp_path / "b2")
     with pytest.raises(job.UsageError, match="--broker-label"):
         job.run(job.Options([str(tmp_path / "b1"), str(tmp_path / "b2")], str(tmp_path / "out")))
+
+
+def test_dumps_without_min_isr_take_the_configured_values(spark, tmp_path):
+    """A describe dump whose topic headers show no min.insync.replicas: the config's
+    sidecar.recompute.minInsyncReplicas applies (topic, then default), as the live sidecar without
+    the Admin API; a header that shows one wins."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    text = "".join(
+        f"Topic: {t}\tPartitionCount: 1\tReplicationFactor: 3\tConfigs: {configs}\n"
+        f"\tTopic: {t}\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2\n"
+        for t, configs in (("orders", ""), ("audit", ""), ("billing", "min.insync.replicas=3")))
+    (dumps / "2026-11-21T22-00-00Z_describe.txt").write_text(text)
+    config = tmp_path / "sidecar.yml"
+    config.write_text(Path(job.__file__).parents[2].joinpath("rules", job.CLUSTER_RULES).read_text()
+                      + "sidecar:\n  recompute:\n    minInsyncReplicas: {default: 2, topics: {orders: 3}}\n")
+    out = tmp_path / "out"
+    assert job.run(job.Options([str(dumps)], str(out), config=str(config), step="30s")) == 0
+    series = {k: v[0] for k, v in read_series(out).items()}
+    # ISR 2 of 3: orders (3 configured) under min ISR; audit (default 2) at it; billing (3 in its
+    # header) under it
+    assert series['kafka_cluster_partition_underminisr{leader="1",partition="0",topic="orders"}'] == 1
+    assert series['kafka_cluster_partition_atminisr{leader="1",partition="0",topic="audit"}'] == 1
+    assert series['kafka_cluster_partition_underminisr{leader="1",partition="0",topic="billing"}'] == 1
+    assert series['kafka_cluster_partition_atminisr{leader="1",partition="0",topic="orders"}'] == 0
