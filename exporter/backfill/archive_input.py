@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 from dataclasses import dataclass
 from typing import Iterator
 
 from exporter.archive.format import FORMAT, SUFFIX, Cluster, Count, Leaf, Leaves, MinIsr, State, member_object
 from exporter.archive.reader import ArchiveState, Rejects, read_polls
-from exporter.model import Attribute, MBean, ObjectName
+from exporter.model import Attribute, BeanTable, MBean, ObjectName
 from exporter.recompute_settings import RecomputeSettings
 from exporter.recompute_stage import FAMILIES, Recompute
 from exporter.rule_engine.config import Config
 from exporter.source import BrokerReadings, ReadResult
 from mbeans import catalog
-from mbeans.broker_recompute import PARTITION_GAUGES, REPLICA_MANAGER_GAUGES
+from mbeans.broker_recompute import PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, HostedPartitions
 
 # One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r") and per
 # file ("f": lines read), in one schema so one pass over the files gives all four.
@@ -119,30 +120,157 @@ def _health_key(key: tuple[str, str], cache: dict) -> bool:
     return found
 
 
-def health_values(recompute: ArchivedRecompute, state: ArchiveState, health: dict) -> dict:
-    """The health leaves of one poll as the live sidecar's rules read them: the broker's own
-    (`health`: (object, attribute) -> value) through Recompute.apply."""
-    beans: dict[str, list] = {}
-    for (obj, attribute), value in health.items():
-        beans.setdefault(obj, []).append(Attribute(attribute, value, catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE))
-    mbeans = [MBean(ObjectName.parse(obj), catalog.Kind.GAUGE.class_name, tuple(attrs)) for obj, attrs in beans.items()]
-    recompute.state = state
-    recompute._wanted.clear()  # its cache is keyed by the member list's id, and ours is new each poll
-    out = recompute.apply(ReadResult(mbeans, broker=BrokerReadings(state.broker, state.version, state.hosted())))
-    values = {}
-    for mb in out.mbeans:
-        obj = str(mb.name)
-        for a in mb.attributes:
-            values[(obj, a.name)] = a.value
-    for table in out.tables:
-        for i in range(len(table)):
-            if table.present[i]:
-                values[(str(table.object_name(i)), table.attribute)] = table.values[i]
-    return values
+class Health:
+    """The health leaves of one broker's archive, poll after poll, as the live sidecar's rules read
+    them: the broker's own (`set`), through Recompute.apply (`changes`). Per-partition families
+    are kept as the JMX edge keeps them, tables over the hosted partitions (so the recompute's
+    replacement takes its fast path), and only what changed since the last call is returned."""
+
+    def __init__(self, recompute: ArchivedRecompute | None):
+        self.recompute = recompute
+        self.own: dict[tuple[str, str], float] = {}  # the broker's own health leaves
+        self.members: frozenset | None = None  # the hosted partitions the tables are built over
+        self.hosted = None
+        self.names: list[list[str]] = []  # per Partition family: each member's ObjectName text
+        self.at: dict[str, tuple[int, int]] = {}  # member ObjectName -> (family, member)
+        self.values: list[array] = []
+        self.present: list[bytearray] = []
+        self.ranks = None
+        self.last: dict[str, tuple[array, bytearray]] = {}  # ObjectName prefix -> what the rules read last
+        self.last_beans: dict[tuple[str, str], float] = {}
+        self.rebuilt = False
+        self.loose: dict[tuple[str, str], float] = {}  # own leaves outside the tables
+
+    def set(self, key: tuple[str, str], value) -> None:
+        if value is None:
+            self.own.pop(key, None)
+        else:
+            self.own[key] = value
+        place = self.at.get(key[0])
+        if place is None or key[1] != "Value":
+            if value is None:
+                self.loose.pop(key, None)
+            else:
+                self.loose[key] = value
+        else:
+            f, i = place
+            if value is None:
+                self.values[f][i], self.present[f][i] = 0, 0
+            else:
+                self.values[f][i], self.present[f][i] = int(value), 1
+
+    def reset(self, own: dict) -> None:
+        self.own = dict(own)
+        self.members = None
+
+    def _build(self, state: ArchiveState) -> None:
+        """Tables over the hosted partitions (sorted), filled from the broker's own leaves."""
+        hosted = state.hosted()
+        self.rebuilt = True
+        self.members = frozenset(state.counts)
+        n = len(hosted.topic)
+        topic, partition = array("i", hosted.topic), array("i", hosted.partition)
+        self.hosted = (hosted.topics, topic, partition)
+        self.ranks = array("I", range(n))
+        self.names, self.values, self.present, self.at = [], [], [], {}
+        members = self.keys = [(hosted.topics[t], p) for t, p in zip(topic, partition)]
+        for f, spec in enumerate(PARTITION_GAUGES):
+            prefix = f"{spec.domain}:type={spec.type},name={spec.name}"
+            names = [member_object(prefix, t, p) for t, p in members]
+            values, present = array("q", bytes(8 * n)), bytearray(n)
+            for i, name in enumerate(names):
+                self.at[name] = (f, i)
+                v = self.own.get((name, "Value"))
+                if v is not None:
+                    values[i], present[i] = int(v), 1
+            self.names.append(names)
+            self.values.append(values)
+            self.present.append(present)
+        self.loose = {k: v for k, v in self.own.items() if k[0] not in self.at or k[1] != "Value"}
+
+    def changes(self, state: ArchiveState) -> dict:
+        """{(ObjectName, attribute): value, or None where it went} since the last call."""
+        if self.members is None or len(self.members) != len(state.counts) or self.members != state.counts.keys():
+            self._build(state)
+        topics, topic, partition = self.hosted
+        tables = []
+        beans: dict[str, list] = {}
+        for (obj, attribute), value in self.loose.items():  # broker-wide gauges, members of no hosted partition
+            beans.setdefault(obj, []).append(Attribute(attribute, value, catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE))
+        for f, spec in enumerate(PARTITION_GAUGES):
+            if self.present[f].count(1):
+                tables.append(BeanTable(spec.domain, (("type", spec.type), ("name", spec.name)),
+                                        catalog.Kind.GAUGE.class_name, "Value", catalog.ATTRIBUTE_DESCRIPTION,
+                                        _GAUGE_TYPE, True, topics, topic, partition, self.ranks, self.values[f],
+                                        self.present[f]))
+        mbeans = [MBean(ObjectName.parse(obj), catalog.Kind.GAUGE.class_name, tuple(attrs))
+                  for obj, attrs in beans.items()]
+        result = ReadResult(mbeans, tables=tables)
+        if self.recompute is not None:
+            counts = [state.counts[k] for k in self.keys]
+            hosted = HostedPartitions(topics, topic, partition, [c[0] for c in counts], [c[1] for c in counts])
+            self.recompute.state = state
+            if self.rebuilt:
+                self.recompute._wanted.clear()  # its cache is keyed by the member list's id, and that is new
+                self.rebuilt = False
+            result = self.recompute.apply(ReadResult(mbeans, tables=tables,
+                                                     broker=BrokerReadings(state.broker, state.version, hosted)))
+        out: dict = {}
+        now_beans = {}
+        for mb in result.mbeans:
+            obj = str(mb.name)
+            for a in mb.attributes:
+                now_beans[(obj, a.name)] = a.value
+        for k, v in now_beans.items():
+            if self.last_beans.get(k) != v or k not in self.last_beans:
+                out[k] = v
+        for k in self.last_beans:
+            if k not in now_beans:
+                out[k] = None
+        self.last_beans = now_beans
+        seen = set()
+        for table in result.tables:
+            f = _FAMILY_INDEX[table.keys]
+            prefix = f"{table.domain}:type={PARTITION_GAUGES[f].type},name={PARTITION_GAUGES[f].name}"
+            seen.add(prefix)
+            values, present = table.values, table.present
+            last = self.last.get(prefix)
+            names = self.names[f]
+            if last is not None and len(last[0]) == len(values) and last[2] is names:
+                if last[0] == values and last[1] == present:
+                    continue
+                for i in _differing(values, last[0], present, last[1]):
+                    out[(names[i], "Value")] = values[i] if present[i] else None
+            else:
+                if last is not None:
+                    for i, name in enumerate(last[2]):
+                        if last[1][i]:
+                            out[(name, "Value")] = None
+                for i in range(len(values)):
+                    if present[i]:
+                        out[(names[i], "Value")] = values[i]
+            self.last[prefix] = (array(values.typecode, values), bytearray(present), names)
+        for prefix in [p for p in self.last if p not in seen]:
+            _, present, names = self.last.pop(prefix)
+            for i, name in enumerate(names):
+                if present[i]:
+                    out[(name, "Value")] = None
+        return out
 
 
-def _number(v) -> float:
-    return float(v)
+def _differing(values: array, old_values: array, present: bytearray, old_present: bytearray,
+               chunk: int = 512) -> Iterator[int]:
+    """The members whose value or presence changed: slices compared in C, members only inside a
+    slice that differs (a poll changes a few partitions of tens of thousands)."""
+    for lo in range(0, len(values), chunk):
+        hi = lo + chunk
+        if values[lo:hi] != old_values[lo:hi] or present[lo:hi] != old_present[lo:hi]:
+            for i in range(lo, min(hi, len(values))):
+                if values[i] != old_values[i] or present[i] != old_present[i]:
+                    yield i
+
+
+_FAMILY_INDEX = {(("type", s.type), ("name", s.name)): f for f, s in enumerate(PARTITION_GAUGES)}
 
 
 def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
@@ -152,7 +280,7 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
     state = ArchiveState()
     cache: dict = {}
     current: dict[tuple[str, str], tuple[float, float]] = {}  # key -> (value, first poll of its run)
-    health: dict = {}  # the broker's own health leaves as of the last poll
+    health = Health(recompute)
     last_t = None
     broker = None
     version = None
@@ -162,11 +290,23 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
         t = p.poll.t
         yield ("p", source, broker, t, t, None, None, None, len(state.counts), path, None, None, None, None)
         if p.poll.keyframe:
-            health = {k: v for k, v in state.leaves.items() if _health_key(k, cache)}
-            new = {k: v for k, v in state.leaves.items() if k not in health}
-            new.update(health_values(recompute, state, health) if recompute is not None else health)
-            changes = {k: None for k in current if k not in new}
-            changes.update(new)
+            own = {}
+            changes = {}
+            for k, v in state.leaves.items():
+                if _health_key(k, cache):
+                    own[k] = v
+                else:
+                    changes[k] = v
+            for k in current:
+                if k not in changes and not _health_key(k, cache):
+                    changes[k] = None
+            health = Health(recompute)  # a keyframe starts anew: every health value is told again
+            health.reset(own)
+            fresh = health.changes(state)
+            for k in current:
+                if k not in fresh and _health_key(k, cache):
+                    changes[k] = None
+            changes.update(fresh)
         else:
             changes = {}
             recount = version != state.version
@@ -179,27 +319,20 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
                         v = state.leaves.get(k)
                         if _health_key(k, cache):
                             recount = True
-                            if v is None:
-                                health.pop(k, None)
-                            else:
-                                health[k] = v
+                            health.set(k, v)
                         else:
                             changes[k] = v
                 elif kind in _HEALTH_INPUTS:
                     recount = True
             if recount:
-                values = health_values(recompute, state, health) if recompute is not None else dict(health)
-                for k in current:
-                    if k not in values and _health_key(k, cache):
-                        changes[k] = None
-                changes.update(values)
+                changes.update(health.changes(state))
         version = state.version
         for k, v in changes.items():
             run = current.get(k)
             if v is not None:
-                v = _number(v)
+                v = float(v)
             if run is not None:
-                if v is not None and (run[0] == v):
+                if v is not None and run[0] == v:
                     continue
                 yield ("v", source, broker, run[1], last_t, k[0], k[1], run[0], None, path, None, None, None, None)
                 del current[k]
