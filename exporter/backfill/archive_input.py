@@ -73,6 +73,7 @@ class Replay:
 
     config: Config
     recompute: RecomputeSettings | None
+    max_hold: float = 300.0  # seconds: a gap between polls longer than this ends every run (the sidecar was down)
 
 
 class ArchivedRecompute(Recompute):
@@ -288,6 +289,11 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
         state.apply(p)
         broker = state.broker
         t = p.poll.t
+        if last_t is not None and t - last_t > replay.max_hold:
+            # the sidecar was down: Prometheus would have had nothing, so no run spans the gap
+            for k, (v, first) in current.items():
+                yield ("v", source, broker, first, last_t, k[0], k[1], v, None, path, None, None, None, None)
+            current.clear()
         yield ("p", source, broker, t, t, None, None, None, len(state.counts), path, None, None, None, None)
         if p.poll.keyframe:
             own = {}

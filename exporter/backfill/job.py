@@ -178,7 +178,7 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
     poll_times: dict[str, list[int]] = {}
     if archives:
         naming = Naming(archive_config)
-        replay = archive_input.Replay(naming.config, recompute)
+        replay = archive_input.Replay(naming.config, recompute, parse_duration_ms(opts.max_hold) / 1000)
         archive_rows = _read_archives(spark, archives, replay)
         # small aggregates: every poll's time per broker's archive (a day of 15 s polls: 5,760 a
         # broker), lines and rejects per file

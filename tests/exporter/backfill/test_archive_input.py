@@ -231,3 +231,14 @@ def test_dumps_without_min_isr_take_the_configured_values(spark, tmp_path):
     assert series['kafka_cluster_partition_atminisr{leader="1",partition="0",topic="audit"}'] == 1
     assert series['kafka_cluster_partition_underminisr{leader="1",partition="0",topic="billing"}'] == 1
     assert series['kafka_cluster_partition_atminisr{leader="1",partition="0",topic="orders"}'] == 0
+
+
+def test_a_gap_longer_than_max_hold_ends_every_run(tmp_path):
+    """The sidecar restarted 1000 s later (a new segment) with the same values: no run spans the
+    gap, as Prometheus had no sample in it; a gap within --max-hold is bridged."""
+    record = line(k="leaf", object=REPLICATION_IN, attribute="Count", value=1200)
+    path = tmp_path / "2026-11-21T22Z.jsonl"
+    path.write_text(header() + poll(T0, True, record) + poll(T0 + 200, True, record)
+                    + header() + poll(T0 + 1200, True, record))
+    replay = archive_input.Replay(replay_settings().config, None, max_hold=300.0)
+    assert runs(path, replay)[(REPLICATION_IN, "Count")] == [(0, 200, 1200.0), (1200, 1200, 1200.0)]
