@@ -13,8 +13,9 @@ the sidecar would have served at each step, as OpenMetrics files promtool import
   output.py         files of bounded size, the manifest, Parquet, atomic placement, promtool import
   job.py            the whole run and its summary
 
-Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`, `leader` (-1: none) and the `Counts` fields of
-mbeans/health.py, computed at the edge by `counts_of`, so no formula is re-typed in Spark. An
-archive gives MBean values directly (a broker's own view, recomputed as the live sidecar did).
+Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`,
+`leader` (-1: none) and the `Counts` fields of mbeans/health.py, computed at the edge by
+`counts_of`, so no formula is re-typed in Spark. An archive gives MBean values directly (a
+broker's own view, recomputed as the live sidecar did).
 Importing this package needs pyspark (the `spark` extra); the sidecar never imports it.
 """
