@@ -87,6 +87,10 @@ class ArchivedRecompute(Recompute):
     def _admin_view(self):
         return None
 
+    def _tell(self, key, message, *args) -> None:
+        """Quiet: the live sidecar logged its fallbacks when it ran; once per archive file here
+        would only repeat them."""
+
     def _min_isr(self, view, fallbacks, topics_used):
         state, s = self.state, self.settings
 
