@@ -137,22 +137,27 @@ def _run_demo(args) -> int:
 
 def _add_backfill(sub) -> None:
     p = sub.add_parser(
-        "backfill", help="Spark job: saved kafka-topics.sh --describe dumps -> health series for promtool",
+        "backfill", help="Spark job: sidecar archives and saved describe dumps -> health series for promtool",
         description="Reconstructs every partition's state at each step of a time grid from saved "
                     "`kafka-topics.sh --describe` dumps (a dump's state holds until the next dump), judges "
                     "it under --semantics with the health formulas, names the values with the sidecar's "
                     "rule engine and config (default: the shipped cluster-wide rules, rules/kafka-cluster.yml) "
                     "and writes OpenMetrics files that `promtool tsdb create-blocks-from openmetrics` "
-                    "accepts as they are, with manifest.json and rejects.jsonl. Runs on local[*] unless "
+                    "accepts as they are, with manifest.json and rejects.jsonl. From a sidecar's archive "
+                    "(sidecar.archive) it writes what that sidecar served at each poll: the same recompute "
+                    "and rules (default: rules/kafka-health.yml), each poll's values holding until the next "
+                    "poll. Runs on local[*] unless "
                     "--master says otherwise; also runnable with spark-submit.")
     p.add_argument("--input", nargs="+", required=True, metavar="PATH",
-                   help="describe dumps: files or directories (walked; hidden files skipped)")
+                   help="describe dumps and sidecar archives (told apart by content): files or directories "
+                        "(walked; hidden files skipped)")
     p.add_argument("--output", required=True, metavar="DIR",
                    help="the output directory: written aside and renamed into place")
     p.add_argument("--config", metavar="FILE", help="the sidecar's jmx_exporter YAML (its rules name the series)")
-    p.add_argument("--semantics", choices=list(PROFILES), default="kafka-3.7")
-    p.add_argument("--start", metavar="T", help="ISO-8601 or epoch seconds (default: the first dump)")
-    p.add_argument("--end", metavar="T", help="ISO-8601 or epoch seconds (default: the last dump)")
+    p.add_argument("--semantics", choices=list(PROFILES),
+                   help="the health profile (default: the config's sidecar.recompute.semantics, else kafka-3.7)")
+    p.add_argument("--start", metavar="T", help="ISO-8601 or epoch seconds (default: the first dump or poll)")
+    p.add_argument("--end", metavar="T", help="ISO-8601 or epoch seconds (default: the last dump or poll)")
     p.add_argument("--step", default="15s", metavar="D", help="the grid's step (default 15s)")
     p.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     p.add_argument("--conf", action="append", default=[], metavar="K=V", help="a Spark setting, repeatable")
@@ -166,6 +171,11 @@ def _add_backfill(sub) -> None:
                    help="min.insync.replicas of topics whose describe header shows none (the broker default)")
     p.add_argument("--max-reject-ratio", type=float, default=0.0, metavar="R",
                    help="rejected lines / lines read above which the exit code is 3 (default 0: any reject)")
+    p.add_argument("--broker-label", metavar="NAME",
+                   help="archives: add NAME=\"<broker id>\" to every series (needed for several brokers' archives)")
+    p.add_argument("--max-hold", default="5m", metavar="D",
+                   help="archives: the longest a poll's values hold without a next poll (default 5m, "
+                        "Prometheus's lookback)")
     p.add_argument("--max-file-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
                    help="an output file is closed at the first series boundary past this size (default 64 MiB)")
     p.set_defaults(func=_run_backfill)
@@ -184,7 +194,8 @@ def _run_backfill(args) -> int:
 
     opts = job.Options(args.input, args.output, args.config, args.semantics, args.start, args.end, args.step,
                        args.master, args.conf, args.format, args.import_dir, args.describe_time_regex,
-                       args.default_min_isr, args.max_reject_ratio, args.max_file_bytes)
+                       args.default_min_isr, args.max_reject_ratio, args.max_file_bytes, args.broker_label,
+                       args.max_hold)
     try:
         return job.run(opts)
     except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:

@@ -73,6 +73,7 @@ class Rejects:
     counts: Counter = field(default_factory=Counter)
     examples: list[Rejected] = field(default_factory=list)
     keep: int = 1000
+    lines: Counter = field(default_factory=Counter)  # path -> lines read (the ratio's denominator)
 
     def add(self, path: str, line_no: int, reason: str, detail: str = "") -> None:
         self.counts[(path, reason)] += 1
@@ -161,6 +162,7 @@ def read_records(path: str, rejects: Rejects) -> Iterator[tuple[int, Record]]:
                 yield line_no, decode(obj)
             except Malformed as e:
                 rejects.add(path, line_no, e.reason, str(e))
+        rejects.lines[path] += line_no
 
 
 def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:

@@ -5,14 +5,17 @@ the sidecar would have served at each step, as OpenMetrics files promtool import
   columns.py        mbeans/health.py's formulas evaluated on Spark Columns (the same definitions)
   grid.py           the time grid: --start, --end, --step, and which steps a state holds for
   describe_dumps.py saved `kafka-topics.sh --describe` output -> a table of partition states
+  archive_input.py  a sidecar's archive, one file per task -> the MBean values its rules read at
+                    each poll (the live recompute itself), as runs of equal values
   cluster_rows.py   partition states -> the cluster-wide view's MBean values per step interval
   naming.py         the rule engine applied once per distinct ObjectName and attribute, joined back
   openmetrics.py    series -> OpenMetrics text promtool accepts (seconds, sorted, `# EOF`)
   output.py         files of bounded size, the manifest, Parquet, atomic placement, promtool import
   job.py            the whole run and its summary
 
-The table every source produces (describe dumps now, the archive later) is one row per partition
-per observation: `t` (seconds), `topic`, `partition`, `leader` (-1: none) and the `Counts` fields of
-mbeans/health.py, computed at the edge by `counts_of`, so no formula is re-typed in Spark.
+Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`,
+`leader` (-1: none) and the `Counts` fields of mbeans/health.py, computed at the edge by
+`counts_of`, so no formula is re-typed in Spark. An archive gives MBean values directly (a
+broker's own view, recomputed as the live sidecar did).
 Importing this package needs pyspark (the `spark` extra); the sidecar never imports it.
 """

@@ -81,15 +81,16 @@ class Naming:
                 yield (row.objectname, row.attribute, row.value, *_family_and_series(found), found.fixed, found.factor)
 
 
-def named_series(rows: DataFrame, naming: Naming) -> DataFrame:
+def named_series(rows: DataFrame, naming: Naming, carry: tuple[str, ...] = ()) -> DataFrame:
     """MBean rows (objectname, attribute, value, k0, k1) -> (family, type, series, objectname, value,
-    k0, k1): the rules' names and values (`value:` and `valueFactor` applied)."""
+    k0, k1): the rules' names and values (`value:` and `valueFactor` applied). Columns named in
+    `carry` (the broker of an archive's rows) come along."""
     spark = rows.sparkSession
     rows = rows.persist()  # read for its distinct leaves, then joined
     leaves = rows.select("objectname", "attribute").distinct()
     outcomes = spark.createDataFrame(leaves.rdd.mapPartitions(naming.outcomes), OUTCOME_SCHEMA,
                                     verifySchema=False).persist()
-    columns = ["family", "type", "series", "objectname", "value", "fixed", "factor", "k0", "k1"]
+    columns = ["family", "type", "series", "objectname", "value", "fixed", "factor", "k0", "k1", *carry]
     # a shuffle join, not a broadcast: the distinct leaves of a big cluster are many, and a
     # broadcast would gather them on the driver
     named = rows.join(outcomes.where(~F.col("volatile")), ["objectname", "attribute"]).select(*columns)
@@ -101,4 +102,4 @@ def named_series(rows: DataFrame, naming: Naming) -> DataFrame:
             VALUED_SCHEMA, verifySchema=False)
         named = named.unionByName(volatile_rows.join(per_value, ["objectname", "attribute", "value"]).select(*columns))
     exposed = F.coalesce(F.col("fixed"), F.col("value")) * F.col("factor")
-    return named.select("family", "type", "series", "objectname", exposed.alias("value"), "k0", "k1")
+    return named.select("family", "type", "series", "objectname", exposed.alias("value"), "k0", "k1", *carry)
