@@ -127,12 +127,13 @@ def main() -> None:
     try:
         write_dumps(os.path.join(base, "warm"), 200, 0.25)
         run(os.path.join(base, "warm"), os.path.join(base, "warm-out"), 0.25)
-        took, out_bytes = {}, {}
+        took, cpus, out_bytes = {}, {}, {}
         for label, hours in (("baseline", args.hours), ("doubled", 2 * args.hours)):
             d = os.path.join(base, f"dumps-{label}")
             write_dumps(d, args.partitions, hours, every_s=args.dump_every)
             out = os.path.join(base, f"out-{label}")
             took[label], cpu, steps = run(d, out, hours)
+            cpus[label] = cpu
             out_bytes[label] = sum(e.stat().st_size for e in os.scandir(out) if e.name.endswith(".om"))
             rate = args.partitions * steps / took[label]
             print(f"{label}: {args.partitions} partitions x {steps} steps in {took[label]:.1f} s = "
@@ -142,7 +143,8 @@ def main() -> None:
                   f"(load average {os.getloadavg()[0]:.1f})", flush=True)
             if label == "baseline" and not args.keep:
                 shutil.rmtree(out)  # disk: the doubled run writes twice as much
-        print(f"doubling the input: {took['doubled'] / took['baseline']:.2f}x the time (target <= 2.2x)")
+        print(f"doubling the input: {took['doubled'] / took['baseline']:.2f}x the time, "
+              f"{cpus['doubled'] / cpus['baseline']:.2f}x the CPU time (target <= 2.2x)")
         _day(args.hours, took, out_bytes, base)
         out = os.path.join(base, "out-doubled")
         # promtool imports one file per run, so its peak is that of the largest file: a few of the
