@@ -9,11 +9,11 @@ verdicts follow a health profile.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from mbeans import catalog
 from mbeans.health import (
-    PYTHON_OPS, Counts, PartitionState, Profile, counts_of, has_leader, judge_counts, profile_for_version,
+    PYTHON_OPS, Counts, Ops, PartitionState, Profile, counts_of, has_leader, judge_counts, profile_for_version,
 )
 
 
@@ -144,9 +144,15 @@ def _replica_count(name: str, c: Counts, profile: Profile) -> int:
     return c.isr if name == "InSyncReplicasCount" else int(profile.replicas_count(c, PYTHON_OPS))
 
 
+def offline(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """Whether the controller's OfflinePartitionsCount counts the partition: it has no leader.
+    (A formula like mbeans/health.py's, so the backfill evaluates it on Spark Columns.)"""
+    return ops.not_(c.has_leader)
+
+
 def offline_partitions(states: Iterable[PartitionState]) -> int:
-    """The controller's OfflinePartitionsCount: the partitions without a leader."""
-    return sum(1 for s in states if not has_leader(s.leader))
+    """The controller's OfflinePartitionsCount: the partitions `offline` counts."""
+    return sum(1 for c in map(counts_of, states) if offline(c))
 
 
 def _controller_values(states: list[PartitionState], live: set[int], registered: set[int]) -> dict[str, int]:

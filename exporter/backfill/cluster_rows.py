@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from exporter.backfill.columns import COUNT_TYPES, counts_columns, evaluate
 from mbeans import catalog
 from mbeans.health import Profile
+from mbeans.recompute import offline
 
 LEADER_KEY = "leader"
 NO_LEADER_TEXT = "none"  # as kafka-topics.sh --describe prints a missing leader
@@ -27,6 +28,14 @@ ATTRIBUTE = "Value"
 TOTALS = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.leader_only)
 LEADER_COUNT = "LeaderCount"  # counts the partitions with a live leader
 OFFLINE = next(s for s in catalog.KAFKA_CONTROLLER if s.name == "OfflinePartitionsCount")
+# Every Partition gauge's domain and type (Unavailable and PlaceholderReplicas, which only this view
+# has, are named as Kafka's own Partition gauges are).
+PARTITION_FAMILY = catalog.PARTITION[0]
+
+
+def mbean_name(spec: catalog.MBeanSpec, name: str | None = None) -> str:
+    """`domain:type=T,name=N` of the catalog's gauge, or of gauge `name` of the same domain and type."""
+    return f"{spec.domain}:type={spec.type},name={name or spec.name}"
 
 MBEAN_ROWS = ("objectname", "attribute", "value", "k0", "k1")
 
@@ -40,7 +49,7 @@ def partition_gauges(profile: Profile) -> list[tuple[str, object]]:
 
 def _partition_name(gauge: str) -> Column:
     leader = F.when(F.col("leader") >= 0, F.col("leader").cast("string")).otherwise(F.lit(NO_LEADER_TEXT))
-    return F.concat(F.lit(f"kafka.cluster:type=Partition,name={gauge},{LEADER_KEY}="), leader,
+    return F.concat(F.lit(f"{mbean_name(PARTITION_FAMILY, gauge)},{LEADER_KEY}="), leader,
                     F.lit(",topic="), F.col("topic"), F.lit(",partition="), F.col("partition").cast("string"))
 
 
@@ -66,8 +75,8 @@ def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
             counted = c.leader_live.cast("int")
         else:
             continue
-        sums.append((f"kafka.server:type=ReplicaManager,name={spec.name}", F.sum(counted)))
-    sums.append((f"{OFFLINE.domain}:type={OFFLINE.type},name={OFFLINE.name}", F.sum((~c.has_leader).cast("int"))))
+        sums.append((mbean_name(spec), F.sum(counted)))
+    sums.append((mbean_name(OFFLINE), F.sum(evaluate(offline))))
     grouped = states.groupBy("t", "k0", "k1").agg(*(agg.alias(f"v{i}") for i, (_, agg) in enumerate(sums)))
     entries = [F.struct(F.lit(name).alias("objectname"), F.col(f"v{i}").cast("double").alias("value"))
                for i, (name, _) in enumerate(sums)]

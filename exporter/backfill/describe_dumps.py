@@ -86,17 +86,22 @@ def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[tup
         yield ("r", time_ms) + _NONE + (path, 0, UNREADABLE, str(e), "")
         yield ("f", time_ms) + _NONE + (path, 0, None, None, None)
         return
-    raw_lines = data.split(b"\n")
-    torn = raw_lines.pop() if raw_lines else b""  # after the last newline: b"" unless torn
-    lines: list[str] = []
     rejects: list[tuple] = []
-    for line_no, raw in enumerate(raw_lines, 1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            lines.append("")  # keeps line numbers; reported here
-            rejects.append((line_no, NOT_TEXT, str(e), raw[:200].decode("utf-8", "replace")))
-    read = len(raw_lines)
+    try:
+        # a whole good file in one call; line by line only to find the lines that are not text
+        lines = data.decode("utf-8").split("\n")
+        torn = lines.pop().encode()  # after the last newline: b"" unless torn
+    except UnicodeDecodeError:
+        raw_lines = data.split(b"\n")
+        torn = raw_lines.pop()
+        lines = []
+        for line_no, raw in enumerate(raw_lines, 1):
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                lines.append("")  # keeps line numbers; reported here
+                rejects.append((line_no, NOT_TEXT, str(e), raw[:200].decode("utf-8", "replace")))
+    read = len(lines)
     if torn:
         read += 1
         rejects.append((read, TORN_LAST_LINE, "the file does not end with a newline: cut while written?",

@@ -21,3 +21,32 @@ def test_runs(spark):
     ], SCHEMA)
     got = sorted((r.partition, r.k0, r.k1, r.isr, r.leader) for r in runs(df).collect())
     assert got == [(0, 0, 7, 3, 1), (0, 8, 11, 2, 1), (1, 0, 3, 3, 1), (1, 8, 9, 3, 1), (2, 0, 3, 3, 1), (2, 4, 7, 3, 2)]
+
+
+def test_totals_are_the_recompute_on_the_same_states(spark):
+    """The cluster's sums on Spark equal the live recompute's (mbeans/recompute.py, cluster_view) on
+    the same partition states, and the hand count; under the catalog's ObjectNames."""
+    from exporter.backfill.cluster_rows import total_rows
+    from mbeans.cluster_view import judge_cluster
+    from mbeans.health import KAFKA_3_7, PartitionState, counts_of
+    from mbeans.recompute import offline_partitions
+
+    states = [
+        PartitionState("a", 0, 1, (1, 2, 3), (1, 2, 3), min_isr=2),
+        PartitionState("a", 1, -1, (1, 2, 3), (3,), min_isr=2),  # no leader: offline
+        PartitionState("a", 2, None, (2, 3), (), min_isr=2),  # no leader: offline
+        PartitionState("a", 3, 2, (2, 3, 4), (2,), min_isr=2),  # under min ISR
+        PartitionState("a", 4, 3, (3, 4, 1), (3, 4), (), (), 2),  # at min ISR
+    ]
+    rows = [(0, 0, 9, s.topic, s.partition, s.leader if s.leader is not None else -1, 0, *counts_of(s))
+            for s in states]
+    got = {r.objectname: r.value for r in total_rows(spark.createDataFrame(rows, SCHEMA), KAFKA_3_7).collect()}
+    view = judge_cluster(states, KAFKA_3_7)
+    assert got["kafka.controller:type=KafkaController,name=OfflinePartitionsCount"] == \
+        offline_partitions(states) == view.offline == 2
+    for name, value in view.totals.items():
+        assert got[f"kafka.server:type=ReplicaManager,name={name}"] == value, name
+    assert got["kafka.server:type=ReplicaManager,name=UnderMinIsrPartitionCount"] == 1
+    assert got["kafka.server:type=ReplicaManager,name=AtMinIsrPartitionCount"] == 1
+    assert got["kafka.server:type=ReplicaManager,name=LeaderCount"] == 3
+    assert len(got) == len(view.totals) + 1

@@ -1,0 +1,61 @@
+"""The writer on hand-written rows: the exact bytes (worked out by hand from the grid), on a grid of
+whole seconds and on one of milliseconds, with the time stamps formatted once per task or per run."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import pytest
+
+from exporter.backfill import openmetrics
+from exporter.backfill.grid import Grid
+
+Row = namedtuple("Row", "family type series value k0 k1")
+URP = "kafka_cluster_partition_underreplicated"
+ROWS = [
+    Row(URP, "gauge", URP + '{partition="0"}', 0.0, 0, 1),
+    Row(URP, "gauge", URP + '{partition="0"}', 1.0, 1, 2),  # step 1 is already written: kept once
+    Row(URP, "gauge", URP + '{partition="1"}', float("nan"), 2, 2),
+    Row("kafka_controller_kafkacontroller_offlinepartitionscount", "gauge",
+        "kafka_controller_kafkacontroller_offlinepartitionscount", 2.0, 0, 0),
+]
+SECONDS = (
+    "# TYPE kafka_cluster_partition_underreplicated gauge\n"
+    'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298400\n'
+    'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298415\n'
+    'kafka_cluster_partition_underreplicated{partition="0"} 1.0 1795298430\n'
+    'kafka_cluster_partition_underreplicated{partition="1"} NaN 1795298430\n'
+    "# TYPE kafka_controller_kafkacontroller_offlinepartitionscount gauge\n"
+    "kafka_controller_kafkacontroller_offlinepartitionscount 2.0 1795298400\n"
+    "# EOF\n"
+)
+
+
+@pytest.mark.parametrize("kept", [openmetrics.STAMPS_KEPT, 0])
+def test_bytes_on_a_grid_of_seconds(tmp_path, monkeypatch, kept):
+    monkeypatch.setattr(openmetrics, "STAMPS_KEPT", kept)
+    got = list(openmetrics.write_part(3, iter(ROWS), str(tmp_path), Grid(1795298400_000, 15_000, 3), 1 << 20))
+    assert (tmp_path / "metrics-00003-0000.om").read_text() == SECONDS
+    assert got == [("metrics-00003-0000.om", len(SECONDS), 3, 5, 0, 2)]
+
+
+@pytest.mark.parametrize("kept", [openmetrics.STAMPS_KEPT, 0])
+def test_a_grid_of_milliseconds_writes_every_time_with_three_decimals(tmp_path, monkeypatch, kept):
+    monkeypatch.setattr(openmetrics, "STAMPS_KEPT", kept)
+    list(openmetrics.write_part(0, iter(ROWS[:2]), str(tmp_path), Grid(1795298400_000, 500, 3), 1 << 20))
+    assert (tmp_path / "metrics-00000-0000.om").read_text() == (
+        "# TYPE kafka_cluster_partition_underreplicated gauge\n"
+        'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298400.000\n'
+        'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298400.500\n'
+        'kafka_cluster_partition_underreplicated{partition="0"} 1.0 1795298401.000\n'
+        "# EOF\n")
+
+
+def test_files_are_cut_at_series_boundaries_past_the_size(tmp_path):
+    got = list(openmetrics.write_part(0, iter(ROWS), str(tmp_path), Grid(1795298400_000, 15_000, 3), 1))
+    # past 1 byte every series starts a file of its own, which opens with its family's # TYPE
+    assert [(g[0], g[2], g[3], g[4], g[5]) for g in got] == [
+        ("metrics-00000-0000.om", 1, 3, 0, 2), ("metrics-00000-0001.om", 1, 1, 2, 2),
+        ("metrics-00000-0002.om", 1, 1, 0, 0)]
+    lines = SECONDS.splitlines(keepends=True)
+    assert (tmp_path / "metrics-00000-0001.om").read_text() == lines[0] + lines[4] + "# EOF\n"
+    assert (tmp_path / "metrics-00000-0002.om").read_text() == "".join(lines[5:])
