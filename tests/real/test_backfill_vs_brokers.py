@@ -86,15 +86,22 @@ def read_gauges(text: str) -> dict:
     return out
 
 
-def leaders(describe: str) -> dict[tuple[str, int], int | None]:
-    """(topic, partition) -> leader, as this test reads the describe text."""
-    out = {}
+def partition_lines(describe: str):
+    """Each partition line of the describe text as its fields, as this test reads them."""
     for raw in describe.splitlines():
         fields = {k.strip(): v.strip() for k, v in (p.split(":", 1) for p in raw.strip().split("\t") if ":" in p)}
         if "Partition" in fields and "Leader" in fields:
-            leader = fields["Leader"]
-            out[(fields["Topic"], int(fields["Partition"]))] = None if leader in ("none", "-1") else int(leader)
-    return out
+            yield (fields["Topic"], int(fields["Partition"])), fields
+
+
+def leaders(describe: str) -> dict[tuple[str, int], int | None]:
+    """(topic, partition) -> leader."""
+    return {k: None if f["Leader"] in ("none", "-1") else int(f["Leader"]) for k, f in partition_lines(describe)}
+
+
+def replica_lists(describe: str) -> dict[tuple[str, int], list[int]]:
+    """(topic, partition) -> replicas."""
+    return {k: [int(r) for r in f["Replicas"].split(",") if r] for k, f in partition_lines(describe)}
 
 
 class Recorder:
@@ -181,13 +188,23 @@ def test_backfill_shows_what_the_brokers_gauges_showed(played):
     compared = 0
     for t, describe, gauges in rec.readings:
         brokers = [g for n, g in gauges.items() if n != CONTROLLER_ID]
+        # A ZooKeeper controller elected after its predecessor died does not clear a leader it cannot
+        # replace: when broker 3 was the controller, its single-replica partition's describe still
+        # names 3 as leader. The dump takes it at its word (README): the backfill counts it in
+        # LeaderCount and not as offline, where the live controller counts it offline. Only such a
+        # partition (its one replica the dead leader) is allowed, so nothing else can differ.
+        dead_led = {k: l for k, l in leaders(describe).items() if l is not None and l not in gauges}
+        if dead_led:
+            assert not cluster.release.kraft, (dead_led, describe)
+            replicas = replica_lists(describe)
+            assert all(replicas[k] == [l] for k, l in dead_led.items()), (dead_led, describe)
         for name in SUMMED:
             if ("rm", name) not in brokers[0]:
                 continue  # the release has no such gauge
-            expected = sum(g[("rm", name)] for g in brokers)
+            expected = sum(g[("rm", name)] for g in brokers) + (len(dead_led) if name == "LeaderCount" else 0)
             assert series[(f"kafka_server_replicamanager_{name.lower()}", t)] == expected, (name, t, describe)
             compared += 1
-        offline = max(g.get(("ctl", "OfflinePartitionsCount"), 0.0) for g in gauges.values())
+        offline = max(g.get(("ctl", "OfflinePartitionsCount"), 0.0) for g in gauges.values()) - len(dead_led)
         assert series[("kafka_controller_kafkacontroller_offlinepartitionscount", t)] == offline, (t, describe)
         for (topic, p), leader in leaders(describe).items():
             if topic not in TOPICS:
