@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sidecar_setup as setup  # noqa: E402
 
-TARGET_RSS = {"strimzi": 300 * 2**20, "none": 500 * 2**20}
+TARGET_RSS = {"strimzi": 300 * 10**6, "none": 500 * 10**6}  # bytes: 300 MB (286 MiB), 500 MB (477 MiB)
 TARGET_STOP = 5.0
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 NO_RULES = "# no rules: jmx_exporter's default naming, every MBean and attribute\n"
@@ -51,10 +51,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def mib(n: float) -> str:
-    return f"{n / 2**20:.0f} MiB"
 
 
 def shown(v: float | None, spec: str = ".1f") -> str:
@@ -260,7 +256,7 @@ def main() -> int:
     print(f"machine: {setup.machine()}")
     work = Path(tempfile.mkdtemp(prefix="sidecar-operations-"))
     base = baseline(work)
-    print(f"baseline: an idle sidecar (broker unreachable): RSS {mib(base['rss'])}, SIGTERM -> gone in "
+    print(f"baseline: an idle sidecar (broker unreachable): RSS {setup.memory(base['rss'])}, SIGTERM -> gone in "
           f"{base['stop']:.2f} s", flush=True)
     sim = setup.start_simulator(args.partitions)
     host_port = setup.host_port(sim.url)
@@ -281,7 +277,7 @@ def main() -> int:
     for name, (m, stops) in results.items():
         target = TARGET_RSS.get(name)
         worst = max(m["peak"], m["steady_max"])
-        verdict = "" if target is None else f" (target < {mib(target)}: {setup.verdict(worst < target)})"
+        verdict = "" if target is None else f" (target < {setup.memory(target)}: {setup.verdict(worst < target)})"
         ok &= target is None or worst < target
         print(f"{name}: {m['series']:,.0f} series")
         print(f"  health MBeans served {m['partial_at']:.1f} s after start; first complete poll ended after "
@@ -291,12 +287,12 @@ def main() -> int:
         if m["phases"]:
             median = {k: statistics.median(p.get(k, 0.0) for p in m["phases"]) for k in m["phases"][0]}
             print("  their phases (median, s): " + ", ".join(f"{k} {v:.1f}" for k, v in median.items()))
-        after = ", ".join(mib(r) for r in m["rss_after"])
-        print(f"  RSS after the first poll {mib(m['rss_first'])}, after the next {after}; "
-              f"max while scraped {mib(m['steady_max'])}, peak {mib(m['peak'])}{verdict}; "
-              f"{worst / base['rss']:.2f}x the idle sidecar's {mib(base['rss'])}")
-        print(f"  the JVM's heap: {mib(m['heap_used'] or 0)} used, {mib(m['heap_committed'] or 0)} committed, "
-              f"ceiling {mib(m['heap_max'] or 0)}")
+        after = ", ".join(setup.memory(r) for r in m["rss_after"])
+        print(f"  RSS after the first poll {setup.memory(m['rss_first'])}, after the next {after}; "
+              f"max while scraped {setup.memory(m['steady_max'])}, peak {setup.memory(m['peak'])}{verdict}; "
+              f"{worst / base['rss']:.2f}x the idle sidecar's {setup.memory(base['rss'])}")
+        print(f"  the JVM's heap: {setup.memory(m['heap_used'] or 0)} used, {setup.memory(m['heap_committed'] or 0)} committed, "
+              f"ceiling {setup.memory(m['heap_max'] or 0)}")
         for offset, mid, took, cut in stops:
             ok &= took < TARGET_STOP
             where = "mid-first-poll" if mid else "after the first poll"

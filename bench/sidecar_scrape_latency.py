@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sidecar_setup as setup  # noqa: E402
 
 TARGET_P99 = 0.050
-TARGET_RSS = 300 * 2**20
+TARGET_RSS = 300 * 10**6  # bytes: 300 MB (286 MiB)
 TARGET_IDLE_RATIO = 1.5
 ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
           "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")  # Prometheus 2.x's scrape Accept header
@@ -285,10 +285,6 @@ def jdk_file_rss(pid: int) -> int:
     return total
 
 
-def mib(n: float) -> str:
-    return f"{n / 2**20:.0f} MiB"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=40_000)
@@ -347,7 +343,7 @@ def main() -> int:
             time.sleep(1)
         ready_after = time.monotonic() - t_start
         first_peak = mem.status()["VmHWM"]
-        print(f"ready after {ready_after:.0f} s (first poll); peak RSS so far {mib(first_peak)}", flush=True)
+        print(f"ready after {ready_after:.0f} s (first poll); peak RSS so far {setup.memory(first_peak)}", flush=True)
         # steady state: wait for one more complete poll
         polls0 = metric(self_metrics(port), "kafka_jmx_sidecar_polls_total", 'result="success"') or 0
         while (metric(self_metrics(port), "kafka_jmx_sidecar_polls_total", 'result="success"') or 0) < polls0 + 1:
@@ -455,22 +451,22 @@ def main() -> int:
         print(f"  p99 with / without the idle connections: {ratio:.2f}x (target <= {TARGET_IDLE_RATIO}x: "
               f"{setup.verdict(ok_idle)}); {load['reopened']} idle connections closed by the server and "
               f"opened again; sidecar threads {idle_seen.get('Threads')} with them open, "
-              f"{threads_before} before; RSS {mib(idle_seen.get('VmRSS', 0))} with them open "
-              f"(max {mib(idle_seen.get('max RSS', 0))})")
+              f"{threads_before} before; RSS {setup.memory(idle_seen.get('VmRSS', 0))} with them open "
+              f"(max {setup.memory(idle_seen.get('max RSS', 0))})")
     rss_now = status["VmRSS"]
     peak = status["VmHWM"]
     steady_max = max(steady) if steady else rss_now
     ok_rss = peak < TARGET_RSS
-    print(f"sidecar RSS: now {mib(rss_now)} (anon {mib(status['RssAnon'])}, files {mib(status['RssFile'])}), "
-          f"max while scraped {mib(steady_max)}, peak {mib(peak)} (first poll's peak {mib(first_peak)}) "
-          f"(target < {mib(TARGET_RSS)}: {setup.verdict(ok_rss)})")
+    print(f"sidecar RSS: now {setup.memory(rss_now)} (anon {setup.memory(status['RssAnon'])}, files {setup.memory(status['RssFile'])}), "
+          f"max while scraped {setup.memory(steady_max)}, peak {setup.memory(peak)} (first poll's peak {setup.memory(first_peak)}) "
+          f"(target < {setup.memory(TARGET_RSS)}: {setup.verdict(ok_rss)})")
     if jvm["total"]:
-        print(f"  the JVM inside it (JPype): {mib(jvm['total'])} committed by its own count (heap {mib(jvm['heap'])} "
-              f"committed, {mib(jvm['heap_used'])} used; non-heap {mib(jvm['nonheap'])}), plus {mib(jdk_files)} "
-              f"of JDK files mapped; Python and the rest: about {mib(rss_now - jvm['total'] - jdk_files)}")
+        print(f"  the JVM inside it (JPype): {setup.memory(jvm['total'])} committed by its own count (heap {setup.memory(jvm['heap'])} "
+              f"committed, {setup.memory(jvm['heap_used'])} used; non-heap {setup.memory(jvm['nonheap'])}), plus {setup.memory(jdk_files)} "
+              f"of JDK files mapped; Python and the rest: about {setup.memory(rss_now - jvm['total'] - jdk_files)}")
     else:
-        print(f"  the JVM inside it (JPype): heap {mib(jvm['heap'] or 0)} committed, non-heap {mib(jvm['nonheap'] or 0)}, "
-              f"JDK files {mib(jdk_files)} (no native memory tracking in this run)")
+        print(f"  the JVM inside it (JPype): heap {setup.memory(jvm['heap'] or 0)} committed, non-heap {setup.memory(jvm['nonheap'] or 0)}, "
+              f"JDK files {setup.memory(jdk_files)} (no native memory tracking in this run)")
     print(f"machine at the end: {setup.machine()}")
     return 0 if ok_latency and ok_rss and ok_idle else 1
 

@@ -155,5 +155,11 @@ def plain_connection(jmx_url: str):
     return connector, connector.getMBeanServerConnection()
 
 
+def memory(n: float) -> str:
+    """A memory figure in both units: MiB (2**20 bytes, what /proc and the JVM count in) and MB
+    (10**6 bytes, the unit of the issue's targets)."""
+    return f"{n / 2**20:.0f} MiB = {n / 1e6:.0f} MB"
+
+
 def verdict(ok: bool) -> str:
     return "OK" if ok else "OVER"

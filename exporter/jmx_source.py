@@ -48,6 +48,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from exporter.jmx import JmxClient, JmxError, JmxSettings
+from exporter.jmx.jvm import shrink_heap
 from exporter.jmx.listing import Members
 from exporter.jmx.convert import MISSING
 from exporter.model import BeanTable, MBean, ObjectName
@@ -360,9 +361,13 @@ class JmxSource:
 
     def read(self) -> ReadResult:
         try:
-            return self._read()
+            result = self._read()
         except JmxError as e:
             raise SourceError(str(e)) from e
+        # before the rules and the render: the heap the read grew is given back before the
+        # poll's Python peak, not after it
+        shrink_heap()
+        return result
 
     def read_health(self) -> ReadResult:
         """The broker-wide health MBeans of the catalog that the configuration includes, read by

@@ -302,3 +302,36 @@ def test_1x_writers():
     assert "".join(iter_openmetrics_families(families, naming="1.x")) == (
         '# TYPE c counter\nc_total{"a:b"="1",z="q\\""} 2.0\n'
         "# TYPE g gauge\n# HELP g help\\\\ me\ng 1.0\n# EOF\n")
+
+
+def test_a_big_table_and_a_long_sample_list_are_written_a_piece_at_a_time(monkeypatch):
+    """A family's lines come in pieces of at most `_PIECE_LINES` lines (so a render never holds a
+    40,000-partition family's text at once), absent members leave no line and no empty piece,
+    and the pieces put together are the lines written out by hand here."""
+    from array import array
+
+    from exporter import exposition
+    from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
+    from exporter.model import BeanTable
+
+    monkeypatch.setattr(exposition, "_PIECE_LINES", 4)
+    n = 10
+    table = BeanTable("kafka.log", (("type", "Log"), ("name", "Size")), "G", "Value", "", "", True, ["a", "b"],
+                      array("i", [i % 2 for i in range(n)]), array("i", range(n)), array("i", range(n)),
+                      array("q", [100 * i for i in range(n)]), bytearray([0 if i == 5 else 1 for i in range(n)]))
+    outcome = MemberOutcome("kafka_log_size", (("topic", TOPIC), ("partition", PARTITION)), "gauge", "h", None,
+                            1.0, "Value")
+    samples = [Sample("kafka_log_size", (("topic", "c"), ("partition", str(i))), float(i), "gauge", "h")
+               for i in range(9)]
+    family = Family("kafka_log_size", "gauge", "h",
+                    [TableSeries(table, outcome, array("i", range(n))), samples])
+    pieces = list(iter_openmetrics_families([family], eof=False))
+    assert pieces[0] == "# TYPE kafka_log_size gauge\n# HELP kafka_log_size h\n"
+    # the table: members 0-3, 4-7 (5 absent), 8-9; the samples: 0-3, 4-7, 8
+    assert [p.count("\n") for p in pieces[1:]] == [4, 3, 2, 4, 4, 1]
+    want = "".join(f'kafka_log_size{{topic="{"ab"[i % 2]}",partition="{i}"}} {100 * i}.0\n'
+                   for i in range(n) if i != 5)
+    want += "".join(f'kafka_log_size{{topic="c",partition="{i}"}} {i}.0\n' for i in range(9))
+    assert "".join(pieces[1:]) == want
+    text = "".join(iter_text_families([family]))
+    assert text == "# HELP kafka_log_size h\n# TYPE kafka_log_size gauge\n" + want.replace('"}', '",}')
