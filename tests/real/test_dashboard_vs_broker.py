@@ -18,14 +18,13 @@ and the shipped rules, scraped every second by one Prometheus job. The topic is 
 """
 from __future__ import annotations
 
-import math
 import re
 import time
 from dataclasses import dataclass
 
 import pytest
 
-from tests.deploy.alerts.dashboard_panels import REAL_BROKER, substitute, targets
+from tests.deploy.alerts.dashboard_panels import REAL_BROKER, numbers_returned, targets
 from tests.e2e.prometheus_server import Prometheus
 from tests.e2e.sidecar_harness import Sidecar
 from tests.real.kafka import KafkaCluster
@@ -103,8 +102,7 @@ def progress_run(real_kafka, tmp_path_factory):
 @pytest.mark.parametrize("where,expr", targets(REAL_BROKER), ids=[w for w, _ in targets(REAL_BROKER)])
 def test_every_progress_query_returned_data_while_the_reassignment_ran(progress_run, where, expr):
     run = progress_run
-    result = run.prom.query_range(substitute(expr), run.started, run.ended, 1)  # a bad query: HTTP 400
-    numbers = [v for values in result.values() for _, v in values if not math.isnan(v)]
+    numbers = numbers_returned(run.prom, expr, run.started, run.ended)
     assert numbers, f"{where}: no data while the reassignment ran ({expr})"
 
 
