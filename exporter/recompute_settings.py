@@ -46,6 +46,15 @@ class RecomputeSettings:
     def enabled(self) -> bool:
         return self.mode != "off"
 
+    def configured_min_isr(self, topic: str) -> tuple[int, str]:
+        """(min ISR, origin) from the configuration alone, as without the Admin API: the topic's
+        value, else the default, else Kafka's own 1 (origins as exporter/admin/fallback names them)."""
+        if topic in self.min_isr_topics:
+            return self.min_isr_topics[topic], "configured"
+        if self.min_isr_default is not None:
+            return self.min_isr_default, "configured_default"
+        return 1, "kafka_default"
+
 
 def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 1

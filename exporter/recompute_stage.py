@@ -123,14 +123,7 @@ class Recompute:
 
         def of(topic: str) -> int:
             topics_used.add(topic)
-            if resolver is not None:
-                value, origin = resolver.resolve(topic)
-            elif topic in s.min_isr_topics:
-                value, origin = s.min_isr_topics[topic], "configured"
-            elif s.min_isr_default is not None:
-                value, origin = s.min_isr_default, "configured_default"
-            else:
-                value, origin = 1, "kafka_default"
+            value, origin = resolver.resolve(topic) if resolver is not None else s.configured_min_isr(topic)
             # the documented sources: the Admin API when configured, else the configuration
             primary = origin == "admin" if self.admin is not None else origin != "kafka_default"
             if not primary:

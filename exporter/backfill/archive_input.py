@@ -92,15 +92,11 @@ class ArchivedRecompute(Recompute):
         would only repeat them."""
 
     def _min_isr(self, view, fallbacks, topics_used):
-        state, s = self.state, self.settings
+        state = self.state
 
         def of(topic: str) -> int:
             m = state.min_isr.get(topic)
-            if m is not None:
-                return m[0]
-            if topic in s.min_isr_topics:
-                return s.min_isr_topics[topic]
-            return s.min_isr_default if s.min_isr_default is not None else 1
+            return m[0] if m is not None else self.settings.configured_min_isr(topic)[0]
         return of
 
     def _assignments(self, view):
