@@ -103,7 +103,7 @@ def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
 
 # The broker-wide health MBeans (ReplicaManager's partition counts, the controller's offline
 # partitions, ...), read by name before the first complete poll of a broker (`read_health`).
-_BROKER_HEALTH = tuple(f"{s.domain}:type={s.type},name={s.name}" for s in catalog.HEALTH_MBEANS
+_BROKER_HEALTH = tuple(s.object_name for s in catalog.HEALTH_MBEANS
                        if s.scope in (catalog.Scope.BROKER, catalog.Scope.CONTROLLER))
 
 # Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
@@ -118,7 +118,7 @@ _ISR_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "isr_count")
 _REPLICAS_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "replicas_count")
 
 # The reassignment series' inputs (exporter/reassignment_stage.py): the broker-wide replication meters.
-_METER_NAMES = {s.name: f"{s.domain}:type={s.type},name={s.name}" for s in METERS}
+_METER_NAMES = {s.name: s.object_name for s in METERS}
 
 
 def _exists_in(spec: catalog.MBeanSpec, version: str) -> bool:

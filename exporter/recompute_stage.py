@@ -55,7 +55,7 @@ _GAUGE_TYPE = dict(catalog.ATTRIBUTES[catalog.Kind.GAUGE])["Value"]
 
 def family_name(spec: catalog.MBeanSpec) -> str:
     """A family as the self metric names it: the ObjectName without topic and partition."""
-    return f"{spec.domain}:type={spec.type},name={spec.name}"
+    return spec.object_name
 
 
 def action(spec: catalog.MBeanSpec, mode: str, version: str, profile: Profile) -> str:

@@ -110,6 +110,12 @@ class MBeanSpec:
     def key(self) -> tuple[str, str, str]:
         return self.domain, self.type, self.name
 
+    @property
+    def object_name(self) -> str:
+        """`domain:type=T,name=N`: a broker-wide MBean's ObjectName, a per-partition family's
+        without its topic and partition keys."""
+        return f"{self.domain}:type={self.type},name={self.name}"
+
     def exists_in(self, version: str) -> bool:
         return parse_version(version) >= parse_version(self.since)
 

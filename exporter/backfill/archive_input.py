@@ -39,7 +39,7 @@ ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, 
               "detail string, text string")
 
 _HEALTH_INPUTS = (Count, State, MinIsr, Cluster)  # records that change what the recompute reads
-_RM_KEYS = {(f"{s.domain}:type={s.type},name={s.name}", "Value") for s in REPLICA_MANAGER_GAUGES}
+_RM_KEYS = {(s.object_name, "Value") for s in REPLICA_MANAGER_GAUGES}
 _PARTITION_KEYS = {s.key for s in PARTITION_GAUGES}  # (domain, type, name)
 _GAUGE_TYPE = dict(catalog.ATTRIBUTES[catalog.Kind.GAUGE])["Value"]
 assert {s.name for s in FAMILIES} == {s.name for s in REPLICA_MANAGER_GAUGES + PARTITION_GAUGES}
@@ -176,8 +176,7 @@ class Health:
         self.names, self.values, self.present, self.at = [], [], [], {}
         members = self.keys = [(hosted.topics[t], p) for t, p in zip(topic, partition)]
         for f, spec in enumerate(PARTITION_GAUGES):
-            prefix = f"{spec.domain}:type={spec.type},name={spec.name}"
-            names = [member_object(prefix, t, p) for t, p in members]
+            names = [member_object(spec.object_name, t, p) for t, p in members]
             values, present = array("q", bytes(8 * n)), bytearray(n)
             for i, name in enumerate(names):
                 self.at[name] = (f, i)
@@ -232,7 +231,7 @@ class Health:
         seen = set()
         for table in result.tables:
             f = _FAMILY_INDEX[table.keys]
-            prefix = f"{table.domain}:type={PARTITION_GAUGES[f].type},name={PARTITION_GAUGES[f].name}"
+            prefix = PARTITION_GAUGES[f].object_name
             seen.add(prefix)
             values, present = table.values, table.present
             last = self.last.get(prefix)
