@@ -84,12 +84,18 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     rm_formulas = [(s.name, profile.formula(s.flag)) for s in REPLICA_MANAGER_GAUGES]
     columns = {s.name: array("q", bytes(8 * n)) for s in PARTITION_GAUGES}
     part_formulas = [(columns[s.name], profile.formula(s.shows)) for s in PARTITION_GAUGES]
+    part_columns = [column for column, _ in part_formulas]
     out = BrokerHealth(rm, columns)
     topics, topic_of, partition_of, isr_of, shown_of = hosted
     min_isr: dict[int, int] = {}
     assignments = assignments or {}
     ops = PYTHON_OPS
     new_counts = tuple.__new__  # as health.counts_of: runs per led partition
+    # Formulas are pure functions of Counts, and a broker's tens of thousands of partitions take a
+    # handful of distinct Counts: each distinct one is judged once, then looked up.
+    judged: dict[Counts, tuple[int, ...]] = {}
+    led_by: dict[Counts, int] = {}
+    full_of: dict[int, int] = {}  # ReplicasCount shown -> the full list's length
     for i in range(n):
         shown = shown_of[i]
         if not shown:  # not the leader: every gauge reads 0
@@ -107,13 +113,22 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
         else:
-            replicas, adding, moving = full_replica_count(shown, 0, broker_profile), 0, False
+            replicas = full_of.get(shown)
+            if replicas is None:
+                replicas = full_of[shown] = full_replica_count(shown, 0, broker_profile)
+            adding, moving = 0, False
             out.without_assignment += 1
         c = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
-        out.led += 1
+        values = judged.get(c)
+        if values is None:
+            values = judged[c] = tuple(int(formula(c, ops)) for _, formula in part_formulas)
+            led_by[c] = 0
+        led_by[c] += 1
+        for column, value in zip(part_columns, values):
+            column[i] = value
+    for c, count in led_by.items():
+        out.led += count
         for name, formula in rm_formulas:
             if formula(c, ops):
-                rm[name] += 1
-        for column, formula in part_formulas:
-            column[i] = int(formula(c, ops))
+                rm[name] += count
     return out
