@@ -92,10 +92,12 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     ops = PYTHON_OPS
     new_counts = tuple.__new__  # as health.counts_of: runs per led partition
     # Formulas are pure functions of Counts, and a broker's tens of thousands of partitions take a
-    # handful of distinct Counts: each distinct one is judged once, then looked up.
-    judged: dict[Counts, tuple[int, ...]] = {}
-    led_by: dict[Counts, int] = {}
-    full_of: dict[int, int] = {}  # ReplicasCount shown -> the full list's length
+    # handful of distinct Counts: each distinct one is judged once, then looked up. Without an
+    # assignment the Counts follow from (ReplicasCount, InSyncReplicasCount, min ISR), a cheaper
+    # key; with one the Counts are the key (7 fields: never equal to a 3-field key).
+    judged: dict[tuple, tuple[Counts, tuple[int, ...]]] = {}
+    led_by: dict[tuple, int] = {}
+    without_assignment = 0
     for i in range(n):
         shown = shown_of[i]
         if not shown:  # not the leader: every gauge reads 0
@@ -112,21 +114,22 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             holes = sum(1 for r in a.replicas if r < 0)
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
+            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
         else:
-            replicas = full_of.get(shown)
-            if replicas is None:
-                replicas = full_of[shown] = full_replica_count(shown, 0, broker_profile)
-            adding, moving = 0, False
-            out.without_assignment += 1
-        c = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
-        values = judged.get(c)
-        if values is None:
-            values = judged[c] = tuple(int(formula(c, ops)) for _, formula in part_formulas)
-            led_by[c] = 0
-        led_by[c] += 1
-        for column, value in zip(part_columns, values):
+            without_assignment += 1
+            key = (shown, isr_of[i], m)
+        found = judged.get(key)
+        if found is None:
+            c = key if len(key) == len(Counts._fields) else new_counts(
+                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m))
+            found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas))
+            led_by[key] = 0
+        led_by[key] += 1
+        for column, value in zip(part_columns, found[1]):
             column[i] = value
-    for c, count in led_by.items():
+    out.without_assignment = without_assignment
+    for key, count in led_by.items():
+        c = judged[key][0]
         out.led += count
         for name, formula in rm_formulas:
             if formula(c, ops):

@@ -41,6 +41,8 @@ ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, 
 _HEALTH_INPUTS = (Count, State, MinIsr, Cluster)  # records that change what the recompute reads
 _RM_KEYS = {(s.object_name, "Value") for s in REPLICA_MANAGER_GAUGES}
 _PARTITION_KEYS = {s.key for s in PARTITION_GAUGES}  # (domain, type, name)
+# How the writer spells a member of those families (format.member_object): told without parsing
+_MEMBER_HEADS = tuple(member_object(s.object_name, "", 0).partition(",partition=")[0] for s in PARTITION_GAUGES)
 _GAUGE_TYPE = dict(catalog.ATTRIBUTES[catalog.Kind.GAUGE])["Value"]
 assert {s.name for s in FAMILIES} == {s.name for s in REPLICA_MANAGER_GAUGES + PARTITION_GAUGES}
 
@@ -109,7 +111,7 @@ def _health_key(key: tuple[str, str], cache: dict) -> bool:
     """Is this leaf one of the health families the recompute decides?"""
     found = cache.get(key)
     if found is None:
-        found = key in _RM_KEYS
+        found = key in _RM_KEYS or (key[1] == "Value" and key[0].startswith(_MEMBER_HEADS))
         if not found and key[1] == "Value":
             try:
                 name = ObjectName.parse(key[0])
@@ -291,7 +293,7 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
         if last_t is not None and t - last_t > replay.max_hold:
             # the sidecar was down: Prometheus would have had nothing, so no run spans the gap
             for k, (v, first) in current.items():
-                yield ("v", source, broker, first, last_t, k[0], k[1], v, None, path, None, None, None, None)
+                yield ("v", source, broker, first, last_t, k[0], k[1], v, None, None, None, None, None, None)
             current.clear()
         yield ("p", source, broker, t, t, None, None, None, len(state.counts), path, None, None, None, None)
         if p.poll.keyframe:
@@ -339,13 +341,13 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[tuple]:
             if run is not None:
                 if v is not None and run[0] == v:
                     continue
-                yield ("v", source, broker, run[1], last_t, k[0], k[1], run[0], None, path, None, None, None, None)
+                yield ("v", source, broker, run[1], last_t, k[0], k[1], run[0], None, None, None, None, None, None)
                 del current[k]
             if v is not None:
                 current[k] = (v, t)
         last_t = t
     for k, (v, first) in current.items():
-        yield ("v", source, broker, first, last_t, k[0], k[1], v, None, path, None, None, None, None)
+        yield ("v", source, broker, first, last_t, k[0], k[1], v, None, None, None, None, None, None)
     for r in rejects.examples:
         yield ("r", source, None, None, None, None, None, None, None, path, r.line_no, r.reason.replace(" ", "-"),
                r.detail, "")
