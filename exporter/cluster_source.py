@@ -47,7 +47,7 @@ log = logging.getLogger("kafka_jmx_sidecar.cluster")
 
 _GAUGE_CLASS = catalog.Kind.GAUGE.class_name
 _GAUGE_TYPE = dict(catalog.ATTRIBUTES[catalog.Kind.GAUGE])["Value"]
-_PARTITION = dict(domain="kafka.cluster", type="Partition")
+_PARTITION = catalog.PARTITION[0]  # every Partition gauge's domain and type (the view's own ones too)
 
 
 @dataclass
@@ -170,14 +170,14 @@ class ClusterSource:
             for leader in sorted(members, key=lambda b: (b < 0, b)):
                 m = members[leader]
                 n = len(m.positions)
-                keys = (("type", "Partition"), ("name", gauge), (LEADER_KEY, NO_LEADER if leader < 0 else str(leader)))
+                keys = (("type", _PARTITION.type), ("name", gauge), (LEADER_KEY, NO_LEADER if leader < 0 else str(leader)))
                 values = array("q", [column[i] for i in m.positions])
                 present = self._wanted(m, gauge, keys)
                 if gauge == PLACEHOLDERS:
                     present = bytearray(p and v > 0 for p, v in zip(present, values))
                 if not present.count(1):
                     continue
-                tables.append(BeanTable(_PARTITION["domain"], keys, _GAUGE_CLASS, "Value",
+                tables.append(BeanTable(_PARTITION.domain, keys, _GAUGE_CLASS, "Value",
                                         catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE, True, m.topics, m.topic,
                                         m.partition, array("I", range(rank, rank + n)), values, present))
                 rank += n
@@ -210,7 +210,7 @@ class ClusterSource:
                 wanted = bytearray(b"\x01") * len(m.topic)
             else:
                 wants, topics = self.config.wants_mbean, m.topics
-                wanted = bytearray(wants(ObjectName(_PARTITION["domain"], keys + (("topic", topics[t]),
+                wanted = bytearray(wants(ObjectName(_PARTITION.domain, keys + (("topic", topics[t]),
                                                                                   ("partition", str(p)))))
                                    for t, p in zip(m.topic, m.partition))
             m.wanted[gauge] = wanted

@@ -53,6 +53,12 @@ def partition_gauges(profile: Profile) -> tuple[catalog.MBeanSpec, ...]:
     return tuple(s for s in KAFKA_GAUGES if profile.formula(s.shows) is not None)
 
 
+def gauge_formulas(profile: Profile) -> list[tuple[str, object]]:
+    """The view's per-partition columns: (gauge name, formula) of the Partition gauges the profile
+    computes, then Unavailable."""
+    return [(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)] + [(UNAVAILABLE, profile.unavailable)]
+
+
 @dataclass
 class ClusterView:
     """Member i is partition `partition[i]` of topic `topics[topic[i]]`, sorted by topic and
@@ -76,8 +82,7 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
     """Every partition of `states` (each once) under `profile`. Liveness is the states' own
     `live_brokers` (None: every named leader is live)."""
     states = sorted(states, key=lambda s: (s.topic, s.partition))
-    columns = [(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)]
-    columns.append((UNAVAILABLE, profile.unavailable))
+    columns = gauge_formulas(profile)
     counted = [(s.name, profile.formula(s.flag)) for s in TOTALS if s.flag]
     ops = PYTHON_OPS
     # Most partitions of a cluster share their numbers (replicas, ISR, min ISR...): each set of

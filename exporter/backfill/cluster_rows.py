@@ -11,52 +11,39 @@ value from the profile's formula on Columns.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from exporter.backfill.columns import COUNT_TYPES, counts_columns, evaluate
 from mbeans import catalog
+from mbeans.cluster_view import (LEADER_COUNT, LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, TOTALS,
+                                 gauge_formulas)
 from mbeans.health import Profile
 from mbeans.recompute import offline
 
-LEADER_KEY = "leader"
-NO_LEADER_TEXT = "none"  # as kafka-topics.sh --describe prints a missing leader
-UNAVAILABLE = "Unavailable"
-PLACEHOLDERS = "PlaceholderReplicas"
 ATTRIBUTE = "Value"
-# The leader-counted ReplicaManager gauges: their cluster value is the sum over partitions.
-TOTALS = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.leader_only)
-LEADER_COUNT = "LeaderCount"  # counts the partitions with a live leader
-OFFLINE = next(s for s in catalog.KAFKA_CONTROLLER if s.name == "OfflinePartitionsCount")
 # Every Partition gauge's domain and type (Unavailable and PlaceholderReplicas, which only this view
 # has, are named as Kafka's own Partition gauges are).
 PARTITION_FAMILY = catalog.PARTITION[0]
 
 
-def mbean_name(spec: catalog.MBeanSpec, name: str | None = None) -> str:
-    """`domain:type=T,name=N` of the catalog's gauge, or of gauge `name` of the same domain and type."""
-    return f"{spec.domain}:type={spec.type},name={name or spec.name}"
-
-MBEAN_ROWS = ("objectname", "attribute", "value", "k0", "k1")
-
-
-def partition_gauges(profile: Profile) -> list[tuple[str, object]]:
-    """(gauge name, formula) of the Partition gauges the profile computes, then Unavailable."""
-    out = [(s.name, profile.formula(s.shows)) for s in catalog.PARTITION if s.shows
-           and profile.formula(s.shows) is not None]
-    return out + [(UNAVAILABLE, profile.unavailable)]
+def _family_member(gauge: str) -> str:
+    """`domain:type=Partition,name=<gauge>`, as the catalog spells its Partition gauges."""
+    return dataclasses.replace(PARTITION_FAMILY, name=gauge).object_name
 
 
 def _partition_name(gauge: str) -> Column:
-    leader = F.when(F.col("leader") >= 0, F.col("leader").cast("string")).otherwise(F.lit(NO_LEADER_TEXT))
-    return F.concat(F.lit(f"{mbean_name(PARTITION_FAMILY, gauge)},{LEADER_KEY}="), leader,
+    leader = F.when(F.col("leader") >= 0, F.col("leader").cast("string")).otherwise(F.lit(NO_LEADER))
+    return F.concat(F.lit(f"{_family_member(gauge)},{LEADER_KEY}="), leader,
                     F.lit(",topic="), F.col("topic"), F.lit(",partition="), F.col("partition").cast("string"))
 
 
 def partition_rows(states: DataFrame, profile: Profile) -> DataFrame:
     """`states`: rows of counts with topic, partition, leader, placeholders and the steps held (k0, k1)."""
     entries = [F.struct(_partition_name(name).alias("objectname"), evaluate(formula).cast("double").alias("value"))
-               for name, formula in partition_gauges(profile)]
+               for name, formula in gauge_formulas(profile)]
     entries.append(F.when(F.col("placeholders") > 0, F.struct(
         _partition_name(PLACEHOLDERS).alias("objectname"), F.col("placeholders").cast("double").alias("value"))))
     exploded = states.select(F.explode(F.filter(F.array(*entries), lambda e: e.isNotNull())).alias("e"), "k0", "k1")
@@ -75,8 +62,8 @@ def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
             counted = c.leader_live.cast("int")
         else:
             continue
-        sums.append((mbean_name(spec), F.sum(counted)))
-    sums.append((mbean_name(OFFLINE), F.sum(evaluate(offline))))
+        sums.append((spec.object_name, F.sum(counted)))
+    sums.append((OFFLINE_SPEC.object_name, F.sum(evaluate(offline))))
     grouped = states.groupBy("t", "k0", "k1").agg(*(agg.alias(f"v{i}") for i, (_, agg) in enumerate(sums)))
     entries = [F.struct(F.lit(name).alias("objectname"), F.col(f"v{i}").cast("double").alias("value"))
                for i, (name, _) in enumerate(sums)]
