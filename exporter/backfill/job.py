@@ -67,32 +67,30 @@ def _load_rules(path: str | None, shipped_name: str = CLUSTER_RULES):
         return load_config(shipped)
 
 
-def _recompute_settings(opts: Options, config):
-    """The recompute an archive's polls go through: the configuration's `sidecar.recompute` as the
-    live sidecar ran it (--semantics, when given, chooses the profile); a configuration without
-    it recomputes nothing, as live, unless --semantics asks; without --config, the default mode
-    (`outdated`) under --semantics."""
-    import dataclasses
-
-    from exporter.recompute_settings import RecomputeSettings
-    from exporter.sidecar_settings import sidecar_settings
-
-    settings = sidecar_settings(config).recompute if opts.config is not None else None
-    if settings is None:
-        if opts.config is not None and opts.semantics is None:
-            return None
-        return RecomputeSettings(semantics=opts.semantics or DEFAULT_SEMANTICS)
-    return dataclasses.replace(settings, semantics=opts.semantics) if opts.semantics else settings
-
-
-def _configured_semantics(config, path: str | None) -> str | None:
-    """The profile the sidecar's configuration chose (`sidecar.recompute.semantics`), if any."""
+def _configured_recompute(config, path: str | None):
+    """The configuration's `sidecar.recompute` (None without --config or without the key): read
+    once, for the archives' recompute, the profile and the dumps' min ISR."""
     if path is None:
         return None
     from exporter.sidecar_settings import sidecar_settings
 
-    recompute = sidecar_settings(config).recompute
-    return recompute.semantics if recompute is not None else None
+    return sidecar_settings(config).recompute
+
+
+def _recompute_settings(opts: Options, configured):
+    """The recompute an archive's polls go through: the configuration's `sidecar.recompute`
+    (`configured`) as the live sidecar ran it (--semantics, when given, chooses the profile); a
+    configuration without it recomputes nothing, as live, unless --semantics asks; without
+    --config, the default mode (`outdated`) under --semantics."""
+    import dataclasses
+
+    from exporter.recompute_settings import RecomputeSettings
+
+    if configured is None:
+        if opts.config is not None and opts.semantics is None:
+            return None
+        return RecomputeSettings(semantics=opts.semantics or DEFAULT_SEMANTICS)
+    return dataclasses.replace(configured, semantics=opts.semantics) if opts.semantics else configured
 
 
 def run(opts: Options) -> int:
@@ -126,10 +124,11 @@ def run(opts: Options) -> int:
                          "NAME (a label holding each series' broker id) or backfill one broker's archive at a time")
     # a bad file raises ConfigError naming file:line and key
     dump_config = _load_rules(opts.config) if dumps else None
-    dump_min_isr = _configured_min_isr(dump_config, opts.config) if dumps else None
     archive_config = _load_rules(opts.config, HEALTH_RULES) if archives else None
-    recompute = _recompute_settings(opts, archive_config) if archives else None
-    semantics = opts.semantics or _configured_semantics(dump_config or archive_config, opts.config) or DEFAULT_SEMANTICS
+    configured = _configured_recompute(dump_config or archive_config, opts.config)
+    dump_min_isr = _configured_min_isr(configured) if dumps else None
+    recompute = _recompute_settings(opts, configured) if archives else None
+    semantics = opts.semantics or (configured.semantics if configured is not None else None) or DEFAULT_SEMANTICS
     profile = PROFILES[semantics]
     partial = partial_dir(opts.output)
     try:
@@ -299,15 +298,10 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
     return (EXIT_REJECTS if ratio > opts.max_reject_ratio else 0), summary
 
 
-def _configured_min_isr(config, path: str | None):
+def _configured_min_isr(recompute):
     """The config's `sidecar.recompute.minInsyncReplicas` as (default or None, {topic: n}), None
     when it has none: for dumps whose topic header shows no min.insync.replicas, as the live
     sidecar uses it without the Admin API."""
-    if path is None:
-        return None
-    from exporter.sidecar_settings import sidecar_settings
-
-    recompute = sidecar_settings(config).recompute
     if recompute is None or (recompute.min_isr_default is None and not recompute.min_isr_topics):
         return None
     return recompute.min_isr_default, dict(recompute.min_isr_topics)
