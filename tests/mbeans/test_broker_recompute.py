@@ -5,9 +5,12 @@ from __future__ import annotations
 from array import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mbeans.broker_recompute import Assignment, HostedPartitions, full_replica_count, recompute_broker
-from mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES
+from mbeans.broker_recompute import (PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, Assignment, HostedPartitions,
+                                     full_replica_count, recompute_broker)
+from mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, PYTHON_OPS, Counts, multiset_overlap
 
 
 def hosted(*members):
@@ -119,3 +122,43 @@ def test_min_isr_asked_once_per_led_topic():
 def test_topic_command_is_not_a_broker_profile():
     with pytest.raises(ValueError, match="kafka-topics.sh"):
         run(hosted(("t", 0, 1, 1)), PROFILES["topic-command"])
+
+
+# Each led partition judged on its own, as the docstring states it: the recompute judges each
+# distinct Counts once and looks the rest up, which must give these same values.
+_member = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 5), st.integers(0, 4), st.integers(0, 5))
+_assignment = st.one_of(st.none(), st.tuples(
+    st.lists(st.integers(-2, 5), min_size=0, max_size=5).map(tuple),
+    st.lists(st.integers(0, 5), max_size=2).map(tuple), st.lists(st.integers(0, 5), max_size=2).map(tuple)))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(members=st.lists(_member, max_size=40, unique_by=lambda m: m[:2]),
+       moves=st.lists(_assignment, min_size=40, max_size=40),
+       min_isr=st.fixed_dictionaries({t: st.integers(1, 4) for t in "abc"}),
+       profile=st.sampled_from([p for p in PROFILES.values() if p.replicas_count is not None]),
+       broker=st.sampled_from([LEGACY, KAFKA_2_5, KAFKA_3_7]))
+def test_each_led_partition_reads_what_its_own_counts_give(members, moves, min_isr, profile, broker):
+    members = sorted(members)
+    h = hosted(*members)
+    assignments = {(t, p): Assignment(*move) for (t, p, _, _), move in zip(members, moves) if move is not None}
+    r = run(h, profile, broker, min_isr, assignments)
+    expected_rm = dict.fromkeys(r.replica_manager, 0)
+    led = 0
+    for i, (topic, partition, isr, shown) in enumerate(members):
+        a = assignments.get((topic, partition))
+        if not shown:
+            assert all(r.partition[s.name][i] == 0 for s in PARTITION_GAUGES)
+            continue
+        led += 1
+        if a is not None and a.replicas:
+            c = Counts(True, True, len(a.replicas), multiset_overlap(a.adding, a.replicas), bool(a.adding or a.removing),
+                       isr, min_isr[topic])
+        else:
+            c = Counts(True, True, full_replica_count(shown, 0, broker), 0, False, isr, min_isr[topic])
+        for s in PARTITION_GAUGES:
+            assert r.partition[s.name][i] == int(profile.formula(s.shows)(c, PYTHON_OPS)), (s.name, c)
+        for s in REPLICA_MANAGER_GAUGES:
+            expected_rm[s.name] += bool(profile.formula(s.flag)(c, PYTHON_OPS))
+    assert r.replica_manager == expected_rm
+    assert r.led == led
