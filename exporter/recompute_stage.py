@@ -93,7 +93,8 @@ class Recompute:
         self.outcome = Outcome()
         self.view: AdminView | None = None  # the Admin API's answer of the last poll, if it asked (the archive keeps it)
         self._told: set[tuple] = set()  # what was logged once
-        self._wanted: dict[tuple, bytearray] = {}  # (family, member list) -> the members the filters let through
+        # (family, id of the member list) -> (that list, the members the filters let through)
+        self._wanted: dict[tuple, tuple] = {}
         self._added_ranks: tuple | None = None
 
     # --- the inputs -----------------------------------------------------------------------------
@@ -290,16 +291,19 @@ class Recompute:
     def _wanted_members(self, spec: catalog.MBeanSpec, keys: tuple, hosted: HostedPartitions) -> bytearray:
         """Which members of an added family the configuration's filters let through (kept while
         the member list is the same object: the filters run per member once per names refresh)."""
-        cache_key = (spec.key, id(hosted.topic), len(hosted.topic))
-        wanted = self._wanted.get(cache_key)
-        if wanted is None:
+        # keyed by the member list's identity; the entry holds the list, so that id stays its own
+        cache_key = (spec.key, id(hosted.topic))
+        entry = self._wanted.get(cache_key)
+        if entry is not None and entry[0] is hosted.topic:
+            wanted = entry[1]
+        else:
             if len(self._wanted) > 32:
                 self._wanted.clear()
             wants = self.config.wants_mbean
             topics = hosted.topics
             wanted = bytearray(1 if wants(ObjectName(spec.domain, keys + (("topic", topics[t]), ("partition", str(p)))))
                                else 0 for t, p in zip(hosted.topic, hosted.partition))
-            self._wanted[cache_key] = wanted
+            self._wanted[cache_key] = (hosted.topic, wanted)
         return bytearray(wanted)
 
 

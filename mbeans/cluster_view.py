@@ -56,7 +56,8 @@ def partition_gauges(profile: Profile) -> tuple[catalog.MBeanSpec, ...]:
 def gauge_formulas(profile: Profile) -> list[tuple[str, object]]:
     """The view's per-partition columns: (gauge name, formula) of the Partition gauges the profile
     computes, then Unavailable."""
-    return [(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)] + [(UNAVAILABLE, profile.unavailable)]
+    return ([(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)]
+            + [(UNAVAILABLE, profile.unavailable)])
 
 
 @dataclass

@@ -141,7 +141,6 @@ class Health:
         self.ranks = None
         self.last: dict[str, tuple[array, bytearray]] = {}  # ObjectName prefix -> what the rules read last
         self.last_beans: dict[tuple[str, str], float] = {}
-        self.rebuilt = False
         self.loose: dict[tuple[str, str], float] = {}  # own leaves outside the tables
 
     def set(self, key: tuple[str, str], value) -> None:
@@ -169,7 +168,6 @@ class Health:
     def _build(self, state: ArchiveState) -> None:
         """Tables over the hosted partitions (sorted), filled from the broker's own leaves."""
         hosted = state.hosted()
-        self.rebuilt = True
         self.members = frozenset(state.counts)
         n = len(hosted.topic)
         topic, partition = array("i", hosted.topic), array("i", hosted.partition)
@@ -212,9 +210,6 @@ class Health:
             counts = [state.counts[k] for k in self.keys]
             hosted = HostedPartitions(topics, topic, partition, [c[0] for c in counts], [c[1] for c in counts])
             self.recompute.state = state
-            if self.rebuilt:
-                self.recompute._wanted.clear()  # its cache is keyed by the member list's id, and that is new
-                self.rebuilt = False
             result = self.recompute.apply(ReadResult(mbeans, tables=tables,
                                                      broker=BrokerReadings(state.broker, state.version, hosted)))
         out: dict = {}

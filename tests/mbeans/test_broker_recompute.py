@@ -152,8 +152,8 @@ def test_each_led_partition_reads_what_its_own_counts_give(members, moves, min_i
             continue
         led += 1
         if a is not None and a.replicas:
-            c = Counts(True, True, len(a.replicas), multiset_overlap(a.adding, a.replicas), bool(a.adding or a.removing),
-                       isr, min_isr[topic])
+            c = Counts(True, True, len(a.replicas), multiset_overlap(a.adding, a.replicas),
+                       bool(a.adding or a.removing), isr, min_isr[topic])
         else:
             c = Counts(True, True, full_replica_count(shown, 0, broker), 0, False, isr, min_isr[topic])
         for s in PARTITION_GAUGES:
