@@ -106,7 +106,7 @@ def test_both_images_follow_the_conventions():
         assert env["JAVA_HOME"] and env["HOME"] == "/nonexistent"
         assert env["PATH"].split(":")[0] == f"{VENV}/bin"
         labels = DOCKERFILE.labels(target)
-        assert labels["org.opencontainers.image.licenses"] == PYPROJECT["project"]["license"]["text"]
+        assert labels["org.opencontainers.image.licenses"] == PYPROJECT["project"]["license"]
         assert labels["org.opencontainers.image.version"] == "${VERSION}"
         assert DOCKERFILE.arg_defaults(target)["VERSION"] == PYPROJECT["project"]["version"]
         assert labels["org.opencontainers.image.source"].startswith("https://")
