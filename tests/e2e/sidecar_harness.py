@@ -55,7 +55,13 @@ class Sidecar:
                 raise AssertionError(f"no poll after {t}: last error {self.collector.last_error}")
             time.sleep(0.05)
 
-    def __exit__(self, *exc) -> None:
+    def stop(self) -> None:
+        """Stop polling and serving, as leaving the `with` block does (a second call does nothing)."""
+        if self.stop_event.is_set():
+            return
         self.stop_event.set()
         self.thread.join(15)
         self.server.stop()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

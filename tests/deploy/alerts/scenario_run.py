@@ -33,6 +33,7 @@ URP, UNDER, AT = "KafkaUnderReplicatedPartition", "KafkaUnderMinIsrPartition", "
 OFFLINE, STALLED = "KafkaOfflinePartitions", "KafkaReassignmentStalled"
 UNREACHABLE, STALE = "KafkaJmxSidecarBrokerUnreachable", "KafkaJmxSidecarSnapshotStale"
 POLL_ERRORS, BAD_CONFIG = "KafkaJmxSidecarPollErrors", "KafkaJmxSidecarConfigReloadFailed"
+DOWN = "KafkaJmxSidecarDown"
 ORDERS = ("orders-0", "orders-1", "orders-2")
 
 
@@ -67,6 +68,10 @@ EXPECTED = {
     # the broker's series are withdrawn, so no partition alert holds a last value
     "unreachable": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS)),
     "bad_config": frozenset(alerts(UNREACHABLE) | alerts(POLL_ERRORS) | alerts(BAD_CONFIG)),
+    # the sidecar itself stops: Prometheus reads `up` 0 for a target that served its build info;
+    # its instant series go stale (so BrokerUnreachable ends), while the windowed ones keep their
+    # last samples: PollErrors (10m) and ConfigReloadFailed (5m) hold
+    "sidecar_down": frozenset(alerts(DOWN) | alerts(POLL_ERRORS) | alerts(BAD_CONFIG)),
 }
 
 
@@ -113,7 +118,7 @@ def settle(prom: Prometheus, expected: frozenset, timeout: float = 45) -> frozen
 
 def play(tmp: Path, expected: dict[str, frozenset]) -> Run:
     """Play the scenario's phases (keyed "at=N") and the sidecar's own failures ("stale",
-    "recovered", "unreachable", "bad_config"), settling each on `expected`."""
+    "recovered", "unreachable", "bad_config", "sidecar_down"), settling each on `expected`."""
     play_ = scenario.load(SCENARIO)
     rules = rules_with_short_for(tmp)
     sim = Simulator.start(play_.cluster, kafka_version="4.1", broker=1, clock="realtime")
@@ -143,6 +148,8 @@ def play(tmp: Path, expected: dict[str, frozenset]) -> Run:
                 sidecar.config_path.write_text(good + "rules: [\n")  # not YAML
                 run.seen["bad_config"] = settle(prom, expected["bad_config"])
                 sidecar.config_path.write_text(good)
+                sidecar.stop()
+                run.seen["sidecar_down"] = settle(prom, expected["sidecar_down"], timeout=60)
                 run.ended = time.time()
                 return run
             except BaseException:
