@@ -53,11 +53,6 @@ FAMILIES = REPLICA_MANAGER_GAUGES + PARTITION_GAUGES
 _GAUGE_TYPE = dict(catalog.ATTRIBUTES[catalog.Kind.GAUGE])["Value"]
 
 
-def family_name(spec: catalog.MBeanSpec) -> str:
-    """A family as the self metric names it: the ObjectName without topic and partition."""
-    return spec.object_name
-
-
 def action(spec: catalog.MBeanSpec, mode: str, version: str, profile: Profile) -> str:
     """What `mode` does to one health family on a broker of `version` (see the module docstring)."""
     if not spec.exists_in(version):
@@ -76,7 +71,7 @@ class Outcome:
 
     version: str | None = None
     broker_semantics: str | None = None
-    states: dict[str, str] = field(default_factory=dict)  # family name -> state
+    states: dict[str, str] = field(default_factory=dict)  # family (MBeanSpec.object_name: without topic and partition) -> state
     fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, fallback) -> how many
     placeholders: dict[tuple[str, int], int] = field(default_factory=dict)
     led: int = 0
@@ -168,7 +163,7 @@ class Recompute:
             out.fallbacks[("broker_version", "nothing_recomputed")] = 1
             self._tell(("no_version",), "recompute: the broker's release is not known (kafka.server:type=app-info,"
                        "id=N Version); nothing is recomputed until it is")
-            out.states = {family_name(s): (READ if s.exists_in("0.8.0") else NONE) for s in FAMILIES}
+            out.states = {s.object_name: (READ if s.exists_in("0.8.0") else NONE) for s in FAMILIES}
             return result
         out.version = version
         broker_profile = profile_for_version(version)
@@ -242,7 +237,7 @@ class Recompute:
                 state = NONE  # the filters keep it from the rules, or the broker did not serve it
             else:
                 state = READ
-            out.states[family_name(spec)] = state
+            out.states[spec.object_name] = state
         for spec in PARTITION_GAUGES:
             act = actions[spec.name]
             keys = (("type", spec.type), ("name", spec.name))
@@ -270,7 +265,7 @@ class Recompute:
                     _replace_whole(mbeans, whole, hosted, health.partition[spec.name])
             else:
                 state = READ
-            out.states[family_name(spec)] = state
+            out.states[spec.object_name] = state
         if not added_beans and not added_tables:
             return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, result.ranks,
                               result.broker)
