@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from mbeans import catalog
-from mbeans.health import PYTHON_OPS, PartitionState, Profile, counts_of, has_leader, placeholder_count
+from mbeans.health import (PYTHON_OPS, Counts, Formula, Ops, PartitionState, Profile, counts_of, has_leader,
+                           placeholder_count)
 from mbeans.recompute import offline_partitions
 
 # The ObjectName key that carries a partition's leader, after `name` (kafka.cluster:type=Partition,
@@ -60,6 +61,17 @@ def gauge_formulas(profile: Profile) -> list[tuple[str, object]]:
             + [(UNAVAILABLE, profile.unavailable)])
 
 
+def led(c: Counts, ops: Ops = PYTHON_OPS):
+    """What LeaderCount counts: a partition with a live leader (each is led by one broker)."""
+    return c.leader_live
+
+
+def total_formulas(profile: Profile) -> list[tuple[catalog.MBeanSpec, Formula]]:
+    """The view's cluster sums: each of TOTALS with what it counts per partition (its flag under
+    the profile; LeaderCount the led partitions)."""
+    return [(s, profile.formula(s.flag) if s.flag else led) for s in TOTALS if s.flag or s.name == LEADER_COUNT]
+
+
 @dataclass
 class ClusterView:
     """Member i is partition `partition[i]` of topic `topics[topic[i]]`, sorted by topic and
@@ -84,10 +96,10 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
     `live_brokers` (None: every named leader is live)."""
     states = sorted(states, key=lambda s: (s.topic, s.partition))
     columns = gauge_formulas(profile)
-    counted = [(s.name, profile.formula(s.flag)) for s in TOTALS if s.flag]
+    counted = [(s.name, f) for s, f in total_formulas(profile)]
     ops = PYTHON_OPS
     # Most partitions of a cluster share their numbers (replicas, ISR, min ISR...): each set of
-    # numbers is judged once, into a row (the gauges' values, the counted flags, a live leader).
+    # numbers is judged once, into a row (the gauges' values, what each total counts).
     judged: dict[tuple, tuple] = {}
     rows = []
     for s in states:
@@ -95,7 +107,7 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
         row = judged.get(c)
         if row is None:
             row = judged[c] = (tuple(int(f(c, ops)) for _, f in columns),
-                               tuple(int(bool(f(c, ops))) for _, f in counted), int(bool(c.leader_live)))
+                               tuple(int(bool(f(c, ops))) for _, f in counted))
         rows.append(row)
     values = {name: array("q", [r[0][j] for r in rows]) for j, (name, _) in enumerate(columns)}
     totals = dict.fromkeys((s.name for s in TOTALS), 0)
@@ -104,8 +116,6 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
         row = by_id[key]
         for (name, _), v in zip(counted, row[1]):
             totals[name] += v * times
-        if LEADER_COUNT in totals:
-            totals[LEADER_COUNT] += row[2] * times
     topics = list(dict.fromkeys(s.topic for s in states))
     index = {t: k for k, t in enumerate(topics)}
     return ClusterView(

@@ -16,10 +16,10 @@ import dataclasses
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from exporter.backfill.columns import COUNT_TYPES, counts_columns, evaluate
+from exporter.backfill.columns import COUNT_TYPES, evaluate
 from mbeans import catalog
-from mbeans.cluster_view import (LEADER_COUNT, LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, TOTALS,
-                                 gauge_formulas)
+from mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, gauge_formulas,
+                                 total_formulas)
 from mbeans.health import Profile
 from mbeans.recompute import offline
 
@@ -53,16 +53,7 @@ def partition_rows(states: DataFrame, profile: Profile) -> DataFrame:
 
 def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
     """The cluster's sums per observation time (one row per gauge per time)."""
-    c = counts_columns()
-    sums = []
-    for spec in TOTALS:
-        if spec.flag:
-            counted = evaluate(profile.formula(spec.flag))
-        elif spec.name == LEADER_COUNT:
-            counted = c.leader_live.cast("int")
-        else:
-            continue
-        sums.append((spec.object_name, F.sum(counted)))
+    sums = [(spec.object_name, F.sum(evaluate(formula))) for spec, formula in total_formulas(profile)]
     sums.append((OFFLINE_SPEC.object_name, F.sum(evaluate(offline))))
     grouped = states.groupBy("t", "k0", "k1").agg(*(agg.alias(f"v{i}") for i, (_, agg) in enumerate(sums)))
     entries = [F.struct(F.lit(name).alias("objectname"), F.col(f"v{i}").cast("double").alias("value"))
