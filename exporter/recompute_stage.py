@@ -71,7 +71,8 @@ class Outcome:
 
     version: str | None = None
     broker_semantics: str | None = None
-    states: dict[str, str] = field(default_factory=dict)  # family (MBeanSpec.object_name: without topic and partition) -> state
+    # family (MBeanSpec.object_name: without topic and partition) -> state
+    states: dict[str, str] = field(default_factory=dict)
     fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, fallback) -> how many
     placeholders: dict[tuple[str, int], int] = field(default_factory=dict)
     led: int = 0
