@@ -23,6 +23,7 @@ COPY scripts/image/ scripts/image/
 COPY mbeans/ mbeans/
 COPY exporter/ exporter/
 COPY rules/ rules/
+COPY kafka_jmx_sidecar/ kafka_jmx_sidecar/
 RUN scripts/image/build-wheel /dist
 
 FROM build AS sidecar-venv

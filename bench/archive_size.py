@@ -33,12 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exporter.archive.encoder import PollEncoder, PollFacts  # noqa: E402
-from exporter.archive.reader import Rejects, read_archive  # noqa: E402
-from exporter.archive.settings import ArchiveSettings  # noqa: E402
-from exporter.archive.writer import ArchiveWriter  # noqa: E402
-from exporter.model import Attribute, BeanTable, MBean, ObjectName  # noqa: E402
-from mbeans.broker_recompute import HostedPartitions  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.encoder import PollEncoder, PollFacts  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter  # noqa: E402
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName  # noqa: E402
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions  # noqa: E402
 
 TARGET = 20.0
 GAUGE = "com.yammer.metrics.reporting.JmxReporter$Gauge"

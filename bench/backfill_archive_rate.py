@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from archive_size import RECOVERY_POLLS, RF, Broker  # noqa: E402
 
-from exporter.archive.reader import Rejects, read_archive, replay  # noqa: E402
-from exporter.archive.settings import ArchiveSettings  # noqa: E402
-from exporter.archive.writer import ArchiveWriter  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, replay  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter  # noqa: E402
 
 
 def write_archive(directory: str, partitions: int, hours: float, interval: float) -> int:
@@ -75,7 +75,7 @@ OUTPUT_BYTES_PER_STATE = 460  # at a 15 s step (measured: 50.7 GB for 115.2 mill
 
 def backfill(files: list[str], out: str, step: str) -> tuple[float, int, int]:
     """(seconds, exit code, bytes written) of one job over `files`; its output deleted after."""
-    from exporter.backfill import job
+    from kafka_jmx_sidecar.exporter.backfill import job
 
     t0 = time.perf_counter()
     code = job.run(job.Options(files, out, step=step, master="local[2]", conf=["spark.driver.memory=2g"]))
@@ -93,7 +93,7 @@ def main() -> int:
     ap.add_argument("--step", default="15s")
     ap.add_argument("--dir", default=None, help="where the archive and the outputs go (a temporary directory)")
     args = ap.parse_args()
-    from exporter.backfill.session import spark_session
+    from kafka_jmx_sidecar.exporter.backfill.session import spark_session
 
     with tempfile.TemporaryDirectory(prefix="backfill-archive-bench-", dir=args.dir) as d:
         hours = 2 * args.hours
@@ -138,7 +138,7 @@ def main() -> int:
 
 
 def parse_seconds(step: str) -> float:
-    from exporter.backfill.grid import parse_duration_ms
+    from kafka_jmx_sidecar.exporter.backfill.grid import parse_duration_ms
 
     return parse_duration_ms(step) / 1000
 

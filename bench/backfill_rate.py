@@ -34,8 +34,8 @@ from datetime import datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from exporter.backfill import job  # noqa: E402
-from exporter.backfill.session import spark_session  # noqa: E402
+from kafka_jmx_sidecar.exporter.backfill import job  # noqa: E402
+from kafka_jmx_sidecar.exporter.backfill.session import spark_session  # noqa: E402
 
 T0 = datetime(2026, 11, 21, tzinfo=timezone.utc)
 MB, MIB = 1000 ** 2, 1024 ** 2

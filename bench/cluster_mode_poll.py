@@ -70,8 +70,8 @@ class ClusterPipeline(setup.Pipeline):
     """setup.Pipeline's polling and rendering, with the collector `serve` makes in the cluster-wide mode."""
 
     def __init__(self, config_path: Path):
-        from exporter.sidecar import load, make_collector
-        from exporter.snapshot import OPENMETRICS
+        from kafka_jmx_sidecar.exporter.commands.serve import load, make_collector
+        from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         loaded = load(str(config_path))
         self.config, self.settings = loaded.config, loaded.settings
@@ -94,7 +94,7 @@ def start_admin_wire(model: dict, directory: Path) -> tuple[subprocess.Popen, st
 
 
 def main() -> int:
-    from mbeans.simulator import cluster as clusters
+    from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=40_000)
@@ -106,7 +106,7 @@ def main() -> int:
     setup.start_jvm(None)
     model = clusters.synthetic(args.partitions)
     directory = Path(tempfile.mkdtemp(prefix="cluster-mode-bench-"))
-    from mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
     sim = Simulator.start(model, serve="all")

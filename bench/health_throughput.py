@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from exporter import health_report  # noqa: E402
+from kafka_jmx_sidecar.exporter.commands import health as health_report  # noqa: E402
 
 
 def make_states(n: int, seed: int = 7):

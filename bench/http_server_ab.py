@@ -61,9 +61,9 @@ if kind == "http.server":
     print(s.server_address[1], flush=True)
     s.serve_forever()
 else:
-    from exporter.http import MetricsServer
-    from exporter.self_metrics import SelfMetrics
-    from exporter.web_config import WebConfig
+    from kafka_jmx_sidecar.exporter.http.server import MetricsServer
+    from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+    from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
     class Fixed:
         ready, metrics = True, SelfMetrics()
         def response(self, fmt, gzip_wanted):

@@ -60,7 +60,7 @@ class ViewPoll:
 
 
 def make_view(me: int, partitions: int, moving: int):
-    from exporter.admin.view import (AdminView, Broker, BrokerConfig, Cluster, Partition, ReplicaSize,
+    from kafka_jmx_sidecar.exporter.source.admin.view import (AdminView, Broker, BrokerConfig, Cluster, Partition, ReplicaSize,
                                      TopicConfig)
 
     others = [b for b in (1, 2, 3, 4) if b != me][:2]
@@ -81,13 +81,13 @@ def make_view(me: int, partitions: int, moving: int):
 
 
 def collector(config_path: Path, reassignment: bool):
-    from exporter.collector import Collector
-    from exporter.jmx_source import JmxSource
-    from exporter.reassignment_settings import ReassignmentSettings
-    from exporter.reassignment_stage import ReassignmentStage
-    from exporter.rule_engine.config import load_config
-    from exporter.sidecar_settings import SidecarSettings
-    from exporter.snapshot import OPENMETRICS
+    from kafka_jmx_sidecar.exporter.poll.collector import Collector
+    from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+    from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings
+    from kafka_jmx_sidecar.exporter.reassignment.stage import ReassignmentStage
+    from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+    from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+    from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
     config = load_config(str(config_path))
     settings = SidecarSettings(names_refresh_seconds=3600,
@@ -108,7 +108,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"machine: {setup.machine()}")
     setup.start_jvm(None)
-    from mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
     sim = Simulator.start(partitions=args.partitions, kafka_version="4.1")

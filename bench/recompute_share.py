@@ -31,12 +31,12 @@ TARGET_SHARE = 0.10
 
 
 def collector(config_path: Path, recompute: bool):
-    from exporter.collector import Collector
-    from exporter.jmx_source import JmxSource
-    from exporter.recompute_settings import RecomputeSettings
-    from exporter.rule_engine.config import load_config
-    from exporter.sidecar_settings import SidecarSettings
-    from exporter.snapshot import OPENMETRICS
+    from kafka_jmx_sidecar.exporter.poll.collector import Collector
+    from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+    from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
+    from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+    from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+    from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
     config = load_config(str(config_path))
     settings = SidecarSettings(names_refresh_seconds=3600, recompute=RecomputeSettings(
@@ -54,7 +54,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"machine: {setup.machine()}")
     setup.start_jvm(None)
-    from mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
     sim = Simulator.start(partitions=args.partitions, kafka_version=args.kafka_version)

@@ -75,7 +75,7 @@ class Serve:
                           f"  pollIntervalSeconds: {interval}\n")
         self.log = work / f"serve-{self.port}.log"
         with open(self.log, "w") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "exporter.cli", "serve", "--config", str(config)],
+            self.proc = subprocess.Popen([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(config)],
                                          cwd=str(setup.REPO), stdout=log, stderr=subprocess.STDOUT,
                                          start_new_session=True)
         self.started = time.monotonic()

@@ -304,7 +304,7 @@ def main() -> int:
     args = ap.parse_args()
     rules = {"strimzi": setup.STRIMZI_RULES, "health": setup.HEALTH_RULES}.get(args.rules, Path(args.rules))
     if args.jvm_options is None:
-        from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
+        from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
 
         jvm_options = list(DEFAULT_JVM_OPTIONS) + ["-XX:NativeMemoryTracking=summary"]
     else:
@@ -321,7 +321,7 @@ def main() -> int:
     config = setup.write_config(sim.url, rules, extra, directory=work)
     log = open(Path(work) / "sidecar.log", "w")
     t_start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "exporter.cli", "serve", "--config", str(config),
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(config),
                              "--log-level", "warning"], cwd=str(setup.REPO), stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     mem = Memory(proc.pid)

@@ -32,7 +32,7 @@ def host_port(jmx_url: str) -> str:
 
 
 def start_simulator(partitions: int):
-    from mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
     sim = Simulator.start(partitions=partitions)
@@ -43,9 +43,9 @@ def start_simulator(partitions: int):
 def start_jvm(options: list[str] | None) -> list[str]:
     """Start this process's JVM with `options` (None: the sidecar's defaults) before anything else
     does; returns the options used."""
-    from exporter.jmx import JmxSettings
-    from exporter.jmx import start_jvm as start
-    from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxSettings
+    from kafka_jmx_sidecar.exporter.source.jmx import start_jvm as start
+    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
 
     options = list(DEFAULT_JVM_OPTIONS) if options is None else options
     start(JmxSettings(jvm_options=tuple(options)))
@@ -78,11 +78,11 @@ class Pipeline:
     in the steady state of a sidecar that Prometheus scrapes: only OpenMetrics is rendered."""
 
     def __init__(self, config_path: Path, connections: int = 1):
-        from exporter.collector import Collector
-        from exporter.jmx_source import JmxSource
-        from exporter.rule_engine.config import load_config
-        from exporter.sidecar_settings import SidecarSettings
-        from exporter.snapshot import OPENMETRICS
+        from kafka_jmx_sidecar.exporter.poll.collector import Collector
+        from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+        from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+        from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+        from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         self.config = load_config(str(config_path))
         self.settings = SidecarSettings(connections=connections, names_refresh_seconds=3600)
@@ -123,7 +123,7 @@ class Pipeline:
 def timed_poll(c) -> tuple[float, dict[str, float]]:
     """One poll of an in-process Collector as Prometheus asking for OpenMetrics would make it:
     its wall time and its phases."""
-    from exporter.snapshot import OPENMETRICS
+    from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
     c._requested[OPENMETRICS] = time.monotonic()
     t0 = time.perf_counter()
@@ -146,7 +146,7 @@ def plain_connection(jmx_url: str):
     """A fresh MBeanServerConnection through plain JPype calls (the JVM is this process's)."""
     import jpype
 
-    from exporter.jmx import start_jvm
+    from kafka_jmx_sidecar.exporter.source.jmx import start_jvm
 
     start_jvm()
     JMXConnectorFactory = jpype.JClass("javax.management.remote.JMXConnectorFactory")

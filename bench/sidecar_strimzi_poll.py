@@ -37,7 +37,7 @@ def round_trip(jmx_url: str, names: list, size: int, seed: int = 2) -> dict:
     """One getAttributes on one connection: plain JPype calls, and the client's bulk reader."""
     import jpype
 
-    from exporter.jmx import JmxClient, JmxSettings
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxSettings
 
     rng = random.Random(seed)
     sample = names if len(names) <= size else rng.sample(names, size)
@@ -92,8 +92,8 @@ def main() -> int:
             if pipe is None:
                 pipe = setup.Pipeline(config_path, connections=conns)
             else:  # a new source with more connections; the collector and its rule engine stay
-                from exporter.jmx_source import JmxSource
-                from exporter.sidecar_settings import SidecarSettings
+                from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+                from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 
                 pipe.collector.source.close()
                 pipe.settings = SidecarSettings(connections=conns, names_refresh_seconds=3600)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mbeans.simulator import Simulator, cluster  # noqa: E402
+from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster  # noqa: E402
 
 TARGET_SECONDS = 30.0
 TARGET_HEAP = 2 * 1024 ** 3

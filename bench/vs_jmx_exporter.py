@@ -558,7 +558,7 @@ def prepare_sidecar(workdir: Path) -> None:
     helper compiled. This machine's environment sets PYTHONDONTWRITEBYTECODE and the repository
     is installed editable, so without this every `scrape` would compile the sidecar's modules
     again; the bytecode goes to the bench's own directory, never into the working tree."""
-    import exporter
+    import kafka_jmx_sidecar.exporter
 
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")  # inherited by every sidecar process
@@ -571,7 +571,7 @@ def prepare_sidecar(workdir: Path) -> None:
 
 def code_version() -> str:
     """The commit of the sidecar code measured, and whether its files differ from it."""
-    import exporter
+    import kafka_jmx_sidecar.exporter
 
     root = Path(exporter.__file__).resolve().parents[1]
     try:
@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.big_repeat) != 2 or min(args.big_repeat) < 1 or args.repeat < 1 or args.polls < 1:
         ap.error("--repeat, --polls and both --big-repeat counts are at least 1")
 
-    from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
+    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
 
     print(f"machine: {setup.machine()}")
     print(f"sidecar code: {code_version()}")

@@ -1,2 +1,4 @@
-"""How metrics leave: JMX client, rule engine, poll loop, HTTP endpoint, CLI."""
+"""kafka-jmx-sidecar: how metrics leave a Kafka broker. The stages, in the order the data takes
+them, each a package that imports only the ones before it: base, rule_engine, source, recompute,
+reassignment, output, archive, config, poll, http, backfill, commands (docs/architecture.md)."""
 __version__ = "0.1.0"

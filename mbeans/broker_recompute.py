@@ -17,8 +17,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, NamedTuple, Sequence
 
-from mbeans import catalog
-from mbeans.health import PYTHON_OPS, Counts, Profile, multiset_overlap
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.health import PYTHON_OPS, Counts, Profile, multiset_overlap
 
 # The gauges a profile decides: the catalog's ReplicaManager and Partition gauges that show a
 # health value (a flag they count or hold, or a replica count).

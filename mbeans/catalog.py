@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from mbeans.health import parse_version
+from kafka_jmx_sidecar.mbeans.health import parse_version
 
 
 class Kind(Enum):

@@ -27,10 +27,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from mbeans import catalog
-from mbeans.health import (PYTHON_OPS, Counts, Formula, Ops, PartitionState, Profile, counts_of, has_leader,
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.health import (PYTHON_OPS, Counts, Formula, Ops, PartitionState, Profile, counts_of, has_leader,
                            placeholder_count)
-from mbeans.recompute import offline_partitions
+from kafka_jmx_sidecar.mbeans.recompute import offline_partitions
 
 # The ObjectName key that carries a partition's leader, after `name` (kafka.cluster:type=Partition,
 # name=UnderReplicated,leader=1,topic=orders,partition=0), and its value for a partition without one

@@ -11,7 +11,7 @@ import re
 from itertools import chain
 from typing import Iterable, Iterator, NamedTuple
 
-from mbeans.health import NO_LEADER, PartitionState
+from kafka_jmx_sidecar.mbeans.health import NO_LEADER, PartitionState
 
 
 class Parsed(NamedTuple):

@@ -29,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, NamedTuple
 
-from mbeans import catalog
+from kafka_jmx_sidecar.mbeans import catalog
 
 IN, OUT = "in", "out"
 DIRECTIONS = (IN, OUT)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
 
-from mbeans import catalog
-from mbeans.health import (
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.health import (
     PYTHON_OPS, Counts, Ops, PartitionState, Profile, counts_of, has_leader, judge_counts, profile_for_version,
 )
 

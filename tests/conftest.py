@@ -8,7 +8,7 @@ import pytest
 def spark():
     """One local Spark session for the whole test run (its start costs about 5 s): local[2], the
     backfill job's own settings (exporter/backfill/session.py)."""
-    from exporter.backfill.session import spark_session
+    from kafka_jmx_sidecar.exporter.backfill.session import spark_session
 
     session = spark_session("local[2]", [("spark.sql.shuffle.partitions", "4"),
                                          ("spark.driver.memory", "1g")])

@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-from exporter.admin.view import AdminView, Input
-from exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll, State,
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll, State,
                                      encode, member_object)
-from exporter.model import BeanTable, MBean
-from mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 _CHUNK = 1024  # members compared at once (C speed) before looking member by member
 

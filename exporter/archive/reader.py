@@ -1,7 +1,7 @@
 """Reading an archive back: records as typed values, polls in order, and the full state known at
 any time (keyframe + changes). Pure functions over files and values; no Spark, no JMX.
 
-    from exporter.archive.reader import Rejects, read_archive, replay, states_at
+    from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, replay, states_at
 
     rejects = Rejects()
     polls = read_archive(["/var/lib/sidecar/archive"], rejects)   # iterator of PollRecords
@@ -47,10 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
-from exporter.archive.format import (SCHEMA, SUFFIX, Cluster, Count, End, Header, Leaf, Leaves, Malformed,
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, SUFFIX, Cluster, Count, End, Header, Leaf, Leaves, Malformed,
                                      MinIsr, Poll, Record, State, decode, decode_header, member_object)
-from mbeans.broker_recompute import Assignment, HostedPartitions
-from mbeans.health import PartitionState
+from kafka_jmx_sidecar.mbeans.broker_recompute import Assignment, HostedPartitions
+from kafka_jmx_sidecar.mbeans.health import PartitionState
 
 UNREADABLE, TORN, CORRUPT = "unreadable file", "torn last line", "corrupt line"
 MALFORMED, UNKNOWN_KIND = "malformed record", "unknown record kind"

@@ -10,7 +10,7 @@ import re
 import time
 from typing import NamedTuple
 
-from exporter.archive.format import SUFFIX
+from kafka_jmx_sidecar.exporter.archive.format import SUFFIX
 
 FILE_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2})Z" + re.escape(SUFFIX))
 

@@ -19,14 +19,14 @@ import threading
 import time
 from typing import Any, Callable
 
-from exporter import __version__
-from exporter.admin.fallback import MinIsrResolver, client_outdated
-from exporter.admin.view import AdminView, Cluster as AdminCluster
-from exporter.archive import retention
-from exporter.archive.encoder import PollEncoder, PollFacts
-from exporter.archive.settings import ArchiveSettings
-from exporter.source import ReadResult
-from mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.exporter import __version__
+from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver, client_outdated
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Cluster as AdminCluster
+from kafka_jmx_sidecar.exporter.archive import retention
+from kafka_jmx_sidecar.exporter.archive.encoder import PollEncoder, PollFacts
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.source.protocol import ReadResult
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 log = logging.getLogger("kafka_jmx_sidecar.archive")
 

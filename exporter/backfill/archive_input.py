@@ -22,15 +22,15 @@ from array import array
 from dataclasses import dataclass
 from typing import Iterator
 
-from exporter.archive.format import FORMAT, SUFFIX, Cluster, Count, Leaf, Leaves, MinIsr, State, member_object
-from exporter.archive.reader import ArchiveState, Rejects, read_polls
-from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from exporter.recompute_settings import RecomputeSettings
-from exporter.recompute_stage import FAMILIES, Recompute
-from exporter.rule_engine.config import Config
-from exporter.source import BrokerReadings, ReadResult
-from mbeans import catalog
-from mbeans.broker_recompute import PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, HostedPartitions
+from kafka_jmx_sidecar.exporter.archive.format import FORMAT, SUFFIX, Cluster, Count, Leaf, Leaves, MinIsr, State, member_object
+from kafka_jmx_sidecar.exporter.archive.reader import ArchiveState, Rejects, read_polls
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
+from kafka_jmx_sidecar.exporter.recompute.stage import FAMILIES, Recompute
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config
+from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.broker_recompute import PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, HostedPartitions
 
 # One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r") and per
 # file ("f": lines read), in one schema so one pass over the files gives all four.

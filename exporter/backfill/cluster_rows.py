@@ -16,12 +16,12 @@ import dataclasses
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from exporter.backfill.columns import COUNT_TYPES, evaluate
-from mbeans import catalog
-from mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, gauge_formulas,
+from kafka_jmx_sidecar.exporter.backfill.columns import COUNT_TYPES, evaluate
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, gauge_formulas,
                                  total_formulas)
-from mbeans.health import Profile
-from mbeans.recompute import offline
+from kafka_jmx_sidecar.mbeans.health import Profile
+from kafka_jmx_sidecar.mbeans.recompute import offline
 
 ATTRIBUTE = "Value"
 # Every Partition gauge's domain and type (Unavailable and PlaceholderReplicas, which only this view

@@ -7,7 +7,7 @@ import operator
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from mbeans.health import Counts, Formula, Ops, Profile
+from kafka_jmx_sidecar.mbeans.health import Counts, Formula, Ops, Profile
 
 SPARK_OPS = Ops(least=F.least, not_=operator.invert)
 

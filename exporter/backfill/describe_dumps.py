@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from exporter.backfill.grid import ISO_TIME, iso_ms, parse_time_ms
-from mbeans.health import counts_of, has_leader, placeholder_count
-from mbeans.partition_states import Parsed, read_describe
+from kafka_jmx_sidecar.exporter.backfill.grid import ISO_TIME, iso_ms, parse_time_ms
+from kafka_jmx_sidecar.mbeans.health import counts_of, has_leader, placeholder_count
+from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
 
 # Reject reasons (codes the summary and the rejects file use).
 UNREADABLE = "unreadable-file"  # the file could not be opened or read

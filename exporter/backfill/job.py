@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass, field
 from importlib import resources
 
-from exporter.backfill import archive_input, describe_dumps
-from exporter.backfill.grid import Grid, intervals, parse_duration_ms, parse_time_ms
-from exporter.backfill.output import REJECTS, partial_dir, place, promtool_import, write_manifest
-from mbeans.health import PROFILES
+from kafka_jmx_sidecar.exporter.backfill import archive_input, describe_dumps
+from kafka_jmx_sidecar.exporter.backfill.grid import Grid, intervals, parse_duration_ms, parse_time_ms
+from kafka_jmx_sidecar.exporter.backfill.output import REJECTS, partial_dir, place, promtool_import, write_manifest
+from kafka_jmx_sidecar.mbeans.health import PROFILES
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 SAMPLES_PER_PARTITION = 2_000_000  # about 100 MB of text per Spark task
@@ -59,11 +59,11 @@ def _log(message: str) -> None:
 
 
 def _load_rules(path: str | None, shipped_name: str = CLUSTER_RULES):
-    from exporter.rule_engine.config import load_config
+    from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
 
     if path is not None:
         return load_config(path)
-    with resources.as_file(resources.files("rules").joinpath(shipped_name)) as shipped:
+    with resources.as_file(resources.files("kafka_jmx_sidecar.rules").joinpath(shipped_name)) as shipped:
         return load_config(shipped)
 
 
@@ -72,7 +72,7 @@ def _configured_recompute(config, path: str | None):
     once, for the archives' recompute, the profile and the dumps' min ISR."""
     if path is None:
         return None
-    from exporter.sidecar_settings import sidecar_settings
+    from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
 
     return sidecar_settings(config).recompute
 
@@ -84,7 +84,7 @@ def _recompute_settings(opts: Options, configured):
     --config, the default mode (`outdated`) under --semantics."""
     import dataclasses
 
-    from exporter.recompute_settings import RecomputeSettings
+    from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 
     if configured is None:
         if opts.config is not None and opts.semantics is None:
@@ -152,8 +152,8 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
          recompute=None, dump_min_isr=None) -> tuple[int, dict]:
     from pyspark.sql import functions as F
 
-    from exporter.backfill.naming import Naming, named_series
-    from exporter.backfill.session import conf_pairs, spark_session
+    from kafka_jmx_sidecar.exporter.backfill.naming import Naming, named_series
+    from kafka_jmx_sidecar.exporter.backfill.session import conf_pairs, spark_session
 
     spark = spark_session(opts.master, conf_pairs(opts.conf))
     lines_read = states_read = polls_read = 0
@@ -210,7 +210,7 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
     grid = Grid.between(start_ms, end_ms, step_ms)
     parts = []
     if dumps:
-        from exporter.backfill.cluster_rows import cluster_rows
+        from kafka_jmx_sidecar.exporter.backfill.cluster_rows import cluster_rows
 
         held = intervals(sorted(times), grid)
         _log(f"grid: {grid.count} steps of {step_ms / 1000:g} s; {len(held)} of {len(times)} dump times hold a step")
@@ -245,7 +245,7 @@ def _run(opts, profile, step_ms, config, dumps, partial, archives=(), archive_co
 
     out_files = []
     if opts.format == "openmetrics":
-        from exporter.backfill.openmetrics import write_part
+        from kafka_jmx_sidecar.exporter.backfill.openmetrics import write_part
 
         max_bytes = opts.max_file_bytes
         written = ordered.rdd.mapPartitionsWithIndex(

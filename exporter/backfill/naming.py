@@ -14,14 +14,14 @@ from typing import Iterable, Iterator
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from exporter.exposition import _escape_label_value
-from exporter.model import ObjectName
-from exporter.config_file import ConfigFile
-from exporter.rule_engine.config import Config, Store
-from exporter.rule_engine.leaves import Leaf
-from exporter.rule_engine.outcomes import Outcome, Volatile
-from exporter.rule_engine.rule_search import RuleSearch
-from mbeans.catalog import ATTRIBUTE_DESCRIPTION
+from kafka_jmx_sidecar.exporter.output.exposition import _escape_label_value
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigFile
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config, Store
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.rule_search import RuleSearch
+from kafka_jmx_sidecar.mbeans.catalog import ATTRIBUTE_DESCRIPTION
 
 OUTCOME_SCHEMA = ("objectname string, attribute string, volatile boolean, family string, type string, "
                   "series string, fixed double, factor double")

@@ -14,7 +14,7 @@ import math
 import os
 from typing import Iterable, Iterator
 
-from exporter.backfill.grid import Grid
+from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 # Steps whose time stamps a task formats once and keeps (about 50 bytes each): a year at 1 m.
 STAMPS_KEPT = 600_000

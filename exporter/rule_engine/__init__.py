@@ -5,13 +5,13 @@
     families = engine.series(mbeans, ranks, tables)   # one call per poll, as the collector makes it
     samples = engine.samples(mbeans)                  # the same poll as samples (the reference path)
 """
-from exporter.rule_engine.config import Config, Rule, load_config, parse_config
-from exporter.rule_engine.engine import EngineStats, RuleEngine
-from exporter.rule_engine.leaves import Leaf, leaves
-from exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
-from exporter.rule_engine.object_name_pattern import ObjectNamePattern
-from exporter.rule_engine.template import Template
-from exporter.rule_engine.value_blindness import value_blind
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config, Rule, load_config, parse_config
+from kafka_jmx_sidecar.exporter.rule_engine.engine import EngineStats, RuleEngine
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, leaves
+from kafka_jmx_sidecar.exporter.rule_engine.naming import openmetrics_name, safe_name, snake_case
+from kafka_jmx_sidecar.exporter.rule_engine.object_name_pattern import ObjectNamePattern
+from kafka_jmx_sidecar.exporter.rule_engine.template import Template
+from kafka_jmx_sidecar.exporter.rule_engine.value_blindness import value_blind
 
 __all__ = [
     "Config", "EngineStats", "Leaf", "ObjectNamePattern", "Rule", "RuleEngine", "Template",

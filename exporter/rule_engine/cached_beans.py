@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from exporter.families import MemberOutcome
-from exporter.rule_engine.config import Rule
-from exporter.rule_engine.member_tables import DROPPED, TableCache
-from exporter.rule_engine.outcomes import UNMATCHED, BeanPlan, Volatile
+from kafka_jmx_sidecar.exporter.base.families import MemberOutcome
+from kafka_jmx_sidecar.exporter.rule_engine.config import Rule
+from kafka_jmx_sidecar.exporter.rule_engine.member_tables import DROPPED, TableCache
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import UNMATCHED, BeanPlan, Volatile
 
 
 class JmxCachedBeans:

@@ -18,14 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from exporter.config_file import ConfigError, ConfigFile, kind
-from exporter.model import ObjectName
-from exporter.rule_engine import customizers
-from exporter.rule_engine.customizers import MetricCustomizer
-from exporter.rule_engine.java_regex import compile_java_regex
-from exporter.rule_engine.java_text import java_str, parse_java_double
-from exporter.rule_engine.object_name_pattern import ALL_OBJECT_NAMES, ObjectNamePattern, object_name_key
-from exporter.rule_engine.template import Template
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, kind
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine import customizers
+from kafka_jmx_sidecar.exporter.rule_engine.customizers import MetricCustomizer
+from kafka_jmx_sidecar.exporter.rule_engine.java_regex import compile_java_regex
+from kafka_jmx_sidecar.exporter.base.java_text import java_str, parse_java_double
+from kafka_jmx_sidecar.exporter.rule_engine.object_name_pattern import ALL_OBJECT_NAMES, ObjectNamePattern, object_name_key
+from kafka_jmx_sidecar.exporter.rule_engine.template import Template
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 

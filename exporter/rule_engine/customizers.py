@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from exporter.model import Attribute, ObjectName
+from kafka_jmx_sidecar.exporter.base.model import Attribute, ObjectName
 
 EXTRA_METRIC_TYPE = "UNKNOWN"  # the attribute type jmx_exporter gives an extra metric
 

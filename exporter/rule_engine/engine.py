@@ -14,19 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from exporter.families import Family, TableSeries, scaled
-from exporter.model import BeanTable, JavaNumber, MBean, ObjectName, Sample
-from exporter.rule_engine import customizers
-from exporter.rule_engine.cached_beans import JmxCachedBeans
-from exporter.rule_engine.config import Config
-from exporter.rule_engine.java_text import java_str
-from exporter.rule_engine.customizers import MetricCustomizer
-from exporter.rule_engine.leaves import Leaf, flatten
-from exporter.rule_engine.member_tables import MemberTables
-from exporter.rule_engine.naming import NAMING_MODES, add_objectname_on_collisions, first_of_each, safe_name
-from exporter.rule_engine.outcomes import CONSTANTS_LIMIT, EMPTY_NAME, REJECTED_VALUE, BeanPlan, Drop, Outcome, Volatile
-from exporter.rule_engine.rule_search import RuleSearch
-from exporter.rule_engine.series import MergeOrders, assemble
+from kafka_jmx_sidecar.exporter.base.families import Family, TableSeries, scaled
+from kafka_jmx_sidecar.exporter.base.model import BeanTable, JavaNumber, MBean, ObjectName, Sample
+from kafka_jmx_sidecar.exporter.rule_engine import customizers
+from kafka_jmx_sidecar.exporter.rule_engine.cached_beans import JmxCachedBeans
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config
+from kafka_jmx_sidecar.exporter.base.java_text import java_str
+from kafka_jmx_sidecar.exporter.rule_engine.customizers import MetricCustomizer
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, flatten
+from kafka_jmx_sidecar.exporter.rule_engine.member_tables import MemberTables
+from kafka_jmx_sidecar.exporter.rule_engine.naming import NAMING_MODES, add_objectname_on_collisions, first_of_each, safe_name
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import CONSTANTS_LIMIT, EMPTY_NAME, REJECTED_VALUE, BeanPlan, Drop, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.rule_search import RuleSearch
+from kafka_jmx_sidecar.exporter.rule_engine.series import MergeOrders, assemble
 
 
 @dataclass

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from exporter.model import MBean, Tabular
-from exporter.rule_engine.java_text import java_str
-from exporter.rule_engine.naming import bean_text, snake_case
+from kafka_jmx_sidecar.exporter.base.model import MBean, Tabular
+from kafka_jmx_sidecar.exporter.base.java_text import java_str
+from kafka_jmx_sidecar.exporter.rule_engine.naming import bean_text, snake_case
 
 if TYPE_CHECKING:
-    from exporter.rule_engine.prefilter import Prefilter
+    from kafka_jmx_sidecar.exporter.rule_engine.prefilter import Prefilter
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MILLI = _dt.timedelta(milliseconds=1)

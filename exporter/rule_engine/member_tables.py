@@ -12,11 +12,11 @@ from bisect import bisect_left
 from itertools import product
 from typing import Callable
 
-from exporter.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
-from exporter.model import BeanTable
-from exporter.rule_engine.leaves import Leaf
-from exporter.rule_engine.naming import java_order
-from exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
+from kafka_jmx_sidecar.exporter.base.model import BeanTable
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
+from kafka_jmx_sidecar.exporter.rule_engine.naming import java_order
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Outcome, Volatile
 
 # A table member's code: a template number (>= 0), or one of these.
 UNSEEN, DROPPED, REJECTED, EMPTY, VOLATILE = -1, -2, -3, -4, -5

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from exporter.families import RejectedPoll
-from exporter.model import Sample
+from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
+from kafka_jmx_sidecar.exporter.base.model import Sample
 
 NAMING_MODES = ("0.x", "1.x")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from exporter.model import ObjectName
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
 
 
 def _wildcard(text: str) -> re.Pattern:

@@ -21,7 +21,7 @@ from operator import mul
 from collections import Counter
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
-from exporter.model import ObjectName
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
 
 T = TypeVar("T")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exporter.model import Sample
-from exporter.rule_engine.naming import series_key
+from kafka_jmx_sidecar.exporter.base.model import Sample
+from kafka_jmx_sidecar.exporter.rule_engine.naming import series_key
 
 if TYPE_CHECKING:
-    from exporter.rule_engine.leaves import Leaf
+    from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
 
 _new = object.__new__
 _set_name, _set_labels, _set_value = Sample.name.__set__, Sample.labels.__set__, Sample.value.__set__

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from exporter.rule_engine.config import Rule
-from exporter.rule_engine.value_blindness import NUMBER_CHARS, parsed_pattern
+from kafka_jmx_sidecar.exporter.rule_engine.config import Rule
+from kafka_jmx_sidecar.exporter.rule_engine.value_blindness import NUMBER_CHARS, parsed_pattern
 
 
 def required_literals(rule: Rule) -> tuple[tuple[str, ...], ...]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from exporter.rule_engine.config import DEFAULT_RULE, Config, Rule
-from exporter.rule_engine.java_text import parse_java_double
-from exporter.rule_engine.leaves import Leaf, MatchStrings
-from exporter.rule_engine.naming import openmetrics_base, safe_name, snake_case
-from exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, UNMATCHED, UNSUPPORTED, Drop, Outcome, Volatile
-from exporter.rule_engine.prefilter import Prefilter, could_match, head_checks, possible, required_literals
-from exporter.rule_engine.value_blindness import value_blind
+from kafka_jmx_sidecar.exporter.rule_engine.config import DEFAULT_RULE, Config, Rule
+from kafka_jmx_sidecar.exporter.base.java_text import parse_java_double
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, MatchStrings
+from kafka_jmx_sidecar.exporter.rule_engine.naming import openmetrics_base, safe_name, snake_case
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, UNMATCHED, UNSUPPORTED, Drop, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.prefilter import Prefilter, could_match, head_checks, possible, required_literals
+from kafka_jmx_sidecar.exporter.rule_engine.value_blindness import value_blind
 
 
 class RuleSearch:

@@ -22,11 +22,11 @@ from __future__ import annotations
 from array import array
 from typing import Iterable, Sequence
 
-from exporter.families import PARTITION, TOPIC, Family, MergedTables, RejectedPoll, TableSeries, of_samples, scaled
-from exporter.model import Sample
-from exporter.rule_engine.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
+from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, Family, MergedTables, RejectedPoll, TableSeries, of_samples, scaled
+from kafka_jmx_sidecar.exporter.base.model import Sample
+from kafka_jmx_sidecar.exporter.rule_engine.naming import (add_objectname_on_collisions, bean_text, first_of_each, java_order, labels_order,
                                    series_key)
-from exporter.rule_engine.order import hashmap_order
+from kafka_jmx_sidecar.exporter.rule_engine.order import hashmap_order
 
 
 def _entries(part: TableSeries) -> Iterable[tuple[int, Sample, str, str]]:

@@ -18,7 +18,7 @@ try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to
 except ImportError:  # Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-from exporter.rule_engine.config import Rule
+from kafka_jmx_sidecar.exporter.rule_engine.config import Rule
 
 NUMBER_CHARS = frozenset("0123456789-.ENaInfinity")
 _RELEVANT = NUMBER_CHARS | {" ", ":"}  # the only characters the argument above looks at

@@ -6,7 +6,7 @@ mbeans/catalog.py for the chosen Kafka version, computed from the model the way 
 broker computes them, plus the rest of a real Kafka 4.1 broker's `kafka.*` inventory
 (`inventory-4.1.tsv`). Python starts it and drives it over py4j:
 
-    from mbeans.simulator import Simulator, cluster
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
     with Simulator.start(cluster.reference_4_1(), kafka_version="4.1", serve="all") as sim:
         sim.url                      # the posed broker's JMX service URL
         sim.fail_broker(2); sim.advance(10)
@@ -15,7 +15,7 @@ broker computes them, plus the rest of a real Kafka 4.1 broker's `kafka.*` inven
 `kafka-jmx-sidecar simulate` (cli.py) is the command-line face; scenario.py plays YAML timelines;
 tls.py makes key stores for the SSL switch.
 """
-from mbeans.simulator.control import SimulatorError
-from mbeans.simulator.process import JmxSecurity, Simulator
+from kafka_jmx_sidecar.mbeans.simulator.control import SimulatorError
+from kafka_jmx_sidecar.mbeans.simulator.process import JmxSecurity, Simulator
 
 __all__ = ["JmxSecurity", "Simulator", "SimulatorError"]

@@ -1,6 +1,6 @@
 """`python -m mbeans.simulator ...` is `kafka-jmx-sidecar simulate ...`."""
 import sys
 
-from mbeans.simulator.cli import main
+from kafka_jmx_sidecar.mbeans.simulator.cli import main
 
 sys.exit(main())

@@ -18,10 +18,10 @@ import signal
 import sys
 import threading
 
-from mbeans.simulator import cluster as clusters
-from mbeans.simulator import scenario as scenarios
-from mbeans.simulator.control import SimulatorError
-from mbeans.simulator.process import JmxSecurity, Simulator
+from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
+from kafka_jmx_sidecar.mbeans.simulator import scenario as scenarios
+from kafka_jmx_sidecar.mbeans.simulator.control import SimulatorError
+from kafka_jmx_sidecar.mbeans.simulator.process import JmxSecurity, Simulator
 
 DEFAULT_JMX_PORT = 9999
 

@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mbeans.catalog import default_metadata_mode
-from mbeans.health import parse_version
+from kafka_jmx_sidecar.mbeans.catalog import default_metadata_mode
+from kafka_jmx_sidecar.mbeans.health import parse_version
 
 TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 

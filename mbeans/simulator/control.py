@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from mbeans.health import PartitionState
+from kafka_jmx_sidecar.mbeans.health import PartitionState
 
 
 class SimulatorError(RuntimeError):

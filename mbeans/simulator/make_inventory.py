@@ -37,7 +37,7 @@ import re
 import sys
 from pathlib import Path
 
-from mbeans import catalog
+from kafka_jmx_sidecar.mbeans import catalog
 
 DEFAULT_DESCRIPTION = "Attribute exposed for management"  # what a standard MBean's introspector says
 KAFKA_MBEAN = "org.apache.kafka.common.metrics.JmxReporter$KafkaMbean"

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from mbeans import catalog
-from mbeans.health import parse_version
-from mbeans.simulator import cluster as clusters
-from mbeans.simulator.control import Controls, SimulatorError
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.health import parse_version
+from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
+from kafka_jmx_sidecar.mbeans.simulator.control import Controls, SimulatorError
 
 HERE = Path(__file__).resolve().parent
 SIMULATOR_JAVA = HERE / "Simulator.java"

@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from mbeans.simulator.control import SimulatorError
+from kafka_jmx_sidecar.mbeans.simulator.control import SimulatorError
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class TlsFiles:
 
 
 def find_keytool() -> str:
-    from mbeans.simulator.process import find_java
+    from kafka_jmx_sidecar.mbeans.simulator.process import find_java
 
     keytool = Path(find_java()).parent / "keytool"
     if keytool.exists():

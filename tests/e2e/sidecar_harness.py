@@ -7,12 +7,12 @@ import threading
 import time
 from pathlib import Path
 
-from exporter.collector import Collector
-from exporter.http import MetricsServer
-from exporter.jmx_source import JmxSource
-from exporter.rule_engine.config import load_config
-from exporter.sidecar_settings import sidecar_settings
-from exporter.web_config import WebConfig
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.http.server import MetricsServer
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
+from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
 
 REPO = Path(__file__).resolve().parents[2]
 HEALTH_RULES = REPO / "rules" / "kafka-health.yml"

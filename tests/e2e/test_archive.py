@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from exporter.archive.reader import Rejects, read_archive, states_at
-from mbeans.simulator import Simulator
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
+from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from tests.e2e.sidecar_harness import HEALTH_RULES
 from tests.e2e.test_operations import Serve
 # Broker 1 leads orders-0..2 (RF 3, min ISR 2) and payments-0 (RF 2); audit-0 is on brokers 2, 3.

@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from exporter.archive.reader import Rejects, read_archive
-from exporter.backfill import job
-from mbeans.simulator import Simulator
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive
+from kafka_jmx_sidecar.exporter.backfill import job
+from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from tests.e2e.prometheus_server import Prometheus
 from tests.e2e.sidecar_harness import HEALTH_RULES
 from tests.e2e.test_operations import Serve

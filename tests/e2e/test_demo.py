@@ -17,7 +17,7 @@ import yaml
 from tests.e2e.sidecar_harness import REPO
 
 COMMAND = Path(sys.executable).parent / "kafka-jmx-sidecar"
-STEPS = yaml.safe_load((REPO / "exporter" / "demo-scenario.yml").read_text())["steps"]
+STEPS = yaml.safe_load((REPO / "exporter" / "commands" / "demo-scenario.yml").read_text())["steps"]
 
 
 def start(tmp_path: Path, *args: str) -> subprocess.Popen:

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from mbeans.simulator import JmxSecurity, Simulator, cluster, tls
+from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, Simulator, cluster, tls
 from tests.e2e.sidecar_harness import REPO, Sidecar, host_port
 
 STRIMZI = REPO.parent / "shared" / "reference" / "rules" / "strimzi-kafka-metrics.yml"
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "exporter.cli", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
@@ -55,7 +55,7 @@ def test_serve_with_the_broker_down_stays_up_not_ready_and_reports_the_error(tmp
     port, http_port = closed_port(), closed_port()
     cfg = config(tmp_path, f"hostPort: 127.0.0.1:{port}\nsidecar:\n  listenAddress: 127.0.0.1:{http_port}\n"
                            "  pollIntervalSeconds: 0.5\n")
-    proc = subprocess.Popen([sys.executable, "-m", "exporter.cli", "serve", "--config", cfg], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", cfg], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
@@ -129,7 +129,7 @@ def test_wrong_password_is_named_and_the_right_one_scrapes(secured, tmp_path, mo
     assert "wrong" not in r.stderr  # never the password itself
     # the password from the environment, as `${NAME}` (secrets stay out of files and argv)
     monkeypatch.setenv("JMX_PASSWORD", "s3cret")
-    r = subprocess.run([sys.executable, "-m", "exporter.cli", "scrape", "--config",
+    r = subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "scrape", "--config",
                         config(tmp_path, base + "password: ${JMX_PASSWORD}\n", "good.yml")],
                        cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

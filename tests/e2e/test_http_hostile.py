@@ -25,7 +25,7 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from exporter.http import Limits
+from kafka_jmx_sidecar.exporter.http.server import Limits
 from tests.exporter.test_http import pki  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ class Serve:
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "exporter.cli", "serve", "--config", str(config), "--web.config.file",
+                [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(config), "--web.config.file",
                  str(web_yml), "--listen", f"127.0.0.1:{self.port}", "--log-level", "debug"],
                 cwd=str(REPO), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mbeans.simulator import Simulator, cluster
+from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
 from tests.e2e.sidecar_harness import REPO, host_port
 
 STOP_BOUND = 5.0  # seconds from SIGTERM to the process gone
@@ -60,7 +60,7 @@ class Serve:
         self.log_path = tmp_path / f"serve-{self.port}.log"
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "exporter.cli", "serve", "--config", str(self.config)], cwd=REPO,
+                [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(self.config)], cwd=REPO,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "PYTHONPATH": str(REPO)})
 

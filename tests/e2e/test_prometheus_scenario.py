@@ -7,8 +7,8 @@ import subprocess
 import bcrypt
 import pytest
 
-from exporter.web_config import load_web_config
-from mbeans.simulator import Simulator
+from kafka_jmx_sidecar.exporter.http.web_config import load_web_config
+from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from tests.e2e.prometheus_server import Prometheus
 from tests.e2e.sidecar_harness import Sidecar
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.collector import Collector
-from exporter.jmx_source import JmxSource
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import SidecarSettings
-from mbeans.simulator import Simulator, cluster
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
 from tests.e2e.sidecar_harness import host_port
 from tests.exporter.refdump import KAFKA_41, read_exposition
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from exporter.jmx import JmxClient, JmxSettings
+from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxSettings
 from tests.exporter.jmx_target import Target
 
 

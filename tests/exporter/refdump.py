@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from exporter.rule_engine import order
-from exporter.model import Attribute, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine import order
+from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName
 
 # shared/ sits beside the repository (in CI too)
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"

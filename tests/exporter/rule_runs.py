@@ -2,8 +2,8 @@
 engine, and numbers as JMX hands them over."""
 from hypothesis import strategies as st
 
-from exporter.model import Attribute, MBean, ObjectName, Sample
-from exporter.rule_engine import RuleEngine, parse_config
+from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName, Sample
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config
 
 MGMT = "Attribute exposed for management"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import kafka.errors as kerr
 
-from exporter.admin import convert
-from exporter.admin.errors import reason_of, reason_of_code
-from exporter.admin.view import AdminView, BrokerConfig, Input, Reason, ReplicaSize, Unknown
-from mbeans.health import PartitionState, judge, KAFKA_3_7
+from kafka_jmx_sidecar.exporter.source.admin import convert
+from kafka_jmx_sidecar.exporter.source.admin.errors import reason_of, reason_of_code
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, BrokerConfig, Input, Reason, ReplicaSize, Unknown
+from kafka_jmx_sidecar.mbeans.health import PartitionState, judge, KAFKA_3_7
 
 DESCRIBED_CLUSTER_41 = {
     "brokers": [{"broker_id": 2, "host": "127.0.0.1", "is_fenced": False, "port": 9093, "rack": "b"},
@@ -195,7 +195,7 @@ def test_partition_states_convert_one_to_one_and_judge():
 
 
 def test_unknown_lookup_by_scope():
-    from exporter.admin.view import Unknown
+    from kafka_jmx_sidecar.exporter.source.admin.view import Unknown
     view = AdminView(convert.cluster_from(METADATA_CLUSTER_011, "Metadata"), (), unknowns=(
         Unknown(Input.REASSIGNMENTS, Reason.UNSUPPORTED, "broker 2.2 has no ListPartitionReassignments"),
         Unknown(Input.LOG_DIRS, Reason.UNREACHABLE, "broker 3 is down", broker=3)))

@@ -7,8 +7,8 @@ import logging
 
 import kafka.errors as kerr
 
-from exporter.admin.connection import WIRE_LOGGERS, FailureLog, quiet_wire_logs
-from exporter.admin.errors import AdminError, connect_error, read_error
+from kafka_jmx_sidecar.exporter.source.admin.connection import WIRE_LOGGERS, FailureLog, quiet_wire_logs
+from kafka_jmx_sidecar.exporter.source.admin.errors import AdminError, connect_error, read_error
 
 SERVERS = "kafka-0:9093,kafka-1:9093"
 TIMEOUT = kerr.KafkaTimeoutError("Unable to bootstrap from ['kafka-0:9093', 'kafka-1:9093']")
@@ -72,16 +72,16 @@ def test_wire_loggers_are_capped_at_info(caplog):
 
 
 def test_an_unknown_is_logged_once_when_it_appears_and_once_when_it_clears(caplog):
-    from exporter.admin import convert
-    from exporter.admin.settings import AdminSettings
-    from exporter.admin.source import AdminSource
-    from exporter.admin.view import AdminView, Input, Reason, Unknown
+    from kafka_jmx_sidecar.exporter.source.admin import convert
+    from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
+    from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+    from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input, Reason, Unknown
 
     cluster = convert.cluster_from({"brokers": [{"broker_id": 1, "host": "h", "port": 1}], "cluster_id": "c",
                                     "controller_id": 1}, "Metadata")
     down = Unknown(Input.LOG_DIRS, Reason.UNREACHABLE, "broker 3 is not registered (down)", broker=3)
     source = AdminSource(AdminSettings(bootstrap_servers=("kafka-0:9092",)))  # connects only to read
-    with caplog.at_level(logging.INFO, logger="exporter.admin.source"):
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.exporter.source.admin.source"):
         for unknowns in ((down,), (down,), ()):
             source._log_unknowns(AdminView(cluster, (), unknowns=unknowns))
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.admin.poll import AdminPoll
-from exporter.source import SourceError
+from kafka_jmx_sidecar.exporter.source.admin.poll import AdminPoll
+from kafka_jmx_sidecar.exporter.source.protocol import SourceError
 
 
 class CountingSource:

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from exporter.admin import convert
-from exporter.admin.connection import Masked, client_options
-from exporter.admin.fallback import MinIsrResolver, reassignments_known
-from exporter.admin.settings import AdminConfigError, Secret, admin_settings
-from exporter.admin.view import AdminView, BrokerConfig, Input, Partition, Reason, TopicConfig, Unknown
+from kafka_jmx_sidecar.exporter.source.admin import convert
+from kafka_jmx_sidecar.exporter.source.admin.connection import Masked, client_options
+from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver, reassignments_known
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminConfigError, Secret, admin_settings
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, BrokerConfig, Input, Partition, Reason, TopicConfig, Unknown
 
 
 def test_plain_settings_and_their_client_options():

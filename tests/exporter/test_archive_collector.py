@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from array import array
 
-from exporter.archive.reader import Rejects, read_archive, states_at
-from exporter.archive.settings import ArchiveSettings
-from exporter.collector import Collector
-from exporter.recompute_settings import RecomputeSettings
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import SidecarSettings
-from exporter.snapshot import TEXT
-from exporter.source import BrokerReadings, ReadResult
-from mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT
+from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 from tests.exporter.test_collector import URP, Clock, gauge
 
 RULES = "rules:\n  - pattern: kafka.(\\w+)<type=(.+), name=(.+)><>Value\n    name: kafka_$1_$2_$3\n"

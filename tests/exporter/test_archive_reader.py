@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.archive.format import Count, Leaf, Leaves, MinIsr, Poll, State
-from exporter.archive.reader import (ArchiveState, Rejects, archive_files, read_archive, read_polls, replay,
+from kafka_jmx_sidecar.exporter.archive.format import Count, Leaf, Leaves, MinIsr, Poll, State
+from kafka_jmx_sidecar.exporter.archive.reader import (ArchiveState, Rejects, archive_files, read_archive, read_polls, replay,
                                      states_at)
-from mbeans.broker_recompute import HostedPartitions
-from mbeans.health import PartitionState
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.mbeans.health import PartitionState
 
 HEADER = '{"k":"archive","format":"kafka-jmx-sidecar-archive","schema":1,"broker":"1","sidecar":"0.1.0","opened":1000.0}\n'
 
@@ -216,8 +216,8 @@ def test_the_readme_example_reads_as_the_readme_says(tmp_path):
 
 
 def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
-    from mbeans.broker_recompute import Assignment, recompute_broker
-    from mbeans.health import PROFILES
+    from kafka_jmx_sidecar.mbeans.broker_recompute import Assignment, recompute_broker
+    from kafka_jmx_sidecar.mbeans.health import PROFILES
 
     path = write(tmp_path, "a.jsonl", HEADER + KEYFRAME + CHANGE_1015)
     state = list(states_at(read_archive([path]), [1015.0]))[0][1]

@@ -8,13 +8,13 @@ from array import array
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from exporter.admin.view import AdminView, Broker, Cluster, Partition, TopicConfig
-from exporter.archive.encoder import PollFacts
-from exporter.archive.reader import Rejects, read_archive, states_at
-from exporter.archive.settings import ArchiveSettings
-from exporter.archive.writer import ArchiveWriter
-from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Broker, Cluster, Partition, TopicConfig
+from kafka_jmx_sidecar.exporter.archive.encoder import PollFacts
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 T0 = 1_795_003_000.0  # 2026-11-18T11:56:40Z: a few minutes before an hour turns
 TOPICS = ("a", "b", "c")

@@ -10,20 +10,20 @@ from array import array
 
 import pytest
 
-from exporter.admin.view import AdminView, Broker, BrokerConfig, Cluster, Partition, TopicConfig
-from exporter.archive import retention
-from exporter.archive.encoder import PollFacts
-from exporter.archive.format import Count, Leaf, MinIsr, State
-from exporter.archive.reader import Rejects, read_archive, read_polls, states_at
-from exporter.archive.settings import ArchiveSettings
-from exporter.archive.writer import ArchiveWriter, poll_facts
-from exporter.config_file import ConfigError
-from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from exporter.rule_engine.config import parse_config
-from exporter.self_metrics import SelfMetrics
-from exporter.sidecar_settings import sidecar_settings
-from exporter.source import BrokerReadings, ReadResult
-from mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Broker, BrokerConfig, Cluster, Partition, TopicConfig
+from kafka_jmx_sidecar.exporter.archive import retention
+from kafka_jmx_sidecar.exporter.archive.encoder import PollFacts
+from kafka_jmx_sidecar.exporter.archive.format import Count, Leaf, MinIsr, State
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, read_polls, states_at
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter, poll_facts
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
+from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 T0 = 1_795_000_000.0  # 2026-11-18T11:06:40Z
 GAUGE = "com.yammer.metrics.reporting.JmxReporter$Gauge"

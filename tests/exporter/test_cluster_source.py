@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from exporter.admin.errors import AdminError
-from exporter.admin.settings import AdminSettings
-from exporter.admin.view import AdminView, Broker, Cluster, Input, Partition, Reason, TopicConfig, Unknown
-from exporter.cluster_source import ClusterSource
-from exporter.collector import Collector
-from exporter.config_file import ConfigError
-from exporter.recompute_settings import RecomputeSettings
-from exporter.rule_engine import RuleEngine
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar import check_config, load
-from exporter.sidecar_settings import SidecarSettings
-from exporter.snapshot import TEXT, Snapshot, assemble
+from kafka_jmx_sidecar.exporter.source.admin.errors import AdminError
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Broker, Cluster, Input, Partition, Reason, TopicConfig, Unknown
+from kafka_jmx_sidecar.exporter.source.cluster import ClusterSource
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.commands.serve import check_config, load
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, Snapshot, assemble
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_RULES = (REPO / "rules" / "kafka-cluster.yml").read_text()
@@ -221,7 +221,7 @@ def test_a_failed_read_fails_the_poll_and_an_outdated_client_is_made_anew():
 
 def test_the_same_rules_name_a_brokers_partition_mbeans_alike():
     # rules/kafka-cluster.yml gives the cluster's series the names rules/kafka-health.yml gives a broker's
-    from exporter.model import Attribute, MBean, ObjectName
+    from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName
 
     def names(rules, keys):
         mb = MBean(ObjectName("kafka.cluster", keys), "c", (Attribute("Value", 1, "", "java.lang.Object"),))
@@ -312,6 +312,6 @@ def test_a_reload_cannot_change_the_mode(tmp_path, caplog):
 
 def test_a_config_error_is_a_config_error():
     with pytest.raises(ConfigError):
-        from exporter.sidecar_settings import require_source
+        from kafka_jmx_sidecar.exporter.config.sidecar import require_source
 
         require_source(parse_config("sidecar:\n  mode: cluster\nhostPort: h:1\n"))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import time
 
-from exporter.collector import Collector
-from exporter.model import Attribute, MBean, ObjectName
-from exporter.rule_engine.config import load_config, parse_config
-from exporter.sidecar_settings import SidecarSettings
-from exporter.snapshot import OPENMETRICS, TEXT
-from exporter.source import ReadResult, SourceError
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine.config import load_config, parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, SourceError
 
 URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"
 
@@ -161,7 +161,7 @@ def test_run_polls_on_its_own_interval_until_stopped():
 
 
 def test_a_poll_renders_only_the_formats_scraped_lately(monkeypatch):
-    import exporter.collector as collector_module
+    import kafka_jmx_sidecar.exporter.poll.collector as collector_module
 
     c, _ = make([[gauge(URP, 3)]])
     assert c.poll_once()
@@ -383,7 +383,7 @@ class FakeStop:
 def test_overruns_are_counted_and_logged_once_and_polls_keep_to_the_ticks(monkeypatch, caplog):
     import logging
 
-    import exporter.collector as collector_module
+    import kafka_jmx_sidecar.exporter.poll.collector as collector_module
 
     fake = FakeTime()
     monkeypatch.setattr(collector_module, "time", fake)

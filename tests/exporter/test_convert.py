@@ -1,8 +1,8 @@
 """The JMX edge's text format (SidecarJmx.java) -> Python values, for what jmx_exporter tells
 apart: a Float's and a BigDecimal's own text (rules match it), a null description."""
-from exporter.jmx.convert import decode_infos, decode_record
-from exporter.model import JavaNumber
-from exporter.rule_engine.leaves import Leaf
+from kafka_jmx_sidecar.exporter.source.jmx.convert import decode_infos, decode_record
+from kafka_jmx_sidecar.exporter.base.model import JavaNumber
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
 
 
 def test_numbers_keep_the_text_java_prints_for_them():

@@ -5,11 +5,12 @@ import struct
 import pytest
 from hypothesis import given, strategies as st
 
-from exporter.exposition import (OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, choose_content_type, go_double,
-                                 iter_openmetrics_families, iter_text_families, java_double, java_float, render,
-                                 render_openmetrics, render_text)
-from exporter.families import of_samples
-from exporter.model import Sample
+from kafka_jmx_sidecar.exporter.base.java_text import java_double, java_float
+from kafka_jmx_sidecar.exporter.output.exposition import (
+    OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, choose_content_type, go_double, iter_openmetrics_families,
+    iter_text_families, render, render_openmetrics, render_text)
+from kafka_jmx_sidecar.exporter.base.families import of_samples
+from kafka_jmx_sidecar.exporter.base.model import Sample
 
 
 @pytest.mark.parametrize("value, text", [
@@ -225,7 +226,7 @@ def test_values_that_compare_equal_keep_their_own_text():
 def test_the_memos_keep_no_more_than_their_bounds_and_change_no_line(monkeypatch):
     """More distinct label sets and values than the memos keep (the bounds made small here): the
     memos start over and stay within them, and every line is what a fresh formatting gives."""
-    from exporter import exposition
+    from kafka_jmx_sidecar.exporter.output import exposition
 
     monkeypatch.setattr(exposition, "_LABELS_MEMO_LIMIT", 7)
     monkeypatch.setattr(exposition, "_VALUES_MEMO_LIMIT", 5)
@@ -310,9 +311,9 @@ def test_a_big_table_and_a_long_sample_list_are_written_a_piece_at_a_time(monkey
     and the pieces put together are the lines written out by hand here."""
     from array import array
 
-    from exporter import exposition
-    from exporter.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
-    from exporter.model import BeanTable
+    from kafka_jmx_sidecar.exporter.output import exposition
+    from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
+    from kafka_jmx_sidecar.exporter.base.model import BeanTable
 
     monkeypatch.setattr(exposition, "_PIECE_LINES", 4)
     n = 10

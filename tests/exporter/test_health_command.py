@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as hs
 
-from exporter.cli import main
-from mbeans.health import PartitionState
-from mbeans.partition_states import Parsed, read_states
+from kafka_jmx_sidecar.exporter.commands.cli import main
+from kafka_jmx_sidecar.mbeans.health import PartitionState
+from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_states
 from tests.exporter.describe_samples import (
     FILTERED_4_1, REAL_0_11_DEAD_CONTROLLER, REAL_0_11_LIVE_BROKERS, REAL_0_11_UNAVAILABLE, SAMPLES,
 )
@@ -34,7 +34,7 @@ def flags(letters: str) -> dict[str, bool]:
 
 def proc(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     """`python3 -m exporter.cli health ARGS` in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "exporter.cli", "health", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "health", *args], cwd=REPO,
                           input=stdin, capture_output=True, text=True, timeout=120)
 
 
@@ -617,8 +617,8 @@ def test_describe_lines_sharing_a_tail_are_each_judged_and_printed_as_their_own(
     """Describe input is judged once per distinct state shape (all but topic and partition):
     lines sharing a shape under other topics, partitions and min ISRs must each print exactly what
     the same state alone would (json.dumps of it plus its own verdict)."""
-    from exporter.health_report import Job, judge_batch, state_as_object
-    from mbeans.health import PROFILES, counts_of, judge_counts
+    from kafka_jmx_sidecar.exporter.commands.health import Job, judge_batch, state_as_object
+    from kafka_jmx_sidecar.mbeans.health import PROFILES, counts_of, judge_counts
 
     states = [shapes[k % len(shapes)]._replace(topic=t, partition=p, min_isr=1 + k % 3) for t, p, k in uses]
     text = describe_text(states, "4.1")

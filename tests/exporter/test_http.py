@@ -12,12 +12,12 @@ import subprocess
 import bcrypt
 import pytest
 
-from exporter.collector import Collector
-from exporter.http import MetricsServer
-from exporter.config_file import ConfigError
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import SidecarSettings
-from exporter.web_config import WebConfig, load_web_config
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.http.server import MetricsServer
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 from tests.exporter.test_collector import URP, ScriptedSource, gauge
 
 
@@ -158,9 +158,9 @@ def test_web_config_errors_name_file_line_and_key(tmp_path, pki):
 import socket  # noqa: E402
 import time  # noqa: E402
 
-from exporter.http import Limits  # noqa: E402
-from exporter.http_endpoints import basic_credentials, gzip_accepted  # noqa: E402
-from exporter.self_metrics import SelfMetrics  # noqa: E402
+from kafka_jmx_sidecar.exporter.http.server import Limits  # noqa: E402
+from kafka_jmx_sidecar.exporter.http.endpoints import basic_credentials, gzip_accepted  # noqa: E402
+from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics  # noqa: E402
 
 
 class FixedBody:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from exporter.config_file import ConfigError, ConfigFile
-from exporter.http_server_block import CHALLENGE, read_http_server_block
-from exporter.sidecar import load
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
+from kafka_jmx_sidecar.exporter.http.server_block import CHALLENGE, read_http_server_block
+from kafka_jmx_sidecar.exporter.commands.serve import load
 from tests.exporter.test_http import get, serve
 
 

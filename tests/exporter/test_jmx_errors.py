@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from exporter.jmx import JmxConfigError, JmxSettings
+from kafka_jmx_sidecar.exporter.source.jmx import JmxConfigError, JmxSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 2.0  # the read timeout in the subprocesses, and the connect timeout of the paused broker
@@ -30,7 +30,7 @@ def _emit(label: str, started: float, error: Exception | None = None, **extra) -
 
 
 def _attempt(label: str, **kw):
-    from exporter.jmx import JmxClient, JmxError, JmxSettings
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxError, JmxSettings
 
     kw.setdefault("connect_timeout_seconds", CONNECT)
     kw.setdefault("read_timeout_seconds", TIMEOUT)
@@ -47,7 +47,7 @@ def _attempt(label: str, **kw):
 
 def _scenarios_plain(engine: str) -> None:
     """Refused, credentials, SSL on one side only, untrusted certificate, stub elsewhere, paused JVM."""
-    from exporter.jmx import JmxError
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxError
     from tests.exporter.jmx_target import Target, free_port
 
     _attempt("refused", host_port=f"127.0.0.1:{free_port()}", engine=engine)
@@ -82,7 +82,7 @@ def _scenarios_plain(engine: str) -> None:
 
 def _scenarios_ssl() -> None:
     """A trusted SSL broker with authentication; then another trust store in the same process."""
-    from exporter.jmx import JmxConfigError, JmxSettings, start_jvm
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxConfigError, JmxSettings, start_jvm
     from tests.exporter.jmx_target import Target, keystores
 
     ks = keystores()
@@ -201,8 +201,8 @@ def test_this_sides_out_of_memory_error_says_raise_jvm_max_heap_and_the_brokers_
     carries it) is the broker's problem and is not reported as ours."""
     import jpype
 
-    from exporter.jmx import JmxMemoryError, start_jvm
-    from exporter.jmx.errors import translate
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxMemoryError, start_jvm
+    from kafka_jmx_sidecar.exporter.source.jmx.errors import translate
 
     start_jvm()
     oom = jpype.JClass("java.lang.OutOfMemoryError")("Java heap space")

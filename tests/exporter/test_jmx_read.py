@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from exporter.jmx import JmxClient, JmxConfigError, JmxConnectionError, JmxSettings, JmxUnreachableError
-from exporter.model import Composite, ObjectName, Tabular
+from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConfigError, JmxConnectionError, JmxSettings, JmxUnreachableError
+from kafka_jmx_sidecar.exporter.base.model import Composite, ObjectName, Tabular
 from tests.exporter.jmx_target import Target, free_port
 
 TOPICS, PARTITIONS = 3, 20

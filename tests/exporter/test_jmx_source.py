@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.jmx_source import JmxSource, jmx_settings
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import SidecarSettings
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource, jmx_settings
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from tests.exporter.jmx_target import Target
 
 TOPICS, PARTITIONS = 3, 20
@@ -188,9 +188,9 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
 def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
     """The JVM lists the partition families as columns; each member must come back as the name
     the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
-    from exporter.jmx_source import _member_canonical
-    from exporter.model import ObjectName
-    from exporter.rule_engine.order import canonical_name, java_string_hash
+    from kafka_jmx_sidecar.exporter.source.broker import _member_canonical
+    from kafka_jmx_sidecar.exporter.base.model import ObjectName
+    from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash
 
     source = make_source(target)
     try:

@@ -11,9 +11,9 @@ CASE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import jpype
-from exporter.jmx import JmxSettings, start_jvm
-from exporter.jmx.jvm import shrink_heap
-from exporter.sidecar_settings import DEFAULT_JVM_OPTIONS
+from kafka_jmx_sidecar.exporter.source.jmx import JmxSettings, start_jvm
+from kafka_jmx_sidecar.exporter.source.jmx.jvm import shrink_heap
+from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
 
 start_jvm(JmxSettings(jvm_options=DEFAULT_JVM_OPTIONS))
 bean = jpype.JClass("java.lang.management.ManagementFactory").getMemoryMXBean()

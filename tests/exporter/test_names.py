@@ -7,8 +7,8 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from exporter.model import ObjectName
-from exporter.rule_engine.order import java_string_hash
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine.order import java_string_hash
 
 _KEY_VALUE = re.compile(r'([^,=:*?"]+)=("(?:[^"\\]|\\.)*"|[^,"]*)')
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.poll_schedule import PollSchedule
+from kafka_jmx_sidecar.exporter.poll.schedule import PollSchedule
 
 
 def test_polls_that_fit_start_on_the_ticks():

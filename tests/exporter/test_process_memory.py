@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 CASE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from exporter import process_memory
+from kafka_jmx_sidecar.exporter.poll import process_memory
 
 def rss():
     with open("/proc/self/status") as f:

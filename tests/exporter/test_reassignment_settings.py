@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.config_file import ConfigError
-from exporter.reassignment_settings import ReassignmentSettings
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import sidecar_settings
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
 
 
 def settings(text: str):

@@ -11,15 +11,15 @@ import gzip
 import logging
 import math
 
-from exporter.admin.view import (AdminView, Broker, BrokerConfig, Cluster, Input, Partition, Reason, ReplicaSize,
+from kafka_jmx_sidecar.exporter.source.admin.view import (AdminView, Broker, BrokerConfig, Cluster, Input, Partition, Reason, ReplicaSize,
                                  TopicConfig, Unknown)
-from exporter.collector import Collector
-from exporter.reassignment_settings import ReassignmentSettings
-from exporter.reassignment_stage import ReassignmentStage
-from exporter.rule_engine.config import parse_config
-from exporter.sidecar_settings import sidecar_settings
-from exporter.snapshot import OPENMETRICS, TEXT
-from exporter.source import BrokerReadings, ReadResult, SourceError
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings
+from kafka_jmx_sidecar.exporter.reassignment.stage import ReassignmentStage
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
+from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 
 CLUSTER = Cluster("c", 1, (Broker(1, "h", 1), Broker(2, "h", 2), Broker(3, "h", 3)), "DescribeCluster")
 STEADY = Partition("t", 0, 1, (1, 2, 3), (1, 2, 3))

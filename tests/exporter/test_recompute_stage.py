@@ -8,19 +8,19 @@ from array import array
 
 import pytest
 
-from exporter.admin.errors import AdminError
-from exporter.admin.view import (AdminView, BrokerConfig, Cluster, Broker, Input, Partition, Reason, TopicConfig,
+from kafka_jmx_sidecar.exporter.source.admin.errors import AdminError
+from kafka_jmx_sidecar.exporter.source.admin.view import (AdminView, BrokerConfig, Cluster, Broker, Input, Partition, Reason, TopicConfig,
                                  Unknown)
-from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from exporter.recompute_settings import RecomputeSettings, recompute_settings
-from exporter.recompute_stage import ADDED, NONE, READ, REPLACED, Recompute, action
-from exporter.rule_engine import RuleEngine
-from exporter.rule_engine.config import parse_config
-from exporter.snapshot import TEXT, Snapshot, assemble
-from exporter.source import BrokerReadings, ReadResult
-from mbeans import catalog
-from mbeans.broker_recompute import HostedPartitions
-from mbeans.health import PROFILES
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings, recompute_settings
+from kafka_jmx_sidecar.exporter.recompute.stage import ADDED, NONE, READ, REPLACED, Recompute, action
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
+from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, Snapshot, assemble
+from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
+from kafka_jmx_sidecar.mbeans.health import PROFILES
 
 GAUGE = catalog.Kind.GAUGE.class_name
 RM = {s.name: s for s in catalog.REPLICA_MANAGER}

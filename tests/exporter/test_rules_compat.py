@@ -7,8 +7,8 @@ import functools
 
 import pytest
 
-from exporter.exposition import render_text
-from exporter.rule_engine import RuleEngine, load_config, parse_config
+from kafka_jmx_sidecar.exporter.output.exposition import render_text
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, load_config, parse_config
 
 from .refdump import (KAFKA_41, RULES, descriptions_from_capture, jmx_exporter_order, read_dump, read_exposition,
                       read_raw)

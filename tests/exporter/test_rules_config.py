@@ -3,11 +3,11 @@ import re
 
 import pytest
 
-from exporter.model import ObjectName
-from exporter.config_file import ConfigError
-from exporter.rule_engine import ObjectNamePattern, Template, load_config, parse_config
-from exporter.rule_engine.java_regex import compile_java_regex, java_regex_to_python
-from exporter.rule_engine.java_text import parse_java_double
+from kafka_jmx_sidecar.exporter.base.model import ObjectName
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.rule_engine import ObjectNamePattern, Template, load_config, parse_config
+from kafka_jmx_sidecar.exporter.rule_engine.java_regex import compile_java_regex, java_regex_to_python
+from kafka_jmx_sidecar.exporter.base.java_text import parse_java_double
 
 from .refdump import RULES
 
@@ -109,7 +109,7 @@ def test_an_unset_store_password_variable_is_refused_at_load(text, line, key):
 def test_check_config_names_the_unset_store_password_variable(tmp_path, monkeypatch):
     from io import StringIO
 
-    from exporter.sidecar import check_config
+    from kafka_jmx_sidecar.exporter.commands.serve import check_config
 
     monkeypatch.delenv("UNSET_STORE_PASS", raising=False)
     path = tmp_path / "exporter.yml"

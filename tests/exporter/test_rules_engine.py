@@ -5,10 +5,10 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from exporter.exposition import iter_text_families
-from exporter.model import Attribute, Sample
-from exporter.rule_engine import RuleEngine, parse_config
-from exporter.rule_engine.series import families_of
+from kafka_jmx_sidecar.exporter.output.exposition import iter_text_families
+from kafka_jmx_sidecar.exporter.base.model import Attribute, Sample
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config
+from kafka_jmx_sidecar.exporter.rule_engine.series import families_of
 
 from .rule_runs import METER, NUMBERS, PARTITION, bean, one, run, series
 

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from exporter.model import Composite, Tabular
-from exporter.rule_engine import leaves
-from exporter.rule_engine.java_text import java_str
-from exporter.rule_engine.leaves import epoch_seconds
+from kafka_jmx_sidecar.exporter.base.model import Composite, Tabular
+from kafka_jmx_sidecar.exporter.rule_engine import leaves
+from kafka_jmx_sidecar.exporter.base.java_text import java_str
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import epoch_seconds
 
 from .rule_runs import PARTITION, URP, bean, one, run, series
 

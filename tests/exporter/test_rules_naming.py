@@ -1,8 +1,8 @@
 import pytest
 from hypothesis import example, given, strategies as st
 
-from exporter.model import Sample
-from exporter.rule_engine.naming import (add_objectname_on_collisions, keep_first, openmetrics_name, safe_name,
+from kafka_jmx_sidecar.exporter.base.model import Sample
+from kafka_jmx_sidecar.exporter.rule_engine.naming import (add_objectname_on_collisions, keep_first, openmetrics_name, safe_name,
                                    series_key, snake_case)
 
 

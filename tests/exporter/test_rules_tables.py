@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from exporter import exposition
-from exporter.families import RejectedPoll
-from exporter.model import Attribute, BeanTable, MBean, ObjectName
-from exporter.rule_engine import RuleEngine, parse_config
-from exporter.rule_engine.order import jmx_exporter_order
-from exporter.rule_engine.series import families_of
-from exporter.snapshot import Snapshot
+from kafka_jmx_sidecar.exporter.output import exposition
+from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config
+from kafka_jmx_sidecar.exporter.rule_engine.order import jmx_exporter_order
+from kafka_jmx_sidecar.exporter.rule_engine.series import families_of
+from kafka_jmx_sidecar.exporter.poll.snapshot import Snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 STRIMZI = REPO.parent / "shared" / "reference" / "rules" / "strimzi-kafka-metrics.yml"
@@ -167,7 +167,7 @@ def test_a_table_family_is_written_from_its_columns_without_a_sample_per_member(
     rnd, tables, others, rank = build(3)
     rest = fill(rnd, tables, others)
     families = engine.series(rest, [rank[mb.name] for mb in rest], tables)
-    from exporter.families import TableSeries
+    from kafka_jmx_sidecar.exporter.base.families import TableSeries
 
     direct = {f.name for f in families if any(isinstance(p, TableSeries) for p in f.parts)}
     # every family but Size, which shares its name with an MBean outside the table (build())
@@ -188,7 +188,7 @@ def test_a_snapshot_keeps_its_values_when_the_next_poll_changes_the_table():
 def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     """The sidecar ranks names from the canonical-name hashes the JVM computed (signed ints);
     that must be the order jmx_exporter_order gives, collisions within a bucket included."""
-    from exporter.rule_engine.order import canonical_name, java_string_hash, visiting_ranks
+    from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, visiting_ranks
 
     rnd = random.Random(11)
     names = [ObjectName(rnd.choice(["kafka.cluster", "kafka.log"]), (("type", "Partition"), ("name", rnd.choice(["A", "B", "C"])),
@@ -388,7 +388,7 @@ def test_default_naming_writes_a_family_of_several_tables_interleaved_from_their
     """No rules: `kafka_cluster_Partition_Value` is three tables (one per `name=`), their members'
     visits interleaved; 0.x writes them in that order, from the columns, with no Sample made
     (the member of topic "0", partition 0 included: it shares its table's template)."""
-    from exporter.families import MergedTables
+    from kafka_jmx_sidecar.exporter.base.families import MergedTables
 
     for families, got, want, _, _ in polled("", "0.x", MEMBERS, 1):
         assert got == want
@@ -405,7 +405,7 @@ def test_default_naming_writes_a_family_of_several_tables_interleaved_from_their
 
 @pytest.mark.parametrize("naming", ["0.x", "1.x"])
 def test_tables_named_alike_merge_only_when_their_labels_tell_them_apart(naming):
-    from exporter.families import MergedTables, TableSeries
+    from kafka_jmx_sidecar.exporter.base.families import MergedTables, TableSeries
 
     polls = polled(MERGES, naming, MEMBERS, 2)
     for families, got, want, by_tables, one_by_one in polls:
@@ -492,8 +492,8 @@ def test_leader_tables_render_exactly_as_the_same_mbeans_one_by_one(rules, namin
         assert got.bodies["text"].decode() == want.bodies["text"].decode()
         assert got.bodies["openmetrics"].decode() == want.bodies["openmetrics"].decode()
         assert by_tables.stats.duplicates == one_by_one.stats.duplicates
-    from exporter.families import TableSeries
-    from exporter.families import MergedTables
+    from kafka_jmx_sidecar.exporter.base.families import TableSeries
+    from kafka_jmx_sidecar.exporter.base.families import MergedTables
 
     if rules is CLUSTER_RULES:
         # written from the columns: one template per table, each family made of table parts only

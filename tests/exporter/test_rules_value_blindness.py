@@ -2,8 +2,8 @@
 import pytest
 from hypothesis import given, settings
 
-from exporter.rule_engine import RuleEngine, parse_config, value_blind
-from exporter.rule_engine.java_text import java_str
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config, value_blind
+from kafka_jmx_sidecar.exporter.base.java_text import java_str
 
 from .rule_runs import NUMBERS, bean
 
@@ -49,7 +49,7 @@ def test_rules_without_pattern_or_with_cache_are_blind():
 
 
 def _shipped_rules():
-    from exporter.rule_engine import load_config
+    from kafka_jmx_sidecar.exporter.rule_engine import load_config
     from .refdump import RULES
     return [r for f in ("strimzi-kafka-metrics.yml", "confluent-kafka-broker.yml")
             for r in load_config(RULES / f).rules]

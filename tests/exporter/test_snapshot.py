@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gzip
 
-from exporter import exposition
-from exporter.model import Sample
-from exporter.snapshot import OPENMETRICS, TEXT, Snapshot, assemble
+from kafka_jmx_sidecar.exporter.output import exposition
+from kafka_jmx_sidecar.exporter.base.model import Sample
+from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, Snapshot, assemble
 
 SAMPLES = [Sample("kafka_cluster_partition_underreplicated", (("partition", str(p)), ("topic", f"t{t}")),
                   float(p % 2), "gauge", "h") for t in range(50) for p in range(100)] + \

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mbeans.broker_recompute import (PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, Assignment, HostedPartitions,
+from kafka_jmx_sidecar.mbeans.broker_recompute import (PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, Assignment, HostedPartitions,
                                      full_replica_count, recompute_broker)
-from mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, PYTHON_OPS, Counts, multiset_overlap
+from kafka_jmx_sidecar.mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, PYTHON_OPS, Counts, multiset_overlap
 
 
 def hosted(*members):

@@ -11,9 +11,9 @@ import random
 
 import pytest
 
-from mbeans.cluster_view import NO_LEADER, judge_cluster, partition_gauges
-from mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, TOPIC_COMMAND, PartitionState
-from mbeans.recompute import cluster_values
+from kafka_jmx_sidecar.mbeans.cluster_view import NO_LEADER, judge_cluster, partition_gauges
+from kafka_jmx_sidecar.mbeans.health import KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, TOPIC_COMMAND, PartitionState
+from kafka_jmx_sidecar.mbeans.recompute import cluster_values
 
 URP, UMI, AMI, REASS, LEADERS = ("UnderReplicatedPartitions", "UnderMinIsrPartitionCount",
                                  "AtMinIsrPartitionCount", "ReassigningPartitions", "LeaderCount")

@@ -3,9 +3,9 @@ rejected: a partition whose assignment is not known yet (listed with no leader a
 a leader outside the replica list during a move, and placeholder replica ids."""
 from __future__ import annotations
 
-from mbeans.health import KAFKA_3_7, LEGACY, PROFILES, PartitionState, judge, placeholder_count
-from mbeans.partition_states import Parsed, Rejected, read_describe, read_jsonl
-from mbeans.recompute import cluster_values
+from kafka_jmx_sidecar.mbeans.health import KAFKA_3_7, LEGACY, PROFILES, PartitionState, judge, placeholder_count
+from kafka_jmx_sidecar.mbeans.partition_states import Parsed, Rejected, read_describe, read_jsonl
+from kafka_jmx_sidecar.mbeans.recompute import cluster_values
 
 
 def test_assignment_not_known_yet_is_read_and_unavailable():

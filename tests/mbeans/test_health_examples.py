@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from mbeans.health import (
+from kafka_jmx_sidecar.mbeans.health import (
     DEFAULT_PROFILE, KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, TOPIC_COMMAND, Counts, HealthFlags,
     PartitionState, judge, judge_counts, parse_version, placeholder_count, profile_for_version,
 )

@@ -12,10 +12,10 @@ from collections import Counter
 
 from hypothesis import assume, example, given, settings, strategies as hs
 
-from mbeans.health import (
+from kafka_jmx_sidecar.mbeans.health import (
     KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, TOPIC_COMMAND, PartitionState, judge, placeholder_count,
 )
-from mbeans.recompute import cluster_values
+from kafka_jmx_sidecar.mbeans.recompute import cluster_values
 
 BROKER_PROFILES = (KAFKA_3_7, KAFKA_2_5, LEGACY)
 # Per test, not a global profile: other test modules keep their own Hypothesis settings.

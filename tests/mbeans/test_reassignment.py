@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from mbeans.reassignment import (IN, OUT, BrokerTraffic, Move, Progress, ReplicaLag, Total, Window, adding_lags,
+from kafka_jmx_sidecar.mbeans.reassignment import (IN, OUT, BrokerTraffic, Move, Progress, ReplicaLag, Total, Window, adding_lags,
                                  count_delta, eta_seconds, has_reassignment_meters, log_dir_lags, max_lag,
                                  remaining_by_partition)
 

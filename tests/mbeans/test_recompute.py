@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from mbeans.health import KAFKA_2_5, LEGACY, TOPIC_COMMAND, PartitionState
-from mbeans.recompute import cluster_values
+from kafka_jmx_sidecar.mbeans.health import KAFKA_2_5, LEGACY, TOPIC_COMMAND, PartitionState
+from kafka_jmx_sidecar.mbeans.recompute import cluster_values
 
 URP, UMI, AMI, REASS, LEADERS, PARTS = (
     "UnderReplicatedPartitions", "UnderMinIsrPartitionCount", "AtMinIsrPartitionCount",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from exporter import sidecar
+from kafka_jmx_sidecar.exporter.commands import serve as sidecar
 from tests.real.per_config_exporter import PerConfigExporter
 
 

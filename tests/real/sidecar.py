@@ -26,7 +26,7 @@ OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 def command() -> list[str]:
     """The installed console script of this virtual environment."""
     script = Path(sys.executable).with_name("kafka-jmx-sidecar")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "exporter.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli"]
 
 
 def config_text(host_port: str, rules_body: str, sidecar: str = "", head: str = "") -> str:

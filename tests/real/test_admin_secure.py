@@ -17,11 +17,11 @@ import uuid
 
 import pytest
 
-from exporter.admin.errors import AdminError
-from exporter.admin.fallback import MinIsrResolver
-from exporter.admin.settings import AdminSettings, SaslSettings, Secret, TlsSettings
-from exporter.admin.source import AdminSource
-from exporter.admin.view import Input, Reason
+from kafka_jmx_sidecar.exporter.source.admin.errors import AdminError
+from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings, SaslSettings, Secret, TlsSettings
+from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+from kafka_jmx_sidecar.exporter.source.admin.view import Input, Reason
 from tests.real import processes
 from tests.real.kafka import KafkaCluster, SecureClients
 

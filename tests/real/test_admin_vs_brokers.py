@@ -21,11 +21,11 @@ import time
 
 import pytest
 
-from exporter.admin.fallback import MinIsrResolver
-from exporter.admin.settings import AdminSettings
-from exporter.admin.source import AdminSource
-from exporter.admin.view import AdminView, Input, Reason
-from mbeans.partition_states import Parsed, read_describe
+from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
+from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input, Reason
+from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
 from tests.real.kafka import KafkaCluster
 
 RELEASES = ("4.1", "3.6", "2.4", "0.11")

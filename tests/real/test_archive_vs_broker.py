@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from exporter.archive.reader import Rejects, read_archive, states_at
-from exporter.collector import Collector
-from exporter.jmx_source import JmxSource
-from exporter.sidecar import load
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.commands.serve import load
 from tests.real.sidecar import config_text
 from tests.real.test_health_vs_brokers import RULES, read_describe
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from exporter.backfill import job
-from mbeans.health import profile_for_version
+from kafka_jmx_sidecar.exporter.backfill import job
+from kafka_jmx_sidecar.mbeans.health import profile_for_version
 from tests.e2e.prometheus_server import Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
 from tests.real.kafka import CONTROLLER_ID

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pytest
 
-from exporter.collector import Collector
-from exporter.jmx_source import JmxSource
-from exporter.sidecar import load
-from exporter.snapshot import TEXT, assemble
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from tests.real.kafka import CONTROLLER_ID, KafkaCluster
 from tests.real.sidecar import Serve, config_text
 from tests.real.test_health_vs_brokers import RULES, read_describe, read_gauges

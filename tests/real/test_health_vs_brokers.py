@@ -45,8 +45,8 @@ from pathlib import Path
 
 import pytest
 
-from exporter import health_report
-from mbeans.health import PROFILES, PartitionState, counts_of, profile_for_version
+from kafka_jmx_sidecar.exporter.commands import health as health_report
+from kafka_jmx_sidecar.mbeans.health import PROFILES, PartitionState, counts_of, profile_for_version
 from tests.real import processes
 from tests.real.kafka import CONTROLLER_ID, KafkaCluster
 from tests.real.sidecar import Serve, config_text

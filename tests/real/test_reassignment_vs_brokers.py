@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from exporter.collector import Collector
-from exporter.jmx_source import JmxSource
-from exporter.sidecar import load
-from exporter.snapshot import TEXT, assemble
+from kafka_jmx_sidecar.exporter.poll.collector import Collector
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from tests.real.kafka import KafkaCluster
 from tests.real.sidecar import config_text
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from mbeans import catalog
-from mbeans.partition_states import Parsed, read_describe
-from mbeans.simulator import Simulator
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
+from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from tests.real import processes
 from tests.real.kafka import CONTROLLER_ID, KafkaCluster
 
@@ -124,7 +124,7 @@ class Bean:
 
 def read_mbeans(url: str) -> dict[str, Bean]:
     """Every kafka.* MBean: class name, attributes with declared and runtime types and values."""
-    from exporter.jmx.jvm import start_jvm
+    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
 
     start_jvm()
     import jpype

@@ -15,7 +15,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from mbeans.simulator import Simulator  # noqa: E402
+from kafka_jmx_sidecar.mbeans.simulator import Simulator  # noqa: E402
 from sim_jmx import Jmx, start_jvm  # noqa: E402
 
 REPO = HERE.parents[1]

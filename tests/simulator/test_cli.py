@@ -17,7 +17,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
 
 def simulate(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mbeans.simulator", *args]
+    return [sys.executable, "-m", "kafka_jmx_sidecar.mbeans.simulator", *args]
 
 
 def start(*args: str) -> tuple[subprocess.Popen, list[str]]:

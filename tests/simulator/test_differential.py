@@ -19,8 +19,8 @@ import random
 
 import pytest
 
-from mbeans import catalog, recompute
-from mbeans.simulator import SimulatorError
+from kafka_jmx_sidecar.mbeans import catalog, recompute
+from kafka_jmx_sidecar.mbeans.simulator import SimulatorError
 from sim_jmx import Jmx
 
 VERSIONS = ["2.2", "2.4", "2.5", "3.6", "3.7", "4.1"]

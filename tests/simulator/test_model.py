@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from mbeans import recompute
-from mbeans.health import PartitionState
-from mbeans.simulator import SimulatorError, cluster
+from kafka_jmx_sidecar.mbeans import recompute
+from kafka_jmx_sidecar.mbeans.health import PartitionState
+from kafka_jmx_sidecar.mbeans.simulator import SimulatorError, cluster
 
 RM = "kafka.server:type=ReplicaManager,name="
 BTM = "kafka.server:type=BrokerTopicMetrics,name="

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mbeans import catalog
-from mbeans.simulator import cluster
+from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.simulator import cluster
 
 HEAD = re.compile(r"^(kafka\.\S.*?)   \[(.+)\]$")
 ATTR = re.compile(r"^    (\S+) : (\S+) = (.*)  \(([\w.$]+)\)$")
@@ -91,7 +91,7 @@ def test_health_values_are_the_captured_brokers(jmx, reference):
         if "ProducerIdCount" in name or "Value" not in ref["attrs"]:
             continue
         kind = re.search(r"name=(\w+)", name).group(1)
-        from mbeans import catalog
+        from kafka_jmx_sidecar.mbeans import catalog
         if not any(s.name == kind for s in catalog.HEALTH_MBEANS):
             continue  # inventory beans carry the captured values by construction
         assert jmx.get(name) == int(ref["attrs"]["Value"][2]), name

@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from mbeans.simulator import scenario as scenarios
+from kafka_jmx_sidecar.mbeans.simulator import scenario as scenarios
 from sim_jmx import Jmx
 
 RM = "kafka.server:type=ReplicaManager,name="

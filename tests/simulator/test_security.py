@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mbeans.simulator import JmxSecurity, SimulatorError, cluster, tls
+from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, SimulatorError, cluster, tls
 from sim_jmx import Jmx
 
 HERE = Path(__file__).resolve().parent
@@ -66,7 +66,7 @@ def test_a_password_file_others_can_read_is_refused_as_the_jdk_does(secrets, tmp
     pw.write_text("monitor x\n")
     os.chmod(pw, 0o644)
     with pytest.raises(SimulatorError, match=f"chmod 600 {pw}"):
-        from mbeans.simulator import Simulator
+        from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
         Simulator.start(cluster.reference_4_1(), security=JmxSecurity(password_file=str(pw)))
 

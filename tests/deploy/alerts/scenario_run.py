@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
 
-from mbeans.simulator import Simulator, scenario
+from kafka_jmx_sidecar.mbeans.simulator import Simulator, scenario
 from tests.e2e.prometheus_server import Prometheus
 from tests.e2e.sidecar_harness import Sidecar
 

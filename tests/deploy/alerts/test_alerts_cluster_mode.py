@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 import threading
 
-from exporter.http import MetricsServer
-from exporter.sidecar import load, make_collector
-from mbeans.simulator import cluster as clusters
+from kafka_jmx_sidecar.exporter.http.server import MetricsServer
+from kafka_jmx_sidecar.exporter.commands.serve import load, make_collector
+from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
 from tests.deploy.alerts.scenario_run import (AT, OFFLINE, REPO, URP, alerts, rules_with_short_for, settle)
 from tests.e2e.prometheus_server import Prometheus
 

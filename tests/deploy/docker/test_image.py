@@ -27,8 +27,8 @@ import base64
 import bcrypt
 import pytest
 
-from exporter.sidecar_settings import SidecarSettings
-from mbeans.simulator import JmxSecurity, Simulator
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, Simulator
 from tests.deploy.docker.dockerfile import Dockerfile
 
 REPO = Path(__file__).resolve().parents[3]
@@ -321,7 +321,7 @@ def test_serve_runs_as_the_image_user_with_only_the_volumes_writable(installed, 
     archive.mkdir(mode=0o750)
     os.chown(archive, uid, gid)
     port = free_port()
-    rules = next(inst.venv.glob("lib/python3*/site-packages/rules/kafka-health.yml"))  # from the wheel
+    rules = next(inst.venv.glob("lib/python3*/site-packages/kafka_jmx_sidecar/rules/kafka-health.yml"))  # from the wheel
     config = etc / "config.yml"
     config.write_text(f"hostPort: {broker}\nusername: monitor\npassword: ${{JMX_PASSWORD}}\n"
                       f"sidecar:\n  listenAddress: 127.0.0.1:{port}\n  pollIntervalSeconds: 0.5\n"

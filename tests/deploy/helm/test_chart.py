@@ -252,7 +252,7 @@ def test_the_backfill_job_runs_backfill_between_two_volumes():
 def test_the_spark_application_runs_the_same_arguments():
     spark = one(render(CI["backfill-spark-operator-values.yaml"]), "SparkApplication")
     assert spark["apiVersion"] == "sparkoperator.k8s.io/v1beta2"
-    assert spark["spec"]["type"] == "Python" and spark["spec"]["mainApplicationFile"].endswith("exporter/backfill/submit.py")
+    assert spark["spec"]["type"] == "Python" and spark["spec"]["mainApplicationFile"].endswith("kafka_jmx_sidecar/exporter/commands/spark_submit.py")
     assert spark["spec"]["arguments"] == ["--input", "/data/input/dumps", "--output", "/data/output/backfill",
                                           "--semantics", "kafka-3.7", "--step", "15s"]
     assert spark["spec"]["image"] == "registry.example.com/kafka-jmx-sidecar-spark:0.1.0"

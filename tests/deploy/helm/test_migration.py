@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from exporter.rule_engine import RuleEngine, load_config
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, load_config
 from tests.deploy.helm.chart import REPO
 from tests.exporter.refdump import KAFKA_41, RULES, descriptions_from_capture, jmx_exporter_order, read_dump
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from exporter.backfill import archive_input, job
-from exporter.backfill.naming import Naming
-from exporter.recompute_settings import RecomputeSettings
+from kafka_jmx_sidecar.exporter.backfill import archive_input, job
+from kafka_jmx_sidecar.exporter.backfill.naming import Naming
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from tests.exporter.backfill.test_job import T0, options, read_series, write_dumps
 
 

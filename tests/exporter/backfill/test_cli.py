@@ -2,7 +2,7 @@
 before any Spark session starts."""
 from __future__ import annotations
 
-from exporter.cli import main
+from kafka_jmx_sidecar.exporter.commands.cli import main
 
 
 def test_errors_name_the_option(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """Runs: consecutive observations of a partition that say the same become one row over their steps."""
 from __future__ import annotations
 
-from exporter.backfill.cluster_rows import runs
+from kafka_jmx_sidecar.exporter.backfill.cluster_rows import runs
 
 SCHEMA = ("t long, k0 long, k1 long, topic string, partition int, leader int, placeholders int, has_leader boolean, "
           "leader_live boolean, replicas int, adding int, reassigning boolean, isr int, min_isr int")
@@ -26,10 +26,10 @@ def test_runs(spark):
 def test_totals_are_the_recompute_on_the_same_states(spark):
     """The cluster's sums on Spark equal the live recompute's (mbeans/recompute.py, cluster_view) on
     the same partition states, and the hand count; under the catalog's ObjectNames."""
-    from exporter.backfill.cluster_rows import total_rows
-    from mbeans.cluster_view import judge_cluster
-    from mbeans.health import KAFKA_3_7, PartitionState, counts_of
-    from mbeans.recompute import offline_partitions
+    from kafka_jmx_sidecar.exporter.backfill.cluster_rows import total_rows
+    from kafka_jmx_sidecar.mbeans.cluster_view import judge_cluster
+    from kafka_jmx_sidecar.mbeans.health import KAFKA_3_7, PartitionState, counts_of
+    from kafka_jmx_sidecar.mbeans.recompute import offline_partitions
 
     states = [
         PartitionState("a", 0, 1, (1, 2, 3), (1, 2, 3), min_isr=2),

@@ -7,9 +7,9 @@ from importlib import resources
 
 from hypothesis import HealthCheck, given, settings, strategies as hs
 
-from exporter.backfill.columns import COUNT_TYPES, profile_values
-from mbeans.health import PROFILES, PYTHON_OPS, counts_of
-from mbeans.partition_states import state_from_object
+from kafka_jmx_sidecar.exporter.backfill.columns import COUNT_TYPES, profile_values
+from kafka_jmx_sidecar.mbeans.health import PROFILES, PYTHON_OPS, counts_of
+from kafka_jmx_sidecar.mbeans.partition_states import state_from_object
 from tests.mbeans.test_health_properties import states
 
 VALUES = ("under_replicated", "under_min_isr", "at_min_isr", "unavailable", "replicas_count",
@@ -33,7 +33,7 @@ def spark_and_python(spark, state_list):
 
 
 def test_kip_examples_agree(spark):
-    text = resources.files("mbeans").joinpath("kip_examples.jsonl").read_text()
+    text = resources.files("kafka_jmx_sidecar.mbeans").joinpath("kip_examples.jsonl").read_text()
     examples = [state_from_object(json.loads(line)) for line in text.splitlines() if line.strip()]
     results = spark_and_python(spark, examples)
     for key, (on_spark, in_python) in results.items():

@@ -5,7 +5,7 @@ import os
 import re
 from collections import Counter
 
-from exporter.backfill import describe_dumps as dd
+from kafka_jmx_sidecar.exporter.backfill import describe_dumps as dd
 
 T0 = 1795298400_000  # 2026-11-21T22:00:00Z
 HEADER = "Topic: orders\tTopicId: x\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from exporter.backfill.grid import Grid, intervals, parse_duration_ms, parse_time_ms
+from kafka_jmx_sidecar.exporter.backfill.grid import Grid, intervals, parse_duration_ms, parse_time_ms
 
 T0 = 1795298400_000  # 2026-11-21T22:00:00Z
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from exporter.backfill import job
+from kafka_jmx_sidecar.exporter.backfill import job
 from tests.e2e.prometheus_server import Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
 
@@ -191,7 +191,7 @@ def test_spark_submit_writes_the_same_bytes_and_imports(first_run, tmp_path):
     import subprocess
     import sys
 
-    from exporter.backfill import submit
+    from kafka_jmx_sidecar.exporter.commands import spark_submit as submit
 
     base, inputs, _ = first_run
     out, tsdb = tmp_path / "submitted", tmp_path / "tsdb"

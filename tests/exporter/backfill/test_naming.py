@@ -3,10 +3,10 @@ makes of the same MBeans, including `value:`, `valueFactor`, a rule that depends
 the config's ObjectName filters."""
 from __future__ import annotations
 
-from exporter.backfill.naming import Naming, named_series
-from exporter.model import Attribute, MBean, ObjectName
-from exporter.rule_engine import RuleEngine, parse_config
-from mbeans.catalog import ATTRIBUTE_DESCRIPTION
+from kafka_jmx_sidecar.exporter.backfill.naming import Naming, named_series
+from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config
+from kafka_jmx_sidecar.mbeans.catalog import ATTRIBUTE_DESCRIPTION
 
 CONFIG = r"""
 lowercaseOutputName: true

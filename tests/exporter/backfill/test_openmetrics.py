@@ -6,8 +6,8 @@ from collections import namedtuple
 
 import pytest
 
-from exporter.backfill import openmetrics
-from exporter.backfill.grid import Grid
+from kafka_jmx_sidecar.exporter.backfill import openmetrics
+from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 Row = namedtuple("Row", "family type series value k0 k1")
 URP = "kafka_cluster_partition_underreplicated"

@@ -1,0 +1,252 @@
+"""The sidecar's own settings: one top-level `sidecar:` key in the jmx_exporter YAML file, so a
+jmx_exporter file loads unchanged and our keys never collide with its keys.
+
+    sidecar:
+      listenAddress: 0.0.0.0:9404
+      pollIntervalSeconds: 15
+      staleAfterSeconds: 45        # default: 3 poll intervals
+      withdrawAfterSeconds: 60     # default: 4 poll intervals; 0: at the first failed poll
+      namesRefreshSeconds: 300     # how often the MBean name list is re-read
+      connections: 1               # parallel JMX connections for big brokers
+      connectTimeoutSeconds: 10
+      readTimeoutSeconds: 30
+      naming: "0.x"                # or "1.x" (OpenMetrics naming of jmx_exporter 1.x)
+      webConfigFile: /etc/sidecar/web.yml   # TLS and basic auth for /metrics
+      jvmMaxHeap: 256m             # the heap ceiling of the JVM inside the sidecar (-Xmx)
+      jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
+                                   # replaces the defaults (DEFAULT_JVM_OPTIONS below)
+      recompute: {...}             # health values of a chosen profile (exporter/recompute_settings.py)
+      admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
+                                   # reassignments for the recompute
+      archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
+      reassignment: {...}          # reassignment traffic and progress (exporter/reassignment_settings.py)
+      mode: broker                 # or cluster: the cluster-wide view from the Admin API alone
+                                   # (exporter/cluster_source.py), with sidecar.admin and no JMX target
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Mapping
+
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminConfigError, AdminSettings, admin_settings
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings, archive_settings
+from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings, reassignment_settings
+from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings, recompute_settings
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
+
+# The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
+# serial collector (no concurrent GC threads, no G1 remembered sets; its pauses stop Java only,
+# never a scrape) and a heap that starts small and gives memory back after a collection (G1 grew
+# the heap to 2.9 GB during a first poll at 40,000 partitions). C1-only compilation
+# (-XX:TieredStopAtLevel=1) saves a little more but made the client's reads ~40% slower.
+#
+# The heap's ceiling: what the client holds grows with the broker, most while it lists the names
+# (the broker's answer to one queryMBeans is deserialized whole). At 40,000 partitions (430,000
+# MBeans) the live heap peaks at ~45 MB, so 256m leaves room for a broker several times as big,
+# where the JVM's own default (a quarter of the machine's memory) let the heap of a sidecar take
+# gigabytes. `jvmMaxHeap` moves it; an OutOfMemoryError becomes a poll error naming that setting.
+#
+# Each poll ends its read with a full collection (exporter/jmx/jvm.py, shrink_heap), after which
+# the heap keeps at most 30% of itself free. -XX:-ShrinkHeapInSteps: the serial collector would
+# otherwise give back 0%, then 10%, 40% of the excess on successive collections, and a sidecar
+# whose heap a names listing grew kept it (64 MiB freed: 0 bytes given back at the first full
+# collection; all of it with this option).
+#
+# -Xmn8m: a young generation of 8 MB whatever the heap's size. Its default is a third of the heap,
+# and a names listing (a family's ObjectNames alive at once) grew the heap to ~70 MB, a young
+# generation of ~23 MB of it mostly garbage: with 8 MB the listing's heap peaked at ~56 MB and the
+# sidecar's RSS 10-14 MB lower (40,000 partitions, Strimzi's rules). What lives is copied once
+# either way; only the collections are smaller and more frequent.
+DEFAULT_JVM_MAX_HEAP = "256m"
+DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", f"-Xmx{DEFAULT_JVM_MAX_HEAP}", "-Xmn8m",
+                       "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30", "-XX:-ShrinkHeapInSteps")
+_MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a broker of some size
+
+
+@dataclass(frozen=True)
+class SidecarSettings:
+    listen_address: str = "0.0.0.0:9404"
+    poll_interval_seconds: float = 15.0
+    stale_after_seconds: float | None = None
+    withdraw_after_seconds: float | None = None
+    names_refresh_seconds: float = 300.0
+    connections: int = 1
+    connect_timeout_seconds: float = 10.0
+    read_timeout_seconds: float = 30.0
+    naming: str = "0.x"
+    web_config_file: str | None = None
+    jvm_max_heap: str | None = None  # None: DEFAULT_JVM_MAX_HEAP, unless jvm_options replace the defaults
+    jvm_options: tuple[str, ...] | None = None  # None: the defaults
+    recompute: RecomputeSettings | None = None  # None: nothing recomputed
+    admin: AdminSettings | None = None  # None: no Admin API
+    archive: ArchiveSettings | None = None  # None: nothing archived
+    reassignment: ReassignmentSettings | None = None  # None: no reassignment series
+    mode: str = "broker"  # BROKER or CLUSTER (see mode_of)
+
+    @property
+    def cluster(self) -> bool:
+        return self.mode == CLUSTER
+
+    @property
+    def stale_after(self) -> float:
+        return self.stale_after_seconds or 3 * self.poll_interval_seconds
+
+    @property
+    def withdraw_after(self) -> float:
+        """How long the broker's series outlive the last good poll once polls fail."""
+        return 4 * self.poll_interval_seconds if self.withdraw_after_seconds is None else self.withdraw_after_seconds
+
+    def listen(self) -> tuple[str, int]:
+        host, _, port = self.listen_address.rpartition(":")
+        return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def jvm_start_options(settings: SidecarSettings) -> tuple[str, ...]:
+    """The options of the sidecar's JVM: `jvmOptions`, else the defaults (with the default heap
+    ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the last -Xmx)."""
+    base = DEFAULT_JVM_OPTIONS if settings.jvm_options is None else tuple(settings.jvm_options)
+    return base + ((f"-Xmx{settings.jvm_max_heap}",) if settings.jvm_max_heap is not None else ())
+
+
+BROKER, CLUSTER = "broker", "cluster"
+MODES = (BROKER, CLUSTER)
+
+
+def mode_of(config: Config) -> str:
+    """`sidecar.mode` as written (BROKER when absent): `broker`, a sidecar next to one broker
+    reading its JMX; `cluster`, one instance judging every partition of the cluster from the
+    Admin API alone (exporter/cluster_source.py). Anything else is refused by sidecar_settings."""
+    raw = config.sidecar
+    mode = raw.get("mode") if isinstance(raw, Mapping) else None
+    return BROKER if mode is None else mode
+
+
+def require_source(config: Config) -> Config:
+    """What the sidecar reads must be configured: a broker's JMX (rule_engine.config's
+    require_target), except in the cluster-wide mode, the one exception, which reads the Admin
+    API (sidecar.admin, checked by sidecar_settings) and refuses a JMX target it would never read."""
+    if mode_of(config) != CLUSTER:
+        return require_target(config)
+    if config.jmx_url:
+        data = config.file.data if isinstance(config.file.data, Mapping) else {}
+        key = "jmxUrl" if "jmxUrl" in data else "hostPort"
+        raise config.file.error((key,), "the cluster-wide mode (sidecar.mode: cluster) reads no JMX: it asks the "
+                                "Admin API (sidecar.admin) for every partition",
+                                f"remove {key}, or remove sidecar.mode to run next to that broker")
+    return config
+
+
+def require_same_mode(config: Config, running: str) -> Config:
+    """A reloaded file in the mode the sidecar runs in: the mode decides what is read, fixed at start."""
+    new = mode_of(config)
+    if new != running:
+        raise config.file.error(("sidecar", "mode"), f"changed from {running} to {new}",
+                                "restart the sidecar to change its mode (the last good configuration stays)")
+    return config
+
+
+_HEAP_SIZE = re.compile(r"(\d+)([kKmMgG]?)")
+
+
+def heap_bytes(v: Any) -> int | None:
+    """A JVM memory size (`256m`, `1g`, `524288k`, or bytes as a number) in bytes; None if it is
+    not one."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    m = _HEAP_SIZE.fullmatch(v) if isinstance(v, str) else None
+    if m is None:
+        return None
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[m.group(2).lower()]
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _listen(v: Any) -> bool:
+    if not isinstance(v, str) or ":" not in v:
+        return False
+    port = v.rpartition(":")[2]
+    return port.isdigit() and 0 <= int(port) <= 65535
+
+
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "listen_address": (_listen, "a host:port such as 0.0.0.0:9404"),
+    "poll_interval_seconds": (_positive, "a number of seconds > 0"),
+    "stale_after_seconds": (_positive, "a number of seconds > 0"),
+    "withdraw_after_seconds": (lambda v: _positive(v) or v == 0, "a number of seconds >= 0"),
+    "names_refresh_seconds": (_positive, "a number of seconds > 0"),
+    "connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64,
+                    "a whole number from 1 to 64"),
+    "connect_timeout_seconds": (_positive, "a number of seconds > 0"),
+    "read_timeout_seconds": (_positive, "a number of seconds > 0"),
+    "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
+    "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
+    "jvm_max_heap": (lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP,
+                     "a JVM heap size of at least 32m, such as 256m or 1g"),
+    "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
+                    'a list of JVM options such as ["-Xmx512m"]'),
+    "mode": (lambda v: v in MODES, '"broker" (next to one broker, over JMX) or "cluster" (every partition of the '
+                                   'cluster, from the Admin API alone)'),
+}
+_BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
+
+
+def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None) -> SidecarSettings:
+    """Validate `config.sidecar`; command-line `overrides` (field name -> value) win."""
+    raw = config.sidecar or {}
+    error = config.file.error
+    if not isinstance(raw, Mapping):
+        raise error(("sidecar",), f"must be a mapping of settings, got {type(raw).__name__}",
+                    "write `sidecar:` followed by indented `key: value` lines")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _BY_KEY.get(key)
+        if name is None:
+            raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
+        if name == "recompute":
+            values[name] = recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER)
+            continue
+        if name == "archive":
+            values[name] = archive_settings(value, error)
+            continue
+        if name == "reassignment":
+            values[name] = reassignment_settings(value, error)
+            continue
+        if name == "admin":
+            try:
+                values[name] = admin_settings(value)
+            except AdminConfigError as e:
+                raise error(tuple(e.key.split(".")), e.problem, e.fix) from None
+            continue
+        check, expected = _CHECKS[name]
+        if value is not None and not check(value):
+            raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")
+        if value is not None:
+            values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    settings = SidecarSettings(**values)
+    if settings.reassignment is not None and settings.admin is not None and not settings.admin.log_dirs:
+        raise error(("sidecar", "admin", "logDirs"), "false, but sidecar.reassignment measures progress with "
+                    "DescribeLogDirs", "remove logDirs: false (it asks only what the reassignment series measure)")
+    if settings.cluster:  # the archive and the reassignment series read one broker's polls: not built for the view yet
+        for key in ("archive", "reassignment"):
+            if getattr(settings, key) is not None:
+                raise error(("sidecar", key), "is not supported in the cluster-wide mode (sidecar.mode: cluster) yet",
+                            f"remove sidecar.{key}, or run it in a sidecar next to each broker")
+    if settings.cluster and settings.admin is None:
+        raise error(("sidecar", "mode"), "the cluster-wide mode reads every partition from the Kafka Admin API, "
+                    "and sidecar.admin is not set", "add sidecar.admin with bootstrapServers (the brokers' listeners)")
+    if settings.naming == "1.x":
+        for rule in config.rules:  # what jmx_exporter 1.x refuses at start-up, 0.x does not
+            if rule.bad_value_factor is not None:
+                raise error(("rules", rule.index, "valueFactor"),
+                            f"{rule.bad_value_factor!r} is not a number (jmx_exporter 1.x refuses the file; "
+                            f"0.x takes 1.0)", "write a number such as 0.001")
+    return settings

@@ -1,0 +1,134 @@
+"""What each path answers: /metrics (the collector's current snapshot, in the format the Accept
+header chooses, gzipped when Accept-Encoding takes gzip), /-/healthy and /-/ready for probes (no
+credentials needed), the landing page, 404 for the rest; basic auth from the web config.
+
+No sockets here: exporter/http.py parses the request, calls `answer` and writes the Answer. The
+work that may take long (a password hash, the body) runs through the `offload` callables, off
+the event loop.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
+
+from kafka_jmx_sidecar.exporter.output import exposition
+from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
+
+if TYPE_CHECKING:
+    from kafka_jmx_sidecar.exporter.poll.collector import Collector
+
+Offload = Callable[..., Awaitable]  # offload(fn, *args): fn(*args) in a worker thread
+
+TEXT_PLAIN = "text/plain; charset=utf-8"
+LANDING = b"""<html><head><title>kafka-jmx-sidecar</title></head><body>
+<h1>kafka-jmx-sidecar</h1><p><a href="/metrics">Metrics</a></p></body></html>
+"""
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    target: str
+    headers: Mapping[str, str]  # lower-case names; repeated headers joined with ", "
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    content_type: str
+    length: int
+    chunks: Iterable[bytes]  # a list or tuple is ready; anything else is an iterator to advance off the loop
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _plain(status: int, text: bytes, headers: tuple = ()) -> Answer:
+    return Answer(status, TEXT_PLAIN, len(text), (text,), headers)
+
+
+def gzip_accepted(accept_encoding: str | None) -> bool:
+    """Whether `Accept-Encoding` takes gzip (RFC 9110 12.5.3): listed, or covered by `*`, with a
+    q-value above 0. `gzip;q=0` refuses it; a malformed entry counts as absent."""
+    if not accept_encoding:
+        return False
+    q_of: dict[str, float] = {}
+    for item in accept_encoding.split(","):
+        coding, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for p in params:
+            name, _, value = p.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = -1.0
+                if not 0 <= q <= 1:
+                    q = -1.0
+        if coding and q >= 0:
+            q_of[coding.lower()] = q
+    for name in ("gzip", "x-gzip", "*"):
+        if name in q_of:
+            return q_of[name] > 0
+    return False
+
+
+def basic_credentials(header: str) -> tuple[str | None, str | None]:
+    """(user, password) of a `Basic` Authorization header, (None, None) when there are none."""
+    if not header.startswith("Basic "):
+        return None, None
+    encoded = header[6:]
+    try:
+        # Padding is optional, as for Java's decoder (jmx_exporter); anything else is strict.
+        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None, None
+    if ":" not in decoded:
+        return None, None
+    user, _, password = decoded.partition(":")
+    return user, password
+
+
+async def _authorized(request: Request, web: WebConfig, check_password: Offload) -> Answer | None:
+    """None when the request may go on, else the 401 to send."""
+    if not web.users:
+        return None
+    header = request.headers.get("authorization", "")
+    user, password = basic_credentials(header)
+    ok = web.remembered(user, password)
+    if ok is None:
+        ok = await check_password(web.verify, user, password)
+    if ok:
+        return None
+    # jmx_exporter (the JDK's BasicAuthenticator) challenges only a request with no credentials
+    # or wrong Basic ones, not one that sent another scheme.
+    challenge = not header or header.startswith("Basic ") or web.challenge_any_scheme
+    return _plain(401, b"Unauthorized\n", (("WWW-Authenticate", web.challenge),) if challenge else ())
+
+
+async def answer(request: Request, web: WebConfig, collector: "Collector", check_password: Offload,
+                 work: Offload) -> Answer:
+    if request.method not in ("GET", "HEAD"):
+        return _plain(405, b"Method not allowed\n", (("Allow", "GET, HEAD"),))
+    path = request.target.split("?", 1)[0]
+    if path == "/-/healthy":
+        return _plain(200, b"Healthy\n")
+    if path == "/-/ready":
+        if collector.ready:
+            return _plain(200, b"Ready\n")
+        # Probes need no credentials, so this says nothing about the broker's address.
+        return _plain(503, b"Not ready: no complete poll of the broker yet\n")
+    refused = await _authorized(request, web, check_password)
+    if refused is not None:
+        return refused
+    if path == "/metrics":
+        content_type = exposition.choose_content_type(request.headers.get("accept"))
+        fmt = OPENMETRICS if content_type == exposition.OPENMETRICS_CONTENT_TYPE else TEXT
+        gz = gzip_accepted(request.headers.get("accept-encoding"))
+        # the snapshot may render a format on its first request: never on the event loop
+        length, chunks = await work(collector.response, fmt, gz)
+        return Answer(200, content_type, length, chunks, (("Content-Encoding", "gzip"),) if gz else ())
+    if path == "/":
+        return Answer(200, "text/html; charset=utf-8", len(LANDING), (LANDING,))
+    return _plain(404, b"Not found\n")

@@ -1,0 +1,6 @@
+"""The text writers: families -> the bytes Prometheus reads.
+
+    exposition.py   text format 0.0.4 and OpenMetrics 1.0, as jmx_exporter 0.x and 1.x write them
+
+May import: base, rule_engine, source, recompute, reassignment, mbeans.
+"""

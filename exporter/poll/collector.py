@@ -1,0 +1,490 @@
+"""The poll loop: the broker is polled on the sidecar's own clock, each complete poll becomes an
+immutable pre-rendered `Snapshot`, and a failed or slow poll leaves the last good snapshot in
+place, marked stale. A scrape only ever reads `Collector.exposition`, so it never waits on JMX.
+
+A poll renders only the formats scraped in the last `FORMAT_IDLE_SECONDS` (both at start).
+
+The first complete poll of a big broker takes a minute or more (it lists every name). Before it,
+`run` reads the broker-wide health MBeans alone (the source's `read_health`, a few round trips)
+and serves them as a partial snapshot (`kafka_jmx_sidecar_snapshot_partial 1`); the sidecar is
+ready, and its last-successful-poll time set, only with the first complete poll, whose output is
+jmx_exporter's. Polls start on the interval's ticks (poll_schedule.py): one that overruns the
+interval is counted (`kafka_jmx_sidecar_poll_overruns_total`; the first is logged, the later ones
+at debug level: the first poll of a big broker, and those that list the names again, may overrun
+now and then) and the next starts at the first tick after it. `stop()` gives up the poll in progress when the
+sidecar is stopping, without waiting on the broker.
+
+With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
+names, plans and cached samples of a big broker are millions of long-lived objects, and without
+it a full cyclic collection walks them all every few polls, holding the GIL for seconds (about
+3 s at 40,000 partitions with Strimzi's rules) while scrapes wait. A poll leaves no cyclic
+garbage behind (measured), so nothing is frozen that should have been collected; frozen objects
+are still freed when their last reference goes. The first poll collects once before freezing.
+"""
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from kafka_jmx_sidecar.exporter.poll import process_memory
+from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
+from kafka_jmx_sidecar.exporter.poll.schedule import NextPoll, PollSchedule
+from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config, load_config
+from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings, require_same_mode, require_source
+from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, Snapshot, assemble
+from kafka_jmx_sidecar.exporter.source.protocol import Source, SourceError
+
+log = logging.getLogger("kafka_jmx_sidecar.collector")
+
+
+# A format no scrape asked for in this long is no longer rendered by every poll; its next request
+# renders it once from the snapshot's samples, and the polls after that render it again.
+FORMAT_IDLE_SECONDS = 600.0
+_RETRY_HINT = re.compile(r" \(next attempt in [^)]*\)")
+
+
+@dataclass
+class PollStats:
+    """What the last good poll did: where its time went (seconds by phase: names, queries, reads,
+    assemble, rules, render) and what it read."""
+
+    phases: dict[str, float] = field(default_factory=dict)
+    round_trips: int = 0
+    queries: int = 0
+    mbeans: int = 0
+    series: int = 0
+
+
+class ConfigWatcher:
+    """Reloads the config file when its mtime changes; a bad file keeps the last good config."""
+
+    def __init__(self, path: str | None, config: Config, metrics: SelfMetrics, mode: str = "broker"):
+        self.path, self.config, self.metrics, self.mode = path, config, metrics, mode
+        self._mtime = self._stat()
+
+    def _stat(self) -> float | None:
+        try:
+            return os.stat(self.path).st_mtime if self.path else None
+        except OSError:
+            return None
+
+    def check(self) -> bool:
+        """True when a new config was loaded."""
+        mtime = self._stat()
+        if mtime is None or mtime == self._mtime:
+            return False
+        self._mtime = mtime
+        try:
+            self.config = require_same_mode(require_source(load_config(self.path)), self.mode)
+        except ConfigError as e:
+            self.metrics.reload_failure.inc()
+            log.error("config reload failed, keeping the last good config: %s", e)
+            return False
+        self.metrics.reload_success.inc()
+        for w in self.config.warnings:
+            log.warning("%s", w)
+        log.info("reloaded %s", self.path)
+        return True
+
+
+class Collector:
+    def __init__(self, source_factory: Callable[[Config], Source], config: Config,
+                 settings: SidecarSettings, config_path: str | None = None,
+                 metrics: SelfMetrics | None = None, clock: Callable[[], float] = time.time,
+                 freeze_gc: bool = False):
+        self.metrics = metrics or SelfMetrics(settings.naming)
+        self.settings = settings
+        self.clock = clock
+        self._source_factory = source_factory
+        self._watcher = ConfigWatcher(config_path, config, self.metrics, settings.mode)
+        self._engine = RuleEngine(config, naming=settings.naming)
+        self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
+        self.source = source_factory(config)
+        self._admin = self._make_admin(settings)
+        self._recompute = self._make_recompute(config, settings)
+        self._reassignment = self._make_reassignment(settings)
+        self._archive = self._make_archive(settings)
+        self._snapshot = Snapshot.empty()
+        self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
+        self._withdrawal_told = False
+        self._last_poll_failed = False
+        self._partial = False  # the snapshot holds only the health MBeans read before the first poll
+        self._overrunning = False  # the last poll overran the interval
+        self._overrun_runs = 0  # runs of overrunning polls so far (the first is logged as a warning)
+        self._stopping = False
+        self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
+        self.last_error: str | None = None
+        self.last_poll = PollStats()
+        self._requested = {fmt: time.monotonic() for fmt in FORMATS}  # format -> last request
+        self._freeze_gc = freeze_gc
+        self._collected = False
+        self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
+        self._responses: dict[tuple[str, bool], tuple] = {}
+
+    @staticmethod
+    def _make_admin(settings: SidecarSettings):
+        """The Admin API, read once per poll for the stages that use it (exporter/admin/poll.py)."""
+        wanted = (settings.recompute is not None and settings.recompute.enabled) or settings.reassignment is not None
+        if settings.admin is None or not wanted:
+            return None
+        from kafka_jmx_sidecar.exporter.source.admin.poll import AdminPoll
+        from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+
+        return AdminPoll(AdminSource(settings.admin))
+
+    def _make_recompute(self, config: Config, settings: SidecarSettings):
+        """The recompute stage (exporter/recompute_stage.py) when sidecar.recompute is on."""
+        if settings.cluster:  # the cluster-wide source computes every value itself (exporter/cluster_source.py)
+            self.metrics.enable_cluster()
+            return None
+        if settings.recompute is None or not settings.recompute.enabled:
+            return None
+        from kafka_jmx_sidecar.exporter.recompute.stage import Recompute
+
+        self.metrics.enable_recompute()
+        return Recompute(settings.recompute, config, self._admin)
+
+    def _make_reassignment(self, settings: SidecarSettings):
+        """The reassignment series (exporter/reassignment_stage.py) when sidecar.reassignment is set."""
+        if settings.reassignment is None:
+            return None
+        from kafka_jmx_sidecar.exporter.reassignment.stage import ReassignmentStage
+
+        self.metrics.enable_reassignment()
+        return ReassignmentStage(settings.reassignment, self._admin, settings.naming)
+
+    def _make_archive(self, settings: SidecarSettings):
+        """The archive writer (exporter/archive/writer.py) when sidecar.archive is set."""
+        if settings.archive is None:
+            return None
+        from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter
+
+        admin = None
+        if settings.admin is not None:  # read by the writer when the recompute asked nothing
+            from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+
+            admin = AdminSource(settings.admin)
+        r = settings.recompute
+        self.metrics.enable_archive()
+        return ArchiveWriter(settings.archive, self.metrics, admin=admin,
+                             min_isr_topics=dict(r.min_isr_topics) if r else None,
+                             min_isr_default=r.min_isr_default if r else None, clock=self.clock)
+
+    def _archive_poll(self, taken_at: float, raw) -> None:
+        """Hand the poll to the archive writer; the poll never fails over it."""
+        if self._archive is None:
+            return
+        try:
+            from kafka_jmx_sidecar.exporter.archive.writer import poll_facts
+
+            view = self._recompute.view if self._recompute is not None else None
+            self._archive.submit(poll_facts(taken_at, raw, view))
+        except Exception:
+            log.exception("archive: the poll could not be handed to the writer")
+            self.metrics.archive_polls.labels("failed").inc()
+
+    @property
+    def target(self) -> str:
+        return self.source.target
+
+    @property
+    def ready(self) -> bool:
+        """A complete poll has succeeded (the partial snapshot read first does not count)."""
+        return self._snapshot.taken_at > 0 and not self._partial
+
+    @property
+    def partial(self) -> bool:
+        """The snapshot served holds only the health MBeans read before the first complete poll."""
+        return self._partial
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def stale(self, now: float | None = None) -> bool:
+        now = self.clock() if now is None else now
+        snap = self._snapshot
+        return self._last_poll_failed or not snap.taken_at or now - snap.taken_at > self.settings.stale_after
+
+    def withdrawn(self, now: float | None = None) -> bool:
+        """Whether the broker's series have left /metrics: polls have failed for longer than
+        `withdraw_after` since the last good one. jmx_exporter serves no broker series while it
+        cannot read the broker, and an alert on a last value (0 under-replicated partitions) must
+        not keep holding while the broker is down. The next good poll brings them back."""
+        now = self.clock() if now is None else now
+        taken_at = self._snapshot.taken_at
+        return self._last_poll_failed and taken_at > 0 and now - taken_at > self.settings.withdraw_after
+
+    def exposition(self, fmt: str) -> tuple[Snapshot, bytes]:
+        """The snapshot to serve (none while withdrawn) and this moment's self metrics in `fmt`."""
+        self._requested[fmt] = time.monotonic()
+        with self._lock:
+            snap, partial = self._snapshot, self._partial
+        now = self.clock()
+        withdrawn = self.withdrawn(now)
+        self.metrics.connected.set(1 if self.source.connected else 0)
+        tail = self.metrics.render(fmt, snap.taken_at, self.stale(now), now, withdrawn, partial)
+        return (self._nothing if withdrawn else snap), tail
+
+    def response(self, fmt: str, gzip_wanted: bool) -> tuple[int, Iterable[bytes]]:
+        """The /metrics body in `fmt` as (length, chunks): the snapshot, then the self metrics.
+
+        Under many concurrent scrapers every bit of Python per request counts (the requests
+        share the GIL with the poll), so a gzip response is built once per second of wall-clock
+        time, snapshot and state, and served as one bytes object; the self metrics it carries
+        are at most one second old (snapshot age included)."""
+        now = self.clock()
+        with self._lock:
+            snap, generation = self._snapshot, self._generation
+        connected = self.source.connected
+        key = (fmt, gzip_wanted, generation, connected, self.stale(now), self.withdrawn(now), int(now))
+        cached = self._responses.get((fmt, gzip_wanted))
+        if cached is not None and cached[0] == key:
+            self._requested[fmt] = time.monotonic()
+            return cached[1], cached[2]
+        snap, tail = self.exposition(fmt)
+        length, chunks = assemble(snap, fmt, tail, gzip_wanted)
+        if gzip_wanted:
+            chunks = (b"".join(chunks),)
+            self._responses[(fmt, gzip_wanted)] = (key, length, chunks)
+        return length, chunks
+
+    def _apply_reload(self) -> None:
+        if not self._watcher.check():
+            return
+        config = self._watcher.config
+        self._engine = RuleEngine(config, naming=self.settings.naming)
+        self._rejected_seen = 0
+        self.source.close()
+        self.source = self._source_factory(config)
+        if self._recompute is not None:
+            self._recompute.config = config
+
+    def formats(self) -> list[str]:
+        """The formats a poll renders: those scraped lately."""
+        now = time.monotonic()
+        return [fmt for fmt, at in self._requested.items() if now - at < FORMAT_IDLE_SECONDS]
+
+    def poll_health_first(self) -> bool:
+        """Before the first complete poll: the broker-wide health MBeans alone, read and served as
+        a partial snapshot (see the module docstring). True when one was published. Its failure
+        is left for the complete poll that follows to report."""
+        read_health = getattr(self.source, "read_health", None)
+        if read_health is None or self._snapshot.taken_at:
+            return False
+        started = time.monotonic()
+        try:
+            result = read_health()
+            # an engine of its own: the first complete poll's starts from nothing, as without this
+            families = RuleEngine(self._watcher.config, naming=self.settings.naming).series(
+                result.mbeans, result.ranks, result.tables)
+        except (SourceError, RejectedPoll) as e:
+            log.debug("no health MBeans read before the first poll: %s", e)
+            return False
+        if not result.count or self._stopping:
+            return False
+        snap = Snapshot.render_families(families, self.clock(), time.monotonic() - started, self.formats(),
+                                        self.settings.naming)
+        with self._lock:
+            self._snapshot, self._partial = snap, True
+            self._generation += 1
+        log.info("serving %d series of %d broker-wide health MBeans of %s, read in %.1f s, until the first "
+                 "complete poll ends (kafka_jmx_sidecar_snapshot_partial 1)", snap.series, result.count,
+                 self.target, time.monotonic() - started)
+        return True
+
+    def stop(self) -> None:
+        """The sidecar is stopping (any thread): the poll in progress is given up as soon as the
+        source lets it (`abort`), and what it read is not published."""
+        self._stopping = True
+        abort = getattr(self.source, "abort", None)
+        if abort is not None:
+            abort()
+
+    def poll_once(self) -> bool:
+        """One complete poll; True when it produced a new snapshot."""
+        self._apply_reload()
+        started = time.monotonic()
+        try:
+            result = self.source.read()
+            if self._stopping:
+                return False
+            read = time.monotonic()
+            raw = result  # what the broker served, for the archive (the recompute makes a new result)
+            if self._admin is not None:
+                self._admin.next_poll()
+            if self._reassignment is not None:
+                self._reassignment.prepare(result.broker)
+            if self._recompute is not None:
+                result = self._recompute.apply(result)
+            recomputed = time.monotonic()
+            families = self._engine.series(result.mbeans, result.ranks, result.tables)
+            ruled = time.monotonic()
+            if self._reassignment is not None:
+                families = self._with_reassignment(families, raw.broker)
+        except (SourceError, RejectedPoll) as e:
+            if self._stopping:
+                log.info("poll of %s given up: the sidecar is stopping", self.target)
+                return False
+            self._failed(str(e), time.monotonic() - started)
+            return False
+        except Exception as e:  # a bug must not take the endpoint down; say so loudly
+            log.exception("poll failed unexpectedly")
+            self._failed(f"internal error: {e!r}", time.monotonic() - started)
+            return False
+        derived = time.monotonic()
+        elapsed = derived - started
+        snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats(), self.settings.naming)
+        phases = dict(result.phases)
+        phases.update(rules=ruled - recomputed, render=time.monotonic() - derived)
+        if self._recompute is not None:
+            phases["recompute"] = recomputed - read
+        if self._reassignment is not None:
+            phases["reassignment"] = derived - ruled
+        self._archive_poll(snap.taken_at, raw)
+        if self._freeze_gc:
+            self._freeze()
+        with self._lock:  # the new snapshot and the end of any failure are seen together
+            self._snapshot = snap
+            self._last_poll_failed = False
+            self._partial = False
+            self._generation += 1
+            recovered, self.last_error = self.last_error, None
+        self.last_poll = PollStats(phases, result.round_trips, result.queries, result.count, snap.series)
+        m = self.metrics
+        m.scrape_duration.set(elapsed)
+        m.scrape_error.set(0)
+        m.poll_duration.observe(elapsed)
+        m.polls.labels("success").inc()
+        m.last_success.set(snap.taken_at)
+        if self._recompute is not None:
+            r = self.settings.recompute
+            m.record_recompute(self._recompute.outcome, r.semantics, r.mode)
+        if self._reassignment is not None:
+            m.record_reassignment(self._reassignment.outcome)
+        if self.settings.cluster:
+            m.record_cluster(self.source.outcome)
+        m.mbeans_read.set(result.count)
+        m.round_trips.set(result.round_trips)
+        m.series.set(snap.series)
+        for phase, seconds in phases.items():
+            m.poll_phase.labels(phase).set(seconds)
+        memory = getattr(self.source, "jvm_memory", None)
+        if memory is not None:
+            try:
+                for (area, kind), size in memory().items():
+                    m.jvm_memory.labels(area, kind).set(size)
+            except Exception:  # diagnostics only: never fail a poll over them
+                log.debug("JVM memory not available", exc_info=True)
+        stats = self._engine.stats
+        m.cached_beans.set(stats.jmx_cached_beans)
+        if stats.rejected_values > self._rejected_seen:
+            m.rejected.inc(stats.rejected_values - self._rejected_seen)
+        self._rejected_seen = stats.rejected_values
+        if recovered:
+            log.info("poll of %s succeeded again", self.target)
+        self._withdrawal_told = False
+        with self._lock:
+            self._generation += 1  # the self metrics changed too
+        if self._freeze_gc:
+            # the C heap's free pages back to the system, the previous snapshot's among them: a
+            # poll's transient objects (the first poll's above all) leave freed memory that glibc
+            # keeps and RSS still counts. Last: it takes a while on a big heap, and the self
+            # metrics above belong with the snapshot just served
+            process_memory.trim()
+        return True
+
+    def _with_reassignment(self, families: list, broker) -> list:
+        """The reassignment series after the rules' families (1.x: in its order, by name)."""
+        added = self._reassignment.families(broker, time.monotonic())
+        if not added:
+            return families
+        if self.settings.naming == "1.x":
+            from kafka_jmx_sidecar.exporter.rule_engine.series import exposition_order
+
+            return exposition_order(list(families) + added, True)
+        return list(families) + added
+
+    def _freeze(self) -> None:
+        """See the module docstring."""
+        if not self._collected:
+            gc.collect()
+            self._collected = True
+        gc.freeze()
+
+    def _failed(self, message: str, elapsed: float) -> None:
+        m = self.metrics
+        m.scrape_error.set(1)
+        m.scrape_duration.set(elapsed)
+        m.polls.labels("failure").inc()
+        with self._lock:
+            self._last_poll_failed = True
+            self._generation += 1
+        # Log a new problem once, not every poll; the client's retry countdown is not a new problem.
+        if _RETRY_HINT.sub("", message) != _RETRY_HINT.sub("", self.last_error or ""):
+            age = self.clock() - self._snapshot.taken_at if self._snapshot.taken_at else None
+            served = ("nothing to serve yet" if age is None else
+                      f"serving the health MBeans read before it ({age:.0f} s old)" if self._partial else
+                      f"serving the last good snapshot ({age:.0f} s old)")
+            log.error("poll of %s failed: %s; %s", self.target, message, served)
+        self.last_error = message
+        if self.withdrawn() and not self._withdrawal_told:
+            log.error("no good poll of %s for %.0f s (sidecar.withdrawAfterSeconds): its series are withdrawn "
+                      "from /metrics until a poll succeeds", self.target, self.settings.withdraw_after)
+            self._withdrawal_told = True
+
+    def run(self, stop: threading.Event) -> None:
+        """Poll on the interval's ticks until `stop` is set, the first time after the
+        configuration's `startDelaySeconds` (jmx_exporter's: a broker started beside the sidecar
+        is not polled while it starts; until then the sidecar is not ready and serves only its
+        own metrics), and after the health MBeans read first (see the module docstring)."""
+        delay = self._watcher.config.start_delay_seconds
+        if delay:
+            log.info("first poll in %d s (startDelaySeconds)", delay)
+            stop.wait(delay)
+        if not stop.is_set():
+            self.poll_health_first()
+        schedule = PollSchedule(self.settings.poll_interval_seconds)
+        while not stop.is_set():
+            started = time.monotonic()
+            self.poll_once()
+            if stop.is_set():
+                break
+            ended = time.monotonic()
+            following = schedule.after(started, ended)
+            self._note_overrun(following, ended - started)
+            stop.wait(max(0.0, following.at - time.monotonic()))
+        self.source.close()
+        if self._admin is not None:
+            self._admin.close()
+        if self._archive is not None:
+            self._archive.close()
+
+    def _note_overrun(self, following: NextPoll, took: float) -> None:
+        """Count a poll that took longer than the interval; log the first run of them (later
+        ones at debug level: the counter tells how often)."""
+        interval = self.settings.poll_interval_seconds
+        if following.overran:
+            self.metrics.poll_overruns.inc()
+            if not self._overrunning:
+                self._overrun_runs += 1
+                log.log(logging.WARNING if self._overrun_runs == 1 else logging.DEBUG,
+                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start "
+                        "at the first interval tick after the previous one ends, and "
+                        "kafka_jmx_sidecar_poll_overruns_total counts them (logged once); if it keeps growing, "
+                        "raise pollIntervalSeconds or read fewer MBeans (includeObjectNames)",
+                        self.target, took, interval)
+            self._overrunning = True
+        elif self._overrunning:
+            log.log(logging.INFO if self._overrun_runs == 1 else logging.DEBUG,
+                    "polls of %s fit in sidecar.pollIntervalSeconds again (the last took %.1f s)", self.target, took)
+            self._overrunning = False

@@ -1,0 +1,263 @@
+"""JmxClient: the broker's MBeans over remote JMX/RMI, read with as few round trips as possible.
+
+    client = JmxClient(settings)             # starts the JVM if needed; connects lazily
+    names = client.list_names()              # one queryNames per include pattern; on a slow clock
+    mbeans = client.read(client.name_texts)  # one getAttributes per MBean, on `connections` threads
+    stats = client.take_stats()              # round trips, MBeans read, ... since the last take
+
+With the compiled helper, list_split() lists Kafka's per-partition families as columns instead
+(listing.Members), read with read_members() and query_members().
+
+What is cached, and when it is refreshed:
+- the ObjectName list: until the caller lists again (listing.py);
+- MBeanInfo: per ObjectName, and per family for classes of one shape (mbean_info.py);
+- the read plan (which attributes of which MBean): rebuilt when one of the above changes, or a
+  read auto-excludes an attribute (read_plan.py, filters.py).
+
+The connections are kept across polls (connections.py). Nothing here invokes an MBean
+operation or sets an attribute.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Sequence
+
+from kafka_jmx_sidecar.exporter.source.jmx import convert, read_plan
+from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
+from kafka_jmx_sidecar.exporter.source.jmx.connections import Connections
+from kafka_jmx_sidecar.exporter.source.jmx.engine import NameList
+from kafka_jmx_sidecar.exporter.source.jmx.errors import JmxConfigError
+from kafka_jmx_sidecar.exporter.source.jmx.filters import AttributeFilter, check_patterns
+from kafka_jmx_sidecar.exporter.source.jmx.java_engine import JavaEngine
+from kafka_jmx_sidecar.exporter.source.jmx.jpype_engine import JPypeEngine
+from kafka_jmx_sidecar.exporter.source.jmx.jvm import helper, start_jvm
+from kafka_jmx_sidecar.exporter.source.jmx.listing import Listing, Members
+from kafka_jmx_sidecar.exporter.source.jmx.mbean_info import InfoCache, Targets
+from kafka_jmx_sidecar.exporter.source.jmx.queries import QueryExps
+from kafka_jmx_sidecar.exporter.source.jmx.read_plan import Plans, ReadPlan
+from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
+from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
+
+
+class JmxClient:
+    def __init__(self, settings: JmxSettings, *, clock=time.monotonic):
+        self.settings = settings
+        self._lock = threading.RLock()
+        start_jvm(settings)
+        h = helper(settings) if settings.engine in ("auto", "java") else None
+        if settings.engine == "java" and h is None:
+            raise JmxConfigError("engine: java needs a JDK (javax.tools.JavaCompiler) in the sidecar's JVM")
+        self._engine = JavaEngine(h) if h is not None else JPypeEngine()
+        self._queries = QueryExps()
+        check_patterns(settings)
+        self._filters = AttributeFilter(settings)
+        self._stats = JmxStats()
+        self._conns = Connections(settings, self._engine, self._stats, clock)
+        self._listing = Listing(self._engine)
+        self.census = None  # engine.Census of the last list_split()
+        self._infos = InfoCache(settings, self._engine, self._conns, self._stats)
+        self._plans = Plans()
+        # bumped whenever a plan may be stale: new names, new MBeanInfo, auto-excluded attributes
+        self._generation = 0
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._conns.up
+
+    def close(self) -> None:
+        with self._lock:
+            self._conns.close()
+
+    def abort(self) -> None:
+        """From another thread, without waiting for the call in progress: give it up, refuse
+        later calls (JmxStoppedError). For a sidecar that is stopping; close() still closes."""
+        self._conns.abort()
+
+    def __enter__(self) -> "JmxClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def take_stats(self) -> JmxStats:
+        """Counters since the previous take (a poll's worth when called once per poll)."""
+        with self._lock:
+            return self._stats.take()
+
+    # --- names ----------------------------------------------------------------------------------
+
+    @property
+    def name_texts(self) -> list[str]:
+        """The listed names' text, in the listing's order: passing these to read() costs no new
+        string per name (an ObjectName's str() builds one)."""
+        return self._listing.strings
+
+    def list_names(self) -> list[ObjectName]:
+        """queryNames for every include pattern (one round trip each), minus the exclude
+        patterns, sorted; becomes the set read() reads. Call on the slow clock."""
+        s = self.settings
+        with self._lock:
+            nl: NameList = self._conns.call(
+                lambda: self._engine.list_names(self._conns.mbscs[0], s.include_object_names,
+                                                 s.exclude_object_names, s.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(nl.round_trips)
+            self._new_listing(nl)
+            return self._listing.names  # type: ignore[return-value]
+
+    @property
+    def splits(self) -> bool:
+        """Whether list_split() is available (it needs the compiled helper)."""
+        return hasattr(self._engine, "list_split")
+
+    def list_split(self, families: Sequence[str], previous: Sequence[Members | None] = ()
+                   ) -> tuple[list[ObjectName], Any, list[Members]]:
+        """list_names(), with the members of `families` ("domain:type=X,name=Y") taken out as
+        columns instead of names: (the other names, their canonical name hashes, the members per
+        family). read() reads the other names; read_members() and query_members() the members.
+        A family whose members are those of its `previous` Members comes back as that object.
+        `self.census` then says what the listing matched before exclusions (engine.Census)."""
+        s = self.settings
+        previous = list(previous) + [None] * (len(families) - len(previous))
+        with self._lock:
+            nl, hashes, fams, self.census = self._conns.call(
+                lambda: self._engine.list_split(self._conns.mbscs[0], s.include_object_names,
+                                                 s.exclude_object_names, families,
+                                                 [p.handle if p else None for p in previous], s.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(nl.round_trips)
+            self._new_listing(nl)
+            return self._listing.names, hashes, [was if m is None else Members(f, *m)  # type: ignore[misc]
+                                                 for f, m, was in zip(families, fams, previous)]
+
+    def _count_queries(self, round_trips: int) -> None:
+        self._stats.round_trips += round_trips
+        self._stats.queries += round_trips
+
+    def _new_listing(self, nl: NameList) -> None:
+        alive = self._listing.replace(nl)
+        # forget what belongs to vanished MBeans; re-read MBeanInfo of classes whose shape can change
+        self._infos.forget(alive)
+        self._filters.forget(alive)
+        self._plans.clear()
+        self._generation += 1
+
+    # --- per-partition families -----------------------------------------------------------------
+
+    def read_members(self, members: Members, positions: Sequence[int] | None, attribute: str,
+                     deadline: float | None = None) -> list[Any]:
+        """`attribute` of the members at `positions` (None: all), one getAttributes each: the
+        value per member, or `convert.MISSING` for one that is gone or failed."""
+        with self._lock:
+            records, complex_values, rt = self._conns.call(
+                lambda: self._engine.read_members(self._conns.jconns, members.handle, positions, attribute,
+                                                  deadline, self.settings.read_timeout_seconds), "getAttributes")
+            self._stats.round_trips += rt
+            out = []
+            decode = convert.decode_record
+            read = 0
+            for rec in records:
+                status, values = decode(rec, complex_values)
+                if status != "o" or not values or convert.is_marker(values[0]):
+                    out.append(convert.MISSING)
+                else:
+                    out.append(values[0])
+                    read += 1
+            self._stats.mbeans_read += read
+            return out
+
+    def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
+                      *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:
+        """query_names(), answered as the positions of the members of each family it returned."""
+        q = self._queries.all_of(attribute, op, value, also)
+        with self._lock:
+            hits = self._conns.call(lambda: self._engine.query_members(
+                self._conns.mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(1)
+            return hits
+
+    def query_names(self, pattern: str, attribute: str | None = None, op: str = "==",
+                    value: Any = None, *, also: Sequence[tuple[str, Any]] = ()) -> list[ObjectName]:
+        """Names matching `pattern` (and `attribute op value`, and every `attribute op value` of
+        `also`, evaluated inside the broker's JVM; see queries.py), in ONE round trip."""
+        q = None if attribute is None else self._queries.all_of(attribute, op, value, also)
+        with self._lock:
+            nl = self._conns.call(
+                lambda: self._engine.query(self._conns.mbscs[0], pattern, q, self.settings.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(nl.round_trips)
+            return self._listing.parse(nl.strings)
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def read(self, names: Sequence[ObjectName | str] | None = None, *,
+             attributes: Sequence[str] | None = None, deadline: float | None = None) -> list[MBean]:
+        """Read MBeans: every listed one (names=None; lists first if needed), or the given ones.
+
+        One getAttributes per MBean, spread over the connections. `attributes` restricts the read
+        to those attribute names; `deadline` (a time.monotonic() value) bounds the whole read.
+        MBeans that vanished or failed are left out (the vanished counted in the stats). An MBean
+        whose values did not change since the previous read of the same plan is returned as the
+        same (immutable) object. The plan for a `names` list is kept while that list object is
+        passed again unchanged (pass a new list when the set changes).
+        """
+        with self._lock:
+            if names is None:
+                if self._listing.names is None:
+                    self.list_names()
+                return self._read_listed(attributes, deadline)
+            return self._read_some(names, attributes, deadline)
+
+    def _read_listed(self, attributes: Sequence[str] | None, deadline: float | None) -> list[MBean]:
+        plan = self._plans.listed
+        if attributes is None and plan is not None and plan.usable(self._generation):
+            return self._run(plan, deadline)  # every listed name has its MBeanInfo: nothing to look up
+        listing = self._listing
+        targets = list(zip(listing.strings, listing.names or ()))
+        self._ensure_infos(targets, listing.jnames_for_listed)
+        if attributes is not None:
+            plan = self._build(targets, listing.jnames_for_listed, frozenset(attributes))
+        else:
+            if self._plans.listed is None or self._plans.listed.generation != self._generation:
+                self._plans.listed = self._build(targets, listing.jnames_for_listed, None)
+            plan = self._plans.listed
+        return self._run(plan, deadline)
+
+    def _read_some(self, names: Sequence[ObjectName | str], attributes: Sequence[str] | None,
+                   deadline: float | None) -> list[MBean]:
+        plan = self._plans.subset(names, attributes, self._generation)
+        if plan is not None:
+            return self._run(plan, deadline)
+        targets = self._listing.named(names)
+        jnames_for = self._listing.jnames_for
+        self._ensure_infos(targets, jnames_for)
+        plan = self._build(targets, jnames_for, None if attributes is None else frozenset(attributes))
+        self._plans.keep_subset(names, attributes, plan)
+        return self._run(plan, deadline)
+
+    def _ensure_infos(self, targets: Targets, jnames_for) -> None:
+        before = len(self._infos.known)
+        try:
+            self._infos.ensure(targets, jnames_for)
+        finally:
+            if len(self._infos.known) != before:
+                self._generation += 1
+
+    def _build(self, targets: Targets, jnames_for, only: frozenset | None) -> ReadPlan:
+        return read_plan.build(targets, self._infos, self._filters, self._engine, jnames_for, only, self._generation)
+
+    def _run(self, plan: ReadPlan, deadline: float | None) -> list[MBean]:
+        if not plan.entries:
+            return []
+        records, complex_values, rt = self._conns.call(
+            lambda: self._engine.read(self._conns.jconns, plan.jplan, len(plan.entries), deadline,
+                                      self.settings.read_timeout_seconds), "getAttributes")
+        self._stats.round_trips += rt
+        out, excluded = read_plan.decode(plan, records, complex_values, self._stats, self._filters.auto_excluded)
+        if excluded:
+            self._generation += 1
+        return out

@@ -1,0 +1,178 @@
+"""The connections to the broker's JMX port, kept across polls.
+
+A connection that breaks is re-established at once on the next call (a broker restart costs no
+poll), then with exponential backoff between failed attempts; meanwhile calls fail fast with the
+last error. Every Java exception leaves here as the JmxError that says what to set (errors.py).
+
+`abort()`, from another thread, gives up the call in progress (the waiting Java thread is
+interrupted) and refuses later ones: the sidecar is stopping and must not wait on the broker.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
+from kafka_jmx_sidecar.exporter.source.jmx.engine import BatchFailure
+from kafka_jmx_sidecar.exporter.source.jmx.errors import JmxError, JmxMemoryError, JmxStoppedError, JmxTimeoutError, stub_endpoint, translate
+from kafka_jmx_sidecar.exporter.source.jmx.jvm import mark_used
+from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
+
+log = logging.getLogger(__name__)
+
+
+def _stub_text(settings: JmxSettings) -> str:
+    """The RMI stub the broker's registry hands out (toString names its host:port)."""
+    import jpype
+
+    host, _, port = settings.endpoint.rpartition(":")
+    if not port.isdigit():
+        return ""
+    LocateRegistry = jpype.JClass("java.rmi.registry.LocateRegistry")
+    csf = jpype.JClass("javax.rmi.ssl.SslRMIClientSocketFactory")() if settings.ssl else None
+    registry = LocateRegistry.getRegistry(host.strip("[]"), int(port), csf)
+    name = settings.url.rstrip("/").rpartition("/")[2] or "jmxrmi"
+    return str(registry.lookup(name).toString())
+
+
+class Connections:
+    """`settings.connections` connections of one engine; `call(fn)` runs fn with them up.
+
+    `mbscs` (the MBeanServerConnections; the first serves queries) and `jconns` (the engine's
+    handle on all of them, for batches) are read by fn when it runs, after (re)connecting."""
+
+    def __init__(self, settings: JmxSettings, engine: Any, stats: JmxStats, clock: Callable[[], float]):
+        import jpype
+
+        self.settings, self._engine, self._stats, self._clock = settings, engine, stats, clock
+        self._JException = jpype.JException
+        self._IOException = jpype.JClass("java.io.IOException")
+        self._Thread = jpype.JClass("java.lang.Thread")
+        self._caller: Any = None  # the Java thread inside call(), for abort()
+        self._aborted = False
+        self._connectors: list[Any] = []
+        self.mbscs: list[Any] = []
+        self.jconns: Any = None
+        self._failures = 0
+        self._next_attempt = 0.0
+        self._last_error: JmxError | None = None
+
+    @property
+    def up(self) -> bool:
+        return bool(self.mbscs)
+
+    def close(self) -> None:
+        for c in self._connectors:
+            self._engine.close(c)
+        self._connectors, self.mbscs, self.jconns = [], [], None
+
+    def abort(self) -> None:
+        """Give up the call in progress and refuse later ones (any thread; see the docstring)."""
+        self._aborted = True
+        caller = self._caller
+        if caller is not None:
+            caller.interrupt()
+
+    def _stopped(self) -> JmxStoppedError:
+        return JmxStoppedError(f"JMX calls to {self.settings.endpoint} given up: the sidecar is stopping",
+                               endpoint=self.settings.endpoint)
+
+    def call(self, fn: Callable[[], Any], doing: str) -> Any:
+        """fn() with connections up. A connection that worked before and broke is re-established
+        at once and fn() tried again (a broker restart costs no poll); otherwise the error is
+        raised and later attempts back off."""
+        self._caller = self._Thread.currentThread()  # before the check: abort() sees one or the other
+        try:
+            if self._aborted:
+                raise self._stopped()
+            return self._call(fn, doing)
+        finally:
+            self._caller = None
+
+    def _call(self, fn: Callable[[], Any], doing: str) -> Any:
+        fresh = self._ensure_connected()
+        ok, result = self._attempt(fn, doing)
+        if ok:
+            return result
+        self.close()
+        # no second attempt after a timeout, or when this side's heap is short (it would be again)
+        if fresh or isinstance(result, (JmxTimeoutError, JmxMemoryError)):
+            self._backoff(result)
+            raise result
+        log.info("JMX connection to %s broke (%s); reconnecting", self.settings.endpoint, result.message)
+        self._ensure_connected()
+        ok, result = self._attempt(fn, doing)
+        if ok:
+            return result
+        self.close()
+        self._backoff(result)
+        raise result
+
+    def _translate(self, java_exc: Any, doing: str) -> JmxError:
+        s = self.settings
+        return translate(java_exc, s.endpoint, doing=doing, username=s.username,
+                         read_timeout=s.read_timeout_seconds, connect_timeout=s.connect_timeout_seconds,
+                         stub_lookup=lambda: stub_endpoint(_stub_text(s)))
+
+    def _ensure_connected(self) -> bool:
+        """Connect every connection if needed; True when this call connected."""
+        if self.mbscs:
+            return False
+        now = self._clock()
+        if self._last_error is not None and now < self._next_attempt:
+            last = self._last_error
+            raise type(last)(f"{last.message} (next attempt in {self._next_attempt - now:.0f} s)",
+                             endpoint=last.endpoint, java_chain=last.java_chain)
+        connectors: list[Any] = []
+        mbscs: list[Any] = []
+        mark_used(self.settings.ssl)
+        try:
+            for _ in range(self.settings.connections):
+                try:
+                    connectors.append(self._engine.connect(self.settings))
+                    mbscs.append(connectors[-1].getMBeanServerConnection())
+                except BatchFailure as e:
+                    raise self._translate(e.java, "connect") from None
+                except self._JException as e:
+                    raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
+        except JmxStoppedError:
+            for c in connectors:
+                self._engine.close(c)
+            raise
+        except JmxError as e:
+            for c in connectors:
+                self._engine.close(c)
+            self._stats.connect_failures += 1
+            self._backoff(e)
+            log.warning("%s", e.message)
+            raise
+        self._connectors, self.mbscs = connectors, mbscs
+        self.jconns = self._engine.conns(mbscs)
+        self._failures, self._last_error = 0, None
+        self._stats.connects += len(connectors)
+        return True
+
+    def _backoff(self, err: JmxError) -> None:
+        """Remember err; the next connection attempt waits reconnect_min * 2^(failures-1) s."""
+        self._failures += 1
+        s = self.settings
+        self._next_attempt = self._clock() + min(s.reconnect_max_seconds,
+                                                 s.reconnect_min_seconds * 2 ** (self._failures - 1))
+        self._last_error = err
+
+    def _attempt(self, fn: Callable[[], Any], doing: str) -> tuple[bool, Any]:
+        """(True, fn()) or (False, the JmxError of a broken connection); other errors raise."""
+        try:
+            return True, fn()
+        except BatchFailure as e:
+            self._stats.round_trips += e.round_trips
+            if self._aborted:
+                raise self._stopped() from None
+            return False, self._translate(e.java, doing)
+        except self._JException as e:
+            if self._aborted:
+                raise self._stopped() from None
+            error = self._translate(e, doing)
+            if not isinstance(e, self._IOException) and not isinstance(error, JmxMemoryError):
+                raise error from None  # the MBean failed, not the connection
+            return False, error

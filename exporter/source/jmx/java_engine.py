@@ -1,0 +1,122 @@
+"""JavaEngine: the JVM-side work done by the compiled SidecarJmx helper (see engine.py)."""
+from __future__ import annotations
+
+import time
+from array import array
+from typing import Any, Sequence
+
+from kafka_jmx_sidecar.exporter.source.jmx import convert
+from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
+from kafka_jmx_sidecar.exporter.source.jmx.engine import BatchFailure, Census, NameList
+
+
+def _ints(typecode: str, jarray: Any) -> array:
+    """A Java int[] as an array, copied through the buffer protocol (no Python int per element)."""
+    out = array(typecode)
+    if len(jarray):
+        out.frombytes(memoryview(jarray).cast("B"))
+    return out
+
+
+def _deadline_ms(deadline: float | None) -> int:
+    """A time.monotonic() deadline -> Java wall-clock millis (0 = none)."""
+    if deadline is None:
+        return 0
+    return int((time.time() + max(0.0, deadline - time.monotonic())) * 1000)
+
+
+class JavaEngine:
+    """Calls of the compiled SidecarJmx helper `h`: one JPype call per batch."""
+
+    def __init__(self, helper: Any):
+        import jpype
+
+        self.h = helper
+        self.jpype = jpype
+        self.String = jpype.JClass("java.lang.String")
+        self.MBSC = jpype.JClass("javax.management.MBeanServerConnection")
+        self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
+
+    def connect(self, settings: JmxSettings) -> Any:
+        timeout_ms = int(settings.connect_timeout_seconds * 1000)
+        self.h.installSocketFactory(timeout_ms)
+        return self.h.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+
+    def close(self, connector: Any) -> None:
+        self.h.closeQuietly(connector)
+
+    def conns(self, mbscs: Sequence[Any]) -> Any:
+        return self.jpype.JArray(self.MBSC)(list(mbscs))
+
+    def _names(self, r: Any) -> NameList:
+        text = str(r.text)
+        return NameList(text.split("\n") if text else [], r.names, int(r.roundTrips))
+
+    def list_names(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], stall: float) -> NameList:
+        S = self.jpype.JArray(self.String)
+        return self._names(self.h.listNames(mbsc, S(list(include)), S(list(exclude)), int(stall * 1000)))
+
+    def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
+        return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
+
+    def list_split(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
+                   previous: Sequence[Any], stall: float) -> tuple[NameList, array, list]:
+        """list_names with the members of `families` as columns: the rest, the rest's canonical
+        name hashes, and per family (handle, topics, topic, partition, hash columns), or None
+        where the family is its `previous` handle, unchanged."""
+        S = self.jpype.JArray(self.String)
+        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)),
+                             self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
+        out = []
+        for m, hashes, patterns in zip(r.families, r.hashes, r.memberPatterns):
+            if hashes is None:
+                out.append(None)
+                continue
+            text = str(m.topicsText())
+            out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
+                        _ints("I", m.partitionColumn()), _ints("i", hashes),
+                        None if patterns is None else _ints("I", patterns)))
+        census = {}
+        lines = str(r.domainCounts).split("\n")
+        for domain, count in zip(lines[0::2], lines[1::2]):
+            census[domain] = int(count)
+        return self._names(r.rest), _ints("i", r.restHash), out, Census(
+            int(r.listedTotal), census, int(r.serverDomains), tuple(int(n) for n in r.patternSizes),
+            _ints("I", r.restPattern), _ints("i", r.restClass))
+
+    def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
+                     deadline: float | None, stall: float) -> tuple[list, Any, int]:
+        jp = self.jpype.JArray(self.jpype.JInt)(positions) if positions is not None else None
+        r = self.h.readMembers(conns, members, jp, attribute, _deadline_ms(deadline), int(stall * 1000))
+        self._check(r)
+        count = len(positions) if positions is not None else int(members.size())
+        return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
+
+    def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
+        fams = self.jpype.JArray(self.jpype.JObject)(list(families))
+        return [_ints("I", hits) for hits in self.h.queryMembers(mbsc, pattern, query, fams, int(stall * 1000))]
+
+    def parse_names(self, strings: Sequence[str]) -> Any:
+        return self.h.parseNames("\n".join(strings))
+
+    def select(self, jnames: Any, indices: Sequence[int]) -> Any:
+        return self.h.select(jnames, self.jpype.JArray(self.jpype.JInt)(indices))
+
+    def _check(self, r: Any) -> None:
+        if r.failure is not None:
+            raise BatchFailure(r.failure, int(r.failedConnection), int(r.roundTrips))
+
+    def infos(self, conns: Any, jnames: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
+        r = self.h.infos(conns, jnames, _deadline_ms(deadline), int(stall * 1000))
+        self._check(r)
+        return convert.decode_infos(str(r.text), count), int(r.roundTrips)
+
+    def plan(self, jnames: Any, attr_sets: Sequence[Sequence[str]], attr_set: Sequence[int]) -> Any:
+        jp = self.jpype
+        sets = jp.JArray(jp.JArray(self.String))([jp.JArray(self.String)(list(s)) for s in attr_sets])
+        return self.Plan(jnames, sets, jp.JArray(jp.JInt)(attr_set))
+
+    def read(self, conns: Any, plan: Any, count: int, deadline: float | None, stall: float) -> tuple[list, int]:
+        r = self.h.read(conns, plan, _deadline_ms(deadline), int(stall * 1000))
+        self._check(r)
+        return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
