@@ -1,4 +1,4 @@
-"""The recompute in the poll (issue 13): between the source and the rule engine, the broker's
+"""The recompute in the poll: between the source and the rule engine, the broker's
 ReplicaManager and Partition health MBeans are computed under the chosen profile
 (`sidecar.recompute`) and put where the rules read them, with Kafka's own ObjectNames, attribute
 names and MBeanInfo, so rule files, dashboards and alerts work unchanged.
@@ -26,13 +26,16 @@ Inputs that are not known fall back, each reported by a self metric and once in 
   reassignments           Admin API (Kafka 2.4+), else none: adding replicas count in the broker's own
                           ReplicasCount before 2.5, so a reassignment then shows as under-replicated
   broker version          unknown: nothing is recomputed that poll
+
+A caller that has those inputs already (the backfill replaying an archived poll, which recorded
+what the live poll resolved) gives them as `PollInputs` to `Recompute.apply`.
 """
 from __future__ import annotations
 
 import logging
 from array import array
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver, client_outdated, reassignments_known
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input
@@ -65,6 +68,17 @@ def action(spec: catalog.MBeanSpec, mode: str, version: str, profile: Profile) -
     return READ if own is profile.formula(spec.shows) else REPLACED
 
 
+class PollInputs(Protocol):
+    """One poll's min ISR and replica lists, given instead of asked of the Admin API and the
+    configuration."""
+
+    def min_isr(self, topic: str) -> int:
+        """The topic's min.insync.replicas."""
+
+    def assignments(self) -> tuple[dict | None, str | None]:
+        """(topic, partition) -> Assignment, and why reassignments are not known (None: they are)."""
+
+
 @dataclass
 class Outcome:
     """What the last poll's recompute did, for the self metrics."""
@@ -81,8 +95,9 @@ class Outcome:
 class Recompute:
     """One per collector. `apply(result)` returns the result the rules read, and sets `outcome`."""
 
-    def __init__(self, settings: RecomputeSettings, config: Config, admin: Any = None):
+    def __init__(self, settings: RecomputeSettings, config: Config, admin: Any = None, quiet: bool = False):
         self.settings = settings
+        self.quiet = quiet  # nothing logged: a replay of polls the live sidecar already logged
         self.profile = settings.profile
         self.config = config
         self.admin = admin  # an exporter.admin.AdminSource, or None
@@ -96,7 +111,7 @@ class Recompute:
     # --- the inputs -----------------------------------------------------------------------------
 
     def _tell(self, key: tuple, message: str, *args: Any) -> None:
-        if key not in self._told:
+        if not self.quiet and key not in self._told:
             self._told.add(key)
             log.warning(message, *args)
 
@@ -145,7 +160,9 @@ class Recompute:
 
     # --- one poll -------------------------------------------------------------------------------
 
-    def apply(self, result: ReadResult) -> ReadResult:
+    def apply(self, result: ReadResult, given: PollInputs | None = None) -> ReadResult:
+        """The result the rules read. `given`: this poll's min ISR and replica lists, not asked
+        of the Admin API or the configuration."""
         broker = result.broker
         out = self.outcome = Outcome()
         self.view = None
@@ -173,22 +190,28 @@ class Recompute:
         changing = [s for s in FAMILIES if actions[s.name] in (ADDED, REPLACED)]
         health = None
         if changing:
-            health = self._health(broker.hosted, broker_profile, version, out)
+            health = self._health(broker.hosted, broker_profile, version, out, given)
         return self._merge(result, broker.hosted, health, actions, out)
 
-    def _health(self, hosted: HostedPartitions, broker_profile: Profile, version: str, out: Outcome) -> BrokerHealth:
-        view = self.view = self._admin_view()
+    def _health(self, hosted: HostedPartitions, broker_profile: Profile, version: str, out: Outcome,
+                given: PollInputs | None = None) -> BrokerHealth:
         fallbacks: dict[tuple[str, str], set] = {}
-        topics_used: set[str] = set()
-        assignments, unknown_why = self._assignments(view)
+        min_isr_of: Callable[[str], int]
+        if given is None:
+            view = self.view = self._admin_view()
+            assignments, unknown_why = self._assignments(view)
+            min_isr_of = self._min_isr(view, fallbacks, set())
+        else:
+            assignments, unknown_why = given.assignments()
+            min_isr_of = given.min_isr
         health = recompute_broker(hosted, profile=self.profile, broker_profile=broker_profile,
-                                  min_isr_of=self._min_isr(view, fallbacks, topics_used), assignments=assignments)
+                                  min_isr_of=min_isr_of, assignments=assignments)
         out.led = health.led
         out.placeholders = health.placeholders
         for key, topics in fallbacks.items():
             out.fallbacks[key] = len(topics)
             new = sorted(t for t in topics if (key, t) not in self._told)
-            if new:
+            if new and not self.quiet:
                 self._told.update((key, t) for t in new)
                 log.warning("recompute: no min.insync.replicas known for %d topic(s) (%s%s); using %s (%s)",
                             len(new), ", ".join(new[:10]), ", ..." if len(new) > 10 else "",
@@ -211,14 +234,22 @@ class Recompute:
 
     def _merge(self, result: ReadResult, hosted: HostedPartitions, health: BrokerHealth | None,
                actions: dict[str, str], out: Outcome) -> ReadResult:
-        config = self.config
         mbeans = list(result.mbeans)
         tables = list(result.tables)
-        ranks = list(result.ranks) if result.ranks is not None else None
+        added_beans = self._merge_replica_manager(mbeans, health, actions, out)
+        added_tables = self._merge_partitions(mbeans, tables, hosted, health, actions, out)
+        if not added_beans and not added_tables:
+            return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, result.ranks,
+                              result.broker)
+        ranks = list(result.ranks) if result.ranks is not None else list(range(len(mbeans)))
+        _append_added(mbeans, tables, ranks, added_beans, added_tables)
+        return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, ranks, result.broker)
+
+    def _merge_replica_manager(self, mbeans: list[MBean], health: BrokerHealth | None, actions: dict[str, str],
+                               out: Outcome) -> list[MBean]:
+        """The ReplicaManager gauges replaced in `mbeans` (in place); returns the added ones."""
         by_name = {(mb.name.domain, mb.name.keys): k for k, mb in enumerate(mbeans)}
-        by_table = {(t.domain, t.keys): k for k, t in enumerate(tables)}
-        added_beans: list[MBean] = []
-        added_tables: list[BeanTable] = []
+        added: list[MBean] = []
         for spec in REPLICA_MANAGER_GAUGES:
             act = actions[spec.name]
             name = ObjectName(spec.domain, (("type", spec.type), ("name", spec.name)))
@@ -231,14 +262,21 @@ class Recompute:
                 mbeans[k] = MBean(mb.name, mb.class_name, tuple(
                     Attribute(a.name, health.replica_manager[spec.name], a.description, a.type_name)
                     if a.name == "Value" else a for a in mb.attributes))
-            elif act == ADDED and config.wants_mbean(name):
-                added_beans.append(MBean(name, catalog.Kind.GAUGE.class_name, (
+            elif act == ADDED and self.config.wants_mbean(name):
+                added.append(MBean(name, catalog.Kind.GAUGE.class_name, (
                     Attribute("Value", health.replica_manager[spec.name], catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE),)))
             elif k is None:
                 state = NONE  # the filters keep it from the rules, or the broker did not serve it
             else:
                 state = READ
             out.states[spec.object_name] = state
+        return added
+
+    def _merge_partitions(self, mbeans: list[MBean], tables: list[BeanTable], hosted: HostedPartitions,
+                          health: BrokerHealth | None, actions: dict[str, str], out: Outcome) -> list[BeanTable]:
+        """The Partition families replaced in `tables` or `mbeans` (in place); returns the added tables."""
+        by_table = {(t.domain, t.keys): k for k, t in enumerate(tables)}
+        added: list[BeanTable] = []
         for spec in PARTITION_GAUGES:
             act = actions[spec.name]
             keys = (("type", spec.type), ("name", spec.name))
@@ -251,7 +289,7 @@ class Recompute:
             elif act == ADDED:
                 wanted = self._wanted_members(spec, keys, hosted)
                 if wanted.count(1):
-                    added_tables.append(BeanTable(
+                    added.append(BeanTable(
                         spec.domain, keys, catalog.Kind.GAUGE.class_name, "Value", catalog.ATTRIBUTE_DESCRIPTION,
                         _GAUGE_TYPE, True, hosted.topics, hosted.topic, hosted.partition,
                         array("I", bytes(4 * len(hosted.topic))), health.partition[spec.name], wanted))
@@ -267,22 +305,7 @@ class Recompute:
             else:
                 state = READ
             out.states[spec.object_name] = state
-        if not added_beans and not added_tables:
-            return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, result.ranks,
-                              result.broker)
-        # added: after everything the broker serves (a stable, documented place)
-        if ranks is None:
-            ranks = list(range(len(mbeans)))
-        top = max([max(ranks, default=-1)] + [max(t.rank, default=-1) for t in tables]) + 1
-        for mb in added_beans:
-            mbeans.append(mb)
-            ranks.append(top)
-            top += 1
-        for t in added_tables:
-            t.rank = array("I", range(top, top + len(t)))
-            top += len(t)
-            tables.append(t)
-        return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, ranks, result.broker)
+        return added
 
     def _wanted_members(self, spec: catalog.MBeanSpec, keys: tuple, hosted: HostedPartitions) -> bytearray:
         """Which members of an added family the configuration's filters let through (kept while
@@ -301,6 +324,20 @@ class Recompute:
                                else 0 for t, p in zip(hosted.topic, hosted.partition))
             self._wanted[cache_key] = (hosted.topic, wanted)
         return bytearray(wanted)
+
+
+def _append_added(mbeans: list[MBean], tables: list[BeanTable], ranks: list[int], added_beans: list[MBean],
+                  added_tables: list[BeanTable]) -> None:
+    """Added MBeans and tables go after everything the broker serves (a stable, documented place)."""
+    top = max([max(ranks, default=-1)] + [max(t.rank, default=-1) for t in tables]) + 1
+    for mb in added_beans:
+        mbeans.append(mb)
+        ranks.append(top)
+        top += 1
+    for t in added_tables:
+        t.rank = array("I", range(top, top + len(t)))
+        top += len(t)
+        tables.append(t)
 
 
 def _replaced(table: BeanTable, hosted: HostedPartitions, values: array) -> BeanTable:
