@@ -62,7 +62,7 @@ if kind == "http.server":
     s.serve_forever()
 else:
     from kafka_jmx_sidecar.exporter.http.server import MetricsServer
-    from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+    from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
     from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
     class Fixed:
         ready, metrics = True, SelfMetrics()

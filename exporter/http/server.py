@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Callable, Union
 import h11
 
 from kafka_jmx_sidecar.exporter.http.endpoints import Answer, Request, answer
-from kafka_jmx_sidecar.exporter.poll.self_metrics import ClientError
+from kafka_jmx_sidecar.exporter.output.self_metrics import ClientError
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
 
 if TYPE_CHECKING:

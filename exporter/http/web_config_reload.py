@@ -15,7 +15,7 @@ import logging
 import threading
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
-from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 
 log = logging.getLogger("kafka_jmx_sidecar.web_config")

@@ -22,6 +22,11 @@ from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, Family, M
 from kafka_jmx_sidecar.exporter.base.java_text import java_double
 from kafka_jmx_sidecar.exporter.base.model import Sample
 
+# The formats a snapshot holds and a scraper may ask for, by name.
+TEXT = "text"
+OPENMETRICS = "openmetrics"
+FORMATS = (TEXT, OPENMETRICS)
+
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 

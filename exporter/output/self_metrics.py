@@ -20,7 +20,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as _openmet
 
 from kafka_jmx_sidecar.exporter import __version__
 from kafka_jmx_sidecar.exporter.base.java_text import java_double
-from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
+from kafka_jmx_sidecar.exporter.output.exposition import OPENMETRICS
 
 disable_created_metrics()  # the sidecar's own counters (jmx_exporter's are written below)
 

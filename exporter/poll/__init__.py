@@ -3,8 +3,7 @@
     collector.py       Collector: one poll, the loop, reload, the last good snapshot
     snapshot.py        Snapshot: a poll's rendered bodies, gzipped once, served many times
     schedule.py        when the next poll starts
-    self_metrics.py    the sidecar's own metrics (jmx_exporter's and its own)
     process_memory.py  the process's C heap: malloc arenas, the mmap threshold, trimming
 
-May import: every stage below it and config; never http, backfill or commands.
+May import: every stage before it (http and config included); never backfill or commands.
 """

@@ -38,7 +38,7 @@ from kafka_jmx_sidecar.exporter.poll.schedule import NextPoll, PollSchedule
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, load_config
-from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings, require_same_mode, require_source
 from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, Snapshot, assemble
 from kafka_jmx_sidecar.exporter.source.protocol import Source, SourceError

@@ -19,12 +19,10 @@ import zlib
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from kafka_jmx_sidecar.exporter.output import exposition
+from kafka_jmx_sidecar.exporter.output.exposition import FORMATS, OPENMETRICS, TEXT  # noqa: F401 (TEXT: for callers)
 from kafka_jmx_sidecar.exporter.base.families import Family, of_samples
 from kafka_jmx_sidecar.exporter.base.model import Sample
 
-TEXT = "text"
-OPENMETRICS = "openmetrics"
-FORMATS = (TEXT, OPENMETRICS)
 _OM_EOF = b"# EOF\n"
 _PIECE = 1 << 20  # bytes of decompressed body per write when a client does not take gzip
 _GZIP = 31  # zlib window bits for a gzip wrapper

@@ -20,7 +20,7 @@ from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter, poll_facts
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
-from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions

@@ -160,7 +160,7 @@ import time  # noqa: E402
 
 from kafka_jmx_sidecar.exporter.http.server import Limits  # noqa: E402
 from kafka_jmx_sidecar.exporter.http.endpoints import basic_credentials, gzip_accepted  # noqa: E402
-from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics  # noqa: E402
+from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics  # noqa: E402
 
 
 class FixedBody:

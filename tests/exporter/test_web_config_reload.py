@@ -7,7 +7,7 @@ import ssl
 
 import bcrypt
 
-from kafka_jmx_sidecar.exporter.poll.self_metrics import SelfMetrics
+from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.http.web_config import load_web_config
 from kafka_jmx_sidecar.exporter.http.web_config_reload import WebConfigReloader
 from tests.exporter.test_http import pki  # noqa: F401 (a fixture)
