@@ -3,10 +3,10 @@ itself: per hosted partition its `InSyncReplicasCount` and `ReplicasCount` gauge
 does not lead, so leadership is `ReplicasCount > 0`), plus each topic's min ISR and, when the Admin
 API knows them, the partitions' replica lists and reassignments.
 
-This is the sidecar's recompute (issue 13): a broker of any release then publishes the chosen
-profile's values. mbeans/recompute.py answers the other question (what every broker of a release
-reports, from partition states), for the simulator and the demo. Both judge with mbeans/health.py
-and take names and meanings from the catalog. Pure: plain values in, plain values out.
+This is the sidecar's recompute (`sidecar.recompute`): a broker of any release then publishes the
+chosen profile's values. mbeans/recompute.py answers the other question (what every broker of a
+release reports, from partition states), for the simulator and the demo. Both judge with
+mbeans/health.py and take names and meanings from the catalog. Pure: plain values in, plain values out.
 
 Per-partition inputs and outputs are columns aligned with the hosted partitions (a broker hosts
 tens of thousands), and only the led partitions are judged: every Partition gauge is 0 elsewhere.
@@ -52,7 +52,7 @@ class BrokerHealth:
     replica_manager: dict[str, int]
     partition: dict[str, array]
     led: int = 0
-    # led partitions that hold placeholder replica ids (semantics.md): (topic, partition) -> count
+    # led partitions that hold placeholder replica ids (negative ids): (topic, partition) -> count
     placeholders: dict[tuple[str, int], int] = field(default_factory=dict)
     # led partitions the Admin API did not describe (or described without replicas: assignment not
     # known yet), judged from the broker's own ReplicasCount alone, without reassignment

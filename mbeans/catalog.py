@@ -1,5 +1,5 @@
 """What Kafka's partition-health MBeans are: names, kinds, attribute sets, value types, the
-release each first appeared in (spec: mbeans.md, semantics.md "Version table"), and what a
+release each first appeared in (checked against real brokers of each release), and what a
 gauge's value means: which health flag it shows, whether it is a 0/1 flag, a replica count or
 some other number, and whether only the partition's leader reports it.
 

@@ -1,4 +1,4 @@
-"""The cluster-wide view (issue 13, item 2b): every partition of a cluster judged under one health
+"""The cluster-wide view (`sidecar.mode: cluster`): every partition of a cluster judged under one health
 profile, as the Partition gauges its leader serves, with the ReplicaManager counts summed over the
 cluster and what no broker gauge shows.
 

@@ -1,4 +1,4 @@
-"""Partition-health semantics: the one definition of every formula (spec: semantics.md).
+"""Partition-health semantics: the one definition of every formula.
 
 Every formula is written on `Counts`, the handful of numbers a partition's health depends on, with
 the few operations that differ between plain Python and a Spark Column (`least`, `not_`) passed in
@@ -89,7 +89,7 @@ def counts_of(state: PartitionState) -> Counts:
 
 
 def placeholder_count(state: PartitionState) -> int:
-    """Replicas that do not exist yet (negative ids, see semantics.md)."""
+    """Replicas that do not exist yet (negative ids: the placeholders of PartitionState)."""
     return sum(1 for r in state.replicas if r < 0)
 
 
@@ -182,7 +182,7 @@ Formula = Callable[[Counts, Ops], Any]
 
 @dataclass(frozen=True)
 class Profile:
-    """One released behaviour of Kafka's health checks (semantics.md, "Profiles")."""
+    """One released behaviour of Kafka's health checks (the profiles: README, "Partition health")."""
 
     name: str
     summary: str

@@ -1,5 +1,5 @@
-"""Reassignment traffic and progress (issue 13, item 3): what KIP-352 deferred, as arithmetic on
-plain values. The Kafka facts behind it (semantics.md, "Who reports what"):
+"""Reassignment traffic and progress: what KIP-352 deferred, as arithmetic on
+plain values. The Kafka facts behind it (which broker reports what):
 
 - `ReassignmentBytesInPerSec` (counted by a broker being added to a partition, for the bytes it
   fetches) and `ReassignmentBytesOutPerSec` (by the leader, for the bytes it serves to adding

@@ -1,6 +1,6 @@
 """The values Kafka's brokers would report for the health MBeans, from partition states.
 
-Who reports what follows semantics.md ("Who reports what"): ReplicaManager counts and the
+Who reports what, as Kafka does it: ReplicaManager counts and the
 Partition flags are the leader's; every hosted replica has Partition gauges (zeros unless it
 leads); the controller's OfflinePartitionsCount sees the leaderless partitions no broker gauge
 shows. Which MBeans exist, and which health flag each gauge shows, follow the catalog; the
@@ -170,9 +170,9 @@ def _controller_values(states: list[PartitionState], live: set[int], registered:
 
 def _serve_controller_values(brokers: dict[int, BrokerValues], controller: dict[str, int], *, metadata: str,
                              controllers: set[int], active_controller: int | None, known: set[int]) -> None:
-    """Give the KafkaController gauges to the nodes that serve them (semantics.md, "Who reports
-    what"): under KRaft the controller nodes, a dedicated one (not `known` as a broker) joining
-    `brokers` with no broker gauges; under ZooKeeper every live broker."""
+    """Give the KafkaController gauges to the nodes that serve them, as Kafka does: under KRaft the
+    controller nodes, a dedicated one (not `known` as a broker) joining `brokers` with no broker
+    gauges; under ZooKeeper every live broker."""
     if metadata == "kraft":
         for node in controllers - known:
             brokers[node] = BrokerValues(node, {}, {})

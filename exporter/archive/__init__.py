@@ -1,4 +1,4 @@
-"""The archive (issue 14, item 1): what each poll of `serve` knew, on disk, so the backfill can
+"""The archive (`sidecar.archive`): what each poll of `serve` knew, on disk, so the backfill can
 recompute every health series later with the same formulas and rules.
 
     format.py     the records and their one encoding (JSON Lines; README "Archive format")

@@ -1,4 +1,4 @@
-"""The reassignment series (issue 13, item 3; `sidecar.reassignment`): after the rules, each poll
+"""The reassignment series (`sidecar.reassignment`): after the rules, each poll
 adds series of its own, with fixed names, to what jmx_exporter's rules make of the broker's MBeans.
 
 Why not MBeans through the rules, as the recompute does: these are not values any Kafka release

@@ -1,12 +1,12 @@
-"""The cluster-wide source (issue 13, item 2b; `sidecar.mode: cluster`): one instance judges every
+"""The cluster-wide source (`sidecar.mode: cluster`): one instance judges every
 partition of the cluster from the Kafka Admin API alone, and hands the rules the MBeans Kafka
 would serve for them, so that the rule files name them as they name a broker's own.
 
 One read:
-  exporter.admin.AdminSource.read()   the partitions (leader, replicas, ISR, reassignments), each
+  source.admin.AdminSource.read()    the partitions (leader, replicas, ISR, reassignments), each
                                       topic's min ISR, the live brokers, what is unknown and why
   min ISR of a topic                  the Admin API, else sidecar.recompute.minInsyncReplicas
-                                      (topics, then default), else 1 (exporter.admin.fallback)
+                                      (topics, then default), else 1 (source.admin.fallback)
   mbeans.cluster_view.judge_cluster   every partition under sidecar.recompute.semantics
                                       (kafka-3.7 by default; topic-command is a choice here)
 and the MBeans, in this visiting order:
