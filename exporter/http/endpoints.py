@@ -2,7 +2,7 @@
 header chooses, gzipped when Accept-Encoding takes gzip), /-/healthy and /-/ready for probes (no
 credentials needed), the landing page, 404 for the rest; basic auth from the web config.
 
-No sockets here: exporter/http.py parses the request, calls `answer` and writes the Answer. The
+No sockets here: connection.py parses the request, calls `answer` and writes the Answer. The
 work that may take long (a password hash, the body) runs through the `offload` callables, off
 the event loop.
 """
@@ -11,14 +11,11 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping
+from typing import Awaitable, Callable, Iterable, Mapping, Protocol
 
 from kafka_jmx_sidecar.exporter.output import exposition
-from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.output.exposition import OPENMETRICS, TEXT
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
-
-if TYPE_CHECKING:
-    from kafka_jmx_sidecar.exporter.poll.collector import Collector
 
 Offload = Callable[..., Awaitable]  # offload(fn, *args): fn(*args) in a worker thread
 
@@ -26,6 +23,19 @@ TEXT_PLAIN = "text/plain; charset=utf-8"
 LANDING = b"""<html><head><title>kafka-jmx-sidecar</title></head><body>
 <h1>kafka-jmx-sidecar</h1><p><a href="/metrics">Metrics</a></p></body></html>
 """
+
+
+class Served(Protocol):
+    """What the endpoint serves (the poll's Collector), as far as the endpoint uses it. The
+    server also counts connections and client errors in its `metrics` (a SelfMetrics) when it
+    has one."""
+
+    @property
+    def ready(self) -> bool:
+        """A complete poll of the broker has been made."""
+
+    def response(self, fmt: str, gzip_wanted: bool) -> tuple[int, Iterable[bytes]]:
+        """The /metrics body in `fmt` (TEXT or OPENMETRICS) as (length, chunks)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,7 @@ async def _authorized(request: Request, web: WebConfig, check_password: Offload)
     return _plain(401, b"Unauthorized\n", (("WWW-Authenticate", web.challenge),) if challenge else ())
 
 
-async def answer(request: Request, web: WebConfig, collector: "Collector", check_password: Offload,
+async def answer(request: Request, web: WebConfig, collector: Served, check_password: Offload,
                  work: Offload) -> Answer:
     if request.method not in ("GET", "HEAD"):
         return _plain(405, b"Method not allowed\n", (("Allow", "GET, HEAD"),))

@@ -25,7 +25,7 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from kafka_jmx_sidecar.exporter.http.server import Limits
+from kafka_jmx_sidecar.exporter.http.limits import Limits
 from tests.exporter.test_http import pki  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]

@@ -158,7 +158,7 @@ def test_web_config_errors_name_file_line_and_key(tmp_path, pki):
 import socket  # noqa: E402
 import time  # noqa: E402
 
-from kafka_jmx_sidecar.exporter.http.server import Limits  # noqa: E402
+from kafka_jmx_sidecar.exporter.http.limits import Limits  # noqa: E402
 from kafka_jmx_sidecar.exporter.http.endpoints import basic_credentials, gzip_accepted  # noqa: E402
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics  # noqa: E402
 
