@@ -3,7 +3,7 @@ broker fails, an ISR shrinks below min ISR, the broker recovers, a reassignment 
 completes, another broker fails. Read back with the archive's reader, every poll's reconstructed
 state equals what the simulator's model held then: the per-partition counts broker 1 shows (its
 ISR size and replica count where it leads, 0 where it follows; Kafka 4.1 leaves adding replicas
-out of ReplicasCount, semantics.md), the topics' min ISR as configured, the broker's release, and
+out of ReplicasCount), the topics' min ISR as configured, the broker's release, and
 the UnderReplicatedPartitions leaf, worked out by hand below."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.e2e.test_operations import Serve
 from tests.e2e.test_prometheus_scenario import CLUSTER
 
 URP = ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "Value")
-# (event, broker 1's UnderReplicatedPartitions after it: Kafka 4.1, by hand from semantics.md)
+# (event, broker 1's UnderReplicatedPartitions after it: Kafka 4.1, worked out by hand)
 STEPS = [
     (None, 0),
     ({"op": "fail_broker", "broker": 3}, 3),  # orders ISR [1,2]: URP

@@ -4,7 +4,7 @@ SIGTERM ends the process within 5 s whatever it is doing, polls longer than the 
 counted and logged once, an OutOfMemoryError in the sidecar's JVM is a poll error, and a broker
 killed 50 times mid-poll never takes the sidecar down.
 
-The 5 s of SIGTERM is a correctness bound from the issue (Kubernetes' grace period, a rolling
+The 5 s of SIGTERM is a correctness bound (Kubernetes' grace period, a rolling
 restart waiting on the pod), not a speed benchmark."""
 from __future__ import annotations
 

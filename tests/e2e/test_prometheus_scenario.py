@@ -1,5 +1,5 @@
 """A real Prometheus scrapes the sidecar while the simulator plays a scenario; its query API must
-return the health values Kafka's rules give at each step (derived by hand from semantics.md)."""
+return the health values Kafka's rules give at each step (derived by hand from Kafka's definitions)."""
 from __future__ import annotations
 
 import subprocess

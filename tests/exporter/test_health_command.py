@@ -1,6 +1,6 @@
-"""`kafka-jmx-sidecar health` (contract: architecture.md, "Command line"), run for real:
-`python3 -m exporter.cli health ...` in a subprocess, and `exporter.cli.main([...])` in-process
-with stdout/stderr captured. Expected verdicts are written by hand (semantics.md, the KIPs).
+"""`kafka-jmx-sidecar health` (README, "Partition health"), run for real:
+`python3 -m kafka_jmx_sidecar.exporter.commands.cli health ...` in a subprocess, and `cli.main([...])`
+in-process with stdout/stderr captured. Expected verdicts are written by hand (from the KIPs).
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def proc(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 
 
 def run_main(*args: str, stdin: str = "") -> tuple[int, str, str]:
-    """`exporter.cli.main(["health", *args])` in this process, stdin/stdout/stderr captured."""
+    """`cli.main(["health", *args])` in this process, stdin/stdout/stderr captured."""
     out, err = io.StringIO(), io.StringIO()
     old_stdin = sys.stdin
     sys.stdin = io.StringIO(stdin)
@@ -381,7 +381,7 @@ BAD_DESCRIBE = [
     ("\tTopic: x\tPartition: 5\tLeader: 1\tReplicas: \tIsr: ", "Replicas"),
     ("\tTopic: x\tPartition: 6\tLeader: 1\tReplicas: 1,2\tIsr: 1,x", "Isr"),
     ("\tTopic: x\tPartition: 7\tLeader: 1\tReplicas: 1,2\tIsr: 1\tAdding Replicas: 3,?\tRemoving Replicas: ", "Adding"),
-    # a placeholder is never in sync (semantics.md), as the JSON Lines reader also insists
+    # a placeholder (a negative id) is never in sync, as the JSON Lines reader also insists
     ("\tTopic: x\tPartition: 9\tLeader: 1\tReplicas: 1,-1\tIsr: 1,-1", "Isr"),
     ("Topic: y\tTopicId: BBBBBBBBBBBBBBBBBBBBBB\tPartitionCount: 1\tReplicationFactor: 1\t"
      "Configs: min.insync.replicas=two", "min.insync.replicas"),

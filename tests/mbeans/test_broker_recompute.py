@@ -1,5 +1,5 @@
 """mbeans/broker_recompute: one broker's health gauges from its own per-partition counts, on
-hand-worked cases (semantics.md's worked examples and consequences, mbeans.md's live observations)."""
+hand-worked cases (the KIPs' worked examples and their consequences, what live brokers showed)."""
 from __future__ import annotations
 
 from array import array
@@ -48,7 +48,7 @@ def test_kip427_example1_broker1_fails():
 
 
 def test_min_isr_above_replica_count_live_4_1_observation():
-    # mbeans.md: one broker, RF=1, min.insync.replicas=2 read AtMinIsr=1, UnderMinIsr=0 on 4.1
+    # a live 4.1 broker: one broker, RF=1, min.insync.replicas=2 read AtMinIsr=1, UnderMinIsr=0
     h = hosted(("t", 0, 1, 1))
     assert flags(run(h, KAFKA_3_7, min_isr={"t": 2}), 0) == {"UnderReplicated": 0, "UnderMinIsr": 0, "AtMinIsr": 1}
     assert flags(run(h, KAFKA_2_5, min_isr={"t": 2}), 0) == {"UnderReplicated": 0, "UnderMinIsr": 1, "AtMinIsr": 0}
@@ -64,7 +64,7 @@ def test_followers_read_zero_and_are_not_counted():
 
 
 def test_caught_up_adding_replica_hides_a_lost_original_under_kip352_not_legacy():
-    # semantics.md: replicas=[1,2,3,4], adding=[4], isr=[1,3,4] is not URP (kafka-3.7), URP before
+    # KIP-352: replicas=[1,2,3,4], adding=[4], isr=[1,3,4] is not URP (kafka-3.7), URP before
     # 2.5. A 2.2 broker's ReplicasCount shows the full list, 4.
     h = hosted(("t", 0, 3, 4))
     a = {("t", 0): Assignment((1, 2, 3, 4), adding=(4,), removing=(2,))}
@@ -95,7 +95,7 @@ def test_full_replica_count_inverts_each_release_replicas_count():
 
 
 def test_placeholders_count_as_missing_replicas_and_are_counted():
-    # semantics.md: a placeholder counts in replicas like any missing replica: under-replicated
+    # a placeholder (negative id) counts in replicas like any missing replica: under-replicated
     a = {("t", 0): Assignment((1, -1, -2))}
     r = run(hosted(("t", 0, 1, 1)), KAFKA_3_7, min_isr={"t": 2}, assignments=a)
     assert flags(r, 0) == {"UnderReplicated": 1, "UnderMinIsr": 1, "AtMinIsr": 0}

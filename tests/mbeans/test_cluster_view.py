@@ -1,8 +1,8 @@
 """The cluster-wide view (mbeans/cluster_view.py): every partition judged under a profile, the
 ReplicaManager counts summed without double counting, and what no broker gauge shows.
 
-Expected values are worked by hand from semantics.md and the KIP texts (seeds/001: KIP-427's
-examples; seeds/004: placeholders); the comments show the arithmetic. The property test at the end
+Expected values are worked by hand from the KIPs (KIP-427's examples) and Kafka's placeholder
+replica ids; the comments show the arithmetic. The property test at the end
 holds the view to mbeans/recompute.cluster_values, which computes every broker's own gauges.
 """
 from __future__ import annotations
@@ -39,9 +39,9 @@ def flags(row):
     return tuple(row[k] for k in ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "Unavailable"))
 
 
-# --- KIP-427's examples (seeds/001), one partition each, after each broker failure -----------------
+# --- KIP-427's examples, one partition each, after each broker failure ----------------------------
 # Replicas [0,1,2] (example 3: [0,1,2,3]); the leader is the first broker of the ISR left. Columns:
-# URP, UnderMinIsr, AtMinIsr, Unavailable (semantics.md "Worked examples from the KIPs").
+# URP, UnderMinIsr, AtMinIsr, Unavailable (the KIP's worked examples).
 
 KIP_427 = [
     # example 1: RF 3, min ISR 2
@@ -102,7 +102,7 @@ def test_min_isr_above_the_replicas():
 
 
 def test_placeholders_count_as_missing_replicas():
-    # seeds/004: created on 2 live brokers with RF 3: replicas [1,2,-1], ISR [1,2], min ISR 2
+    # created on 2 live brokers with RF 3: replicas [1,2,-1], ISR [1,2], min ISR 2
     view = judge_cluster([P("placeholder", 0, 1, [1, 2, -1], [1, 2], 2), P("plain", 0, 1, [1, 2], [1, 2], 1)],
                          KAFKA_3_7)
     row = rows(view)[("placeholder", 0)]
@@ -113,7 +113,7 @@ def test_placeholders_count_as_missing_replicas():
 
 
 def test_a_leader_that_is_not_a_live_broker():
-    # ZooKeeper names a dead broker as leader (semantics.md): no broker gauge shows the partition,
+    # ZooKeeper can name a dead broker as leader: no broker gauge shows the partition,
     # it is unavailable; the controller's count here is of partitions without a leader id
     s = P("stale", 0, 3, [3, 1], [3], 1, live=[1, 2])
     view = judge_cluster([s], KAFKA_3_7)
@@ -123,7 +123,7 @@ def test_a_leader_that_is_not_a_live_broker():
 
 
 def test_elr_leaderless_partition_with_an_empty_isr():
-    # semantics.md: a real 4.1 RF 1 partition whose broker was down: Leader none, Isr empty, Elr 2.
+    # as a real 4.1 broker showed an RF 1 partition whose broker was down: Leader none, Isr empty, Elr 2.
     s = P("elr", 0, None, [2], [], 1)
     # broker gauges: nothing (no leader); kafka-topics.sh: URP (1 - 0 > 0), under min ISR (no
     # leader), not at min (0 != 1), unavailable

@@ -1,4 +1,4 @@
-"""Edge states Kafka itself produces (issue 13, item 4) are judged as Kafka judges them, not
+"""Edge states Kafka itself produces are judged as Kafka judges them, not
 rejected: a partition whose assignment is not known yet (listed with no leader and no replicas),
 a leader outside the replica list during a move, and placeholder replica ids."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Partition health, example by example (spec: semantics.md; KIP texts in shared/seeds/).
+"""Partition health, example by example, from the KIPs (KIP-352, KIP-164, KIP-427, KIP-455).
 
-Every expected verdict below is written by hand from the spec's profile table, its "Consequences
-worth a test each", its worked-example table and the KIP texts. Nothing here is computed by the
+Every expected verdict below is written by hand from each profile's definition, the consequences
+worth a test each, KIP-427's worked-example table and the KIP texts. Nothing here is computed by the
 code under test. A case lists the flags that must be TRUE; every other flag must be false.
 
 Flag names: R = reassigning, U = under_replicated, B = under_min_isr (Below), A = at_min_isr,
@@ -48,8 +48,8 @@ def expand(cases):
     return out
 
 
-# --- KIP-427 (seeds/001): the three examples, semantics.md "Worked examples" -----------------------
-# The spec's table is for kafka-2.5. With min_isr <= RF and no reassignment, kafka-3.7 and legacy
+# --- KIP-427: the three worked examples -----------------------------------------------------------
+# The KIP's table is for kafka-2.5. With min_isr <= RF and no reassignment, kafka-3.7 and legacy
 # read the same; kafka-topics.sh differs only on the leaderless rows.
 
 KIP427 = [
@@ -70,7 +70,7 @@ KIP427 = [
     # (under min ISR, unavailable), 0 != 1 (not at min).
     ("kip427-ex2-broker2-fails-isr-empty", st([0, 1, 2], [], None, min_isr=1),
      {BROKER_PROFILES: "X", "topic-command": "UBX"}),
-    # What Kafka really keeps (semantics.md): leader -1, isr = [the last member]. For
+    # What Kafka really keeps: leader -1, isr = [the last member]. For
     # kafka-topics.sh now 1 == min_isr 1, so it is also at min ISR.
     ("kip427-ex2-broker2-fails-last-isr-kept", st([0, 1, 2], [2], -1, min_isr=1),
      {BROKER_PROFILES: "X", "topic-command": "UBAX"}),
@@ -99,7 +99,7 @@ KIP427 = [
      {("kafka-3.7", "kafka-2.5", "topic-command"): "R", "legacy": "RU"}),
 ]
 
-# --- KIP-164 (seeds/002): RF 3, min ISR 2 ---------------------------------------------------------
+# --- KIP-164: RF 3, min ISR 2 ---------------------------------------------------------------------
 # "when there are 2 replicas in ISR this partition would be in the under replicated partitions
 # count. When there is 1 replica in ISR, this partition would also be in the UnderMinIsrPartitionCount."
 # (KIP-164 predates AtMinIsr; with 2 == min ISR the KIP-427 gauge is also set.)
@@ -113,7 +113,7 @@ KIP164 = [
      {BROKER_PROFILES: "X", "topic-command": "UBX"}),
 ]
 
-# --- KIP-352 (seeds/000): isUnderReplicated == size(original assigned replicas) - size(isr) > 0 ---
+# --- KIP-352: isUnderReplicated == size(original assigned replicas) - size(isr) > 0 ---------------
 
 KIP352 = [
     # Move [1,2,3] -> [2,3,4]: replicas hold all four, 4 is adding, 1 is removing. The original
@@ -139,7 +139,7 @@ KIP352 = [
      {ALL_PROFILES: "U"}),
 ]
 
-# --- semantics.md "Consequences worth a test each" -----------------------------------------------
+# --- consequences worth a test each ---------------------------------------------------------------
 
 CONSEQUENCES = [
     # An ISR larger than rf (caught-up adding replicas) is not URP.
@@ -158,7 +158,7 @@ CONSEQUENCES = [
     ("rf1-min1-healthy", st([1], [1], 1, min_isr=1), {ALL_PROFILES: "A"}),
     # min_isr above the replica count, full ISR: kafka-3.7 caps it (min(2, 1) = 1, 1 == 1: at min),
     # the older broker gauges and kafka-topics.sh compare with the raw 2 (1 < 2: under min).
-    # (mbeans.md, live 4.1 broker: "RF=1, min.insync.replicas=2: AtMinIsr=1, UnderMinIsr=0".)
+    # (a live 4.1 broker: RF=1, min.insync.replicas=2 read AtMinIsr=1, UnderMinIsr=0.)
     ("min-isr-above-rf1", st([1], [1], 1, min_isr=2),
      {"kafka-3.7": "A", ("kafka-2.5", "legacy", "topic-command"): "B"}),
     ("min-isr-above-rf2", st([1, 2], [1, 2], 1, min_isr=3),
@@ -230,7 +230,7 @@ MULTISET = [
     ("removing-only", st([1, 2, 3], [1, 2, 3], 1, removing=[1]), {ALL_PROFILES: "R"}),
 ]
 
-# --- placeholders (seeds/004): negative ids count in replicas and are never in sync ---------------
+# --- placeholders: negative ids count in replicas and are never in sync ---------------------------
 
 PLACEHOLDERS = [
     # RF 3 created on 2 live brokers: [1, 2, -1]. Under-replicated until a broker replaces -1.
@@ -255,7 +255,7 @@ def test_verdict(state, profile, letters):
     assert judge(state, PROFILES[profile]) == flags(letters)
 
 
-# --- the spec's worked-example table, row by row (kafka-2.5) --------------------------------------
+# --- KIP-427's worked-example table, row by row (kafka-2.5) ---------------------------------------
 # | example | RF | min_isr | isr | URP | AtMinIsr | UnderMinIsr | offline |
 
 WORKED = [
@@ -290,10 +290,10 @@ def counts(replicas, isr, min_isr, has_leader=True, adding=0, reassigning=None, 
 
 
 @pytest.mark.parametrize("c, profile, letters", [
-    # mbeans.md, live 4.1 broker: one broker, RF=1, min.insync.replicas=2: AtMinIsr=1, UnderMinIsr=0.
+    # a live 4.1 broker: one broker, RF=1, min.insync.replicas=2: AtMinIsr=1, UnderMinIsr=0.
     (counts(1, 1, 2), "kafka-3.7", "A"),
     (counts(1, 1, 2), "kafka-2.5", "B"),
-    # mbeans.md, live 4.1: RF=2, min 2, second broker stopped: UnderReplicated=1, UnderMinIsr=1.
+    # a live 4.1 broker: RF=2, min 2, second broker stopped: UnderReplicated=1, UnderMinIsr=1.
     (counts(2, 1, 2), "kafka-3.7", "UB"),
     # A ReplicasCount of the full list and the count of adding replicas (2.5+ reassignment).
     (counts(4, 3, 2, adding=1), "kafka-3.7", "R"),

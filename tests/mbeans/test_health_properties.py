@@ -1,7 +1,7 @@
-"""Invariants of the health profiles over generated partition states (spec: semantics.md).
+"""Invariants of the health profiles over generated partition states.
 
 Two kinds of checks:
-- `spec_flags` below is the profile table of semantics.md typed out again, independently of
+- `spec_flags` below is the table of the profiles' definitions typed out again, independently of
   mbeans/health.py, and every profile must agree with it on every generated state;
 - the differences between profiles are pinned down precisely: two profiles may disagree only
   where the table makes them disagree, and there they must.
@@ -69,7 +69,7 @@ def states(draw, placeholders=True, realistic=False, with_leader=False, with_pla
 any_state = hs.one_of(states(), states(realistic=True))
 
 
-# --- the table of semantics.md, typed out again -----------------------------------------------------
+# --- the profiles' table, typed out again ---------------------------------------------------------
 
 def _overlap(adding, replicas):
     return sum((Counter(adding) & Counter(replicas)).values())
@@ -109,7 +109,7 @@ def test_every_profile_follows_the_spec_table(s):
         assert judge(s, profile)._asdict() == spec_flags(s, name), name
 
 
-# --- invariants named by the spec ---------------------------------------------------------------
+# --- invariants the profiles' definitions imply ---------------------------------------------------
 
 @CHECK
 @given(any_state, hs.sampled_from([None, -1]))
@@ -281,7 +281,7 @@ def test_a_placeholder_counts_like_any_missing_replica(s, fresh):
 @CHECK
 @given(states(realistic=True, with_placeholder=True, with_leader=True))
 def test_a_partition_with_placeholders_is_urp_while_it_has_a_leader(s):
-    # Placeholders are never in the ISR, so the ISR is shorter than the list: URP (KIP in seeds/004).
+    # Placeholders are never in the ISR, so the ISR is shorter than the list: URP.
     # legacy compares with the whole list, always; the KIP-352 rules unless a reassignment takes
     # replicas out of rf. (Broker gauges: while that leader is live.)
     assert judge(s, LEGACY).under_replicated == _live_leader(s)

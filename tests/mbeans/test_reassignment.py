@@ -1,5 +1,5 @@
-"""mbeans/reassignment: reassignment traffic and progress, on hand-worked cases (semantics.md, "Who
-reports what": Replication counts the reassignment bytes too; KIP-352's deferred max lag)."""
+"""mbeans/reassignment: reassignment traffic and progress, on hand-worked cases (which broker
+reports what: Replication counts the reassignment bytes too; KIP-352's deferred max lag)."""
 from __future__ import annotations
 
 import math

@@ -1,9 +1,8 @@
 """Recompute of the broker and cluster health MBean values from partition states.
 
-Spec: semantics.md ("Who reports what", "Version table"), mbeans.md ("The beans this project is
-about", "What was seen on the live broker"), and the capture of a real Kafka 4.1 broker in
-shared/reference/kafka-4.1/scenario-broker2-down-broker1-jmx.txt. Every expected number below was
-worked out by hand from those texts; the comments show the arithmetic.
+From which broker reports what, the release each MBean appeared in, what live brokers showed,
+and a capture of a real Kafka 4.1 broker's JMX (broker 1 while broker 2 was down). Every expected
+number below was worked out by hand from those; the comments show the arithmetic.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ def P(topic, partition, leader, replicas, isr, min_isr=1, adding=(), removing=()
                           tuple(removing), min_isr, None)
 
 
-# --- which names a broker of each version serves (semantics.md "Version table", mbeans.md) --------
+# --- which names a broker of each version serves --------------------------------------------------
 
 RM_NAMES = {
     # 0.8.0: UnderReplicatedPartitions, LeaderCount, PartitionCount; 1.0.0: UnderMinIsrPartitionCount,
@@ -133,7 +132,7 @@ PARTITION_ORDER = {
     "4.1": ("UnderReplicated", "UnderMinIsr", "AtMinIsr", "InSyncReplicasCount", "ReplicasCount"),
     "2.2": ("UnderReplicated", "UnderMinIsr", "InSyncReplicasCount", "ReplicasCount"),
 }
-# Followers' views: every Partition gauge reads 0 (mbeans.md: non-zero only on the leader).
+# Followers' views: every Partition gauge reads 0 (non-zero only on the leader).
 FOLLOWER_PARTITIONS = [
     (2, "orders", 0), (3, "orders", 0), (1, "orders", 1), (3, "orders", 1), (1, "orders", 2),
     (2, "orders", 2), (2, "payments", 0), (3, "logs", 0), (2, "moving", 0), (3, "moving", 0),
@@ -191,7 +190,7 @@ def test_at_min_isr_names_absent_before_2_3():
 
 
 def test_explicit_profile_overrides_the_version():
-    # A 3.6 broker whose inter-broker protocol is below 2.4 judges as legacy (semantics.md).
+    # A 3.6 broker whose inter-broker protocol is below 2.4 judges as legacy.
     values = cluster_values(CLUSTER, version="3.6", profile=LEGACY)
     assert values.totals[URP] == 3  # moving-0 counts
     assert values.brokers[1].partitions[("moving", 0)]["ReplicasCount"] == 3
@@ -236,8 +235,7 @@ def test_no_controller_among_the_brokers():
 def test_zookeeper_only_the_active_controller_reports():
     # Kafka 2.2 is ZooKeeper-only: every broker is a controller candidate and serves the
     # KafkaController gauges, but only the active controller reports non-zero values
-    # (semantics.md "Who reports what"; mbeans.md "on every broker under ZooKeeper, non-zero only
-    # on the active controller").
+    # (on every broker under ZooKeeper, non-zero only on the active controller).
     values = cluster_values(CLUSTER, version="2.2", controllers=[1, 2, 3])
     active = values.brokers[1].controller
     assert set(active) == CONTROLLER_NAMES["2.2"]
@@ -301,7 +299,7 @@ def test_leaderless_partitions_show_only_in_the_offline_count():
         assert values.brokers[1].controller[OFFLINE] == 2
 
 
-# --- the real 4.1 broker of shared/reference/kafka-4.1 ---------------------------------------------
+# --- a real 4.1 broker's capture ------------------------------------------------------------------
 
 REFERENCE_41 = (
     # refbin-test: 3 partitions, RF 1, default min ISR 1 -> healthy RF 1 is at min ISR (3)

@@ -28,7 +28,7 @@ FOR_IN_TEST = "3s"  # every `for:` longer than 0s becomes this in the test copy
 SIDECAR = ("sidecar:\n  staleAfterSeconds: 2\n  withdrawAfterSeconds: 4\n  readTimeoutSeconds: 60\n"
            "  reassignment: {}\n")
 
-# What fires once each phase settled, worked out by hand from semantics.md.
+# What fires once each phase settled, worked out by hand from Kafka's definitions (the KIPs).
 URP, UNDER, AT = "KafkaUnderReplicatedPartition", "KafkaUnderMinIsrPartition", "KafkaAtMinIsrPartition"
 OFFLINE, STALLED = "KafkaOfflinePartitions", "KafkaReassignmentStalled"
 UNREACHABLE, STALE = "KafkaJmxSidecarBrokerUnreachable", "KafkaJmxSidecarSnapshotStale"

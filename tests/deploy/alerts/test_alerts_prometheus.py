@@ -1,6 +1,6 @@
 """The shipped alerts evaluated by a real Prometheus scraping the sidecar while the simulator plays
 scenario-alerts.yml (scenario_run.py: `for:` cut to seconds in a test copy, nothing else changed).
-Which alerts fire at each phase (scenario_run.EXPECTED) was worked out by hand from semantics.md.
+Which alerts fire at each phase (scenario_run.EXPECTED) was worked out by hand from Kafka's definitions.
 The run is shared with test_dashboard.py (conftest.py)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The archive as backfill input: archive files written here by hand (README "Archive format"),
 replayed into the MBean values the live sidecar's rules read at each poll, and through the whole
-job with a describe dump beside them. Values worked out by hand from semantics.md; every kind of
+job with a describe dump beside them. Values worked out by hand from Kafka's definitions; every kind of
 bad input counted per file and reason."""
 from __future__ import annotations
 

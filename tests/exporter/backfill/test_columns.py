@@ -38,7 +38,7 @@ def test_kip_examples_agree(spark):
     results = spark_and_python(spark, examples)
     for key, (on_spark, in_python) in results.items():
         assert on_spark == in_python, key
-    # hand-worked (semantics.md, KIP-427 example 1 under kafka-2.5): ISR [1,2] of RF 3, min ISR 2
+    # hand-worked (KIP-427 example 1 under kafka-2.5): ISR [1,2] of RF 3, min ISR 2
     # is URP and AtMinIsr; ISR [2] is UnderMinIsr
     by_name = {(s.topic, s.partition): i for i, s in enumerate(examples)}
     one = by_name[("kip427-example1", 1)], by_name[("kip427-example1", 2)]

@@ -1,5 +1,5 @@
 """The backfill job end to end on hand-written describe dumps, with real Spark, real promtool and a
-real Prometheus: the values are worked out by hand from the dumps (semantics.md), not by the code."""
+real Prometheus: the values are worked out by hand from the dumps (Kafka's definitions), not by the code."""
 from __future__ import annotations
 
 import json
