@@ -318,39 +318,16 @@ class _Parser:
         for key in r:
             if key not in _RULE_KEYS:
                 self.mistake(path + (key,), "unknown rule key, ignored (check its spelling)")
-        regex = None
-        pattern = None
-        if "pattern" in r:
-            pattern = self._string(r, "pattern", path)
-            try:
-                regex = compile_java_regex(pattern)
-            except re.error as e:
-                raise self.error(path + ("pattern",), f"invalid regex: {e.msg}"
-                                 + (f" at position {e.pos}" if e.pos is not None else ""), "fix the pattern") from e
-        if ("help" in r or "labels" in r) and "name" not in r:
-            key = "help" if "help" in r else "labels"
-            raise self.error(path + (key,), f"{key} is set but name is not", f"add a name to the rule or remove {key}")
-        if "name" in r and regex is None:
-            raise self.error(path + ("name",), "name is set but pattern is not", "add a pattern to the rule")
-        if "value" in r and regex is None:
-            raise self.error(path + ("value",), "value is set but pattern is not", "add a pattern to the rule")
-
-        def template(text: str, where: tuple) -> Template:
-            try:
-                return Template(text, regex)
-            except ValueError as e:
-                raise self.error(where, str(e),
-                                 "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
-
+        pattern, regex = self._rule_pattern(r, path)
         kw: dict[str, Any] = {"index": i, "line": self.file.line(path), "pattern": pattern, "regex": regex}
         if "name" in r:
-            kw["name"] = template(self._string(r, "name", path), path + ("name",))
+            kw["name"] = self._template(self._string(r, "name", path), regex, path + ("name",))
         if "help" in r:
-            kw["help"] = template(self._string(r, "help", path), path + ("help",))
+            kw["help"] = self._template(self._string(r, "help", path), regex, path + ("help",))
         if "value" in r:
             text = java_str(r["value"])
             if text:  # an empty value means "no value", as in jmx_exporter
-                kw["value"] = template(text, path + ("value",))
+                kw["value"] = self._template(text, regex, path + ("value",))
         if "valueFactor" in r:
             factor = parse_java_double(java_str(r["valueFactor"]))
             if factor is None:
@@ -369,20 +346,51 @@ class _Parser:
             if key in r:
                 kw[attr] = self._bool(r, key, path)
         if "labels" in r:
-            labels = r["labels"]
-            if labels is None:
-                labels = {}
-            if not isinstance(labels, dict):
-                raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {kind(labels)}",
-                                 'write `labels:` then lines like `topic: "$1"`')
-            pairs = []
-            for key in sorted(labels, key=java_str):
-                value = labels[key]
-                where = path + ("labels", key)
-                if value is None or isinstance(value, (dict, list)):
-                    raise self.error(where, f"label value must be text, not {kind(value)}",
-                                     'write a value such as "$1"')
-                pairs.append((template(java_str(key), where), template(java_str(value), where)))
-            kw["labels"] = tuple(pairs)
+            kw["labels"] = self._rule_labels(r["labels"], regex, path)
         return Rule(**kw)
+
+    def _rule_pattern(self, r: dict, path: tuple) -> tuple[str | None, re.Pattern | None]:
+        """A rule's pattern and its compiled regex (None, None without one), after checking that
+        the keys needing a pattern or a name have them."""
+        regex = None
+        pattern = None
+        if "pattern" in r:
+            pattern = self._string(r, "pattern", path)
+            try:
+                regex = compile_java_regex(pattern)
+            except re.error as e:
+                raise self.error(path + ("pattern",), f"invalid regex: {e.msg}"
+                                 + (f" at position {e.pos}" if e.pos is not None else ""), "fix the pattern") from e
+        if ("help" in r or "labels" in r) and "name" not in r:
+            key = "help" if "help" in r else "labels"
+            raise self.error(path + (key,), f"{key} is set but name is not", f"add a name to the rule or remove {key}")
+        if "name" in r and regex is None:
+            raise self.error(path + ("name",), "name is set but pattern is not", "add a pattern to the rule")
+        if "value" in r and regex is None:
+            raise self.error(path + ("value",), "value is set but pattern is not", "add a pattern to the rule")
+        return pattern, regex
+
+    def _template(self, text: str, regex: re.Pattern | None, where: tuple) -> Template:
+        try:
+            return Template(text, regex)
+        except ValueError as e:
+            raise self.error(where, str(e),
+                             "fix the $ reference (groups are numbered from 1 in the order of their '(')") from e
+
+    def _rule_labels(self, labels: Any, regex: re.Pattern | None, path: tuple) -> tuple:
+        """A rule's `labels:` as (name, value) templates, sorted by name as jmx_exporter does."""
+        if labels is None:
+            labels = {}
+        if not isinstance(labels, dict):
+            raise self.error(path + ("labels",), f"must be a mapping of label name to value, not {kind(labels)}",
+                             'write `labels:` then lines like `topic: "$1"`')
+        pairs = []
+        for key in sorted(labels, key=java_str):
+            value = labels[key]
+            where = path + ("labels", key)
+            if value is None or isinstance(value, (dict, list)):
+                raise self.error(where, f"label value must be text, not {kind(value)}",
+                                 'write a value such as "$1"')
+            pairs.append((self._template(java_str(key), regex, where), self._template(java_str(value), regex, where)))
+        return tuple(pairs)
 

@@ -25,6 +25,62 @@ def _python_flags(on: str, off: str) -> str:
     return on + ("-" + off if off else "")
 
 
+def _escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    """The escape at `pattern[i]` (a backslash and the character after it) in Python's spelling,
+    and where the pattern goes on."""
+    d = pattern[i + 1]
+    if d == "Q":  # \Q...\E quotes a literal
+        end = pattern.find("\\E", i + 2)
+        return re.escape(pattern[i + 2:] if end < 0 else pattern[i + 2:end]), len(pattern) if end < 0 else end + 2
+    if d == "z" and not in_class:
+        return "\\Z", i + 2
+    if d == "Z" and not in_class:
+        return "(?=\\n?\\Z)", i + 2
+    if d == "h":
+        return (_HSPACE if in_class else "[" + _HSPACE + "]"), i + 2
+    if d in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
+        end = pattern.index("}", i + 3)
+        name = pattern[i + 3:end]
+        name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
+        if name in _POSIX and not (in_class and d == "P"):
+            body = _POSIX[name]
+            return (body if in_class else ("[" if d == "p" else "[^") + body + "]"), end + 1
+        # another \p{...} is left for `re` to reject with its position
+    return pattern[i:i + 2], i + 2
+
+
+def _class_open(pattern: str, i: int) -> tuple[str, int]:
+    """The `[` at `pattern[i]` that opens a character class, and where the class goes on."""
+    out, i, n = "[", i + 1, len(pattern)
+    # A ']' right after '[' or '[^' is a literal in both dialects.
+    if i < n and pattern[i] == "^":
+        out += "^"
+        i += 1
+    if i < n and pattern[i] == "]":
+        out += "]"
+        i += 1
+    return out, i
+
+
+def _group_open(pattern: str, i: int, frames: list[list[str]]) -> tuple[str, int]:
+    """The `(` at `pattern[i]`: a group, a named group or inline flags; `frames` gets the group
+    or the flags it opens."""
+    flags = _INLINE_FLAGS.match(pattern, i)
+    if flags and (flags.group(1) or flags.group(2) is not None):
+        python = _python_flags(flags.group(1), flags.group(2) or "")
+        if flags.group(3) == ")":  # (?i): from here to the end of the enclosing group
+            if not python:
+                return "", flags.end()
+            frames[-1].append(python)
+            return f"(?{python}:", flags.end()
+        frames.append([])  # (?i:...)
+        return f"(?{python}:", flags.end()
+    frames.append([])
+    if pattern.startswith("(?<", i) and i + 3 < len(pattern) and pattern[i + 3] not in "=!":
+        return "(?P<", i + 3
+    return "(", i + 1
+
+
 def java_regex_to_python(pattern: str) -> str:
     """Rewrite the Java-only spellings; everything else is the same in both dialects.
 
@@ -38,82 +94,23 @@ def java_regex_to_python(pattern: str) -> str:
     while i < n:
         c = pattern[i]
         if c == "\\" and i + 1 < n:
-            d = pattern[i + 1]
-            if d == "Q":  # \Q...\E quotes a literal
-                end = pattern.find("\\E", i + 2)
-                out.append(re.escape(pattern[i + 2:] if end < 0 else pattern[i + 2:end]))
-                i = n if end < 0 else end + 2
-                continue
-            if d == "z" and not in_class:
-                out.append("\\Z")
-            elif d == "Z" and not in_class:
-                out.append("(?=\\n?\\Z)")
-            elif d == "h":
-                out.append(_HSPACE if in_class else "[" + _HSPACE + "]")
-            elif d in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
-                end = pattern.index("}", i + 3)
-                name = pattern[i + 3:end]
-                name = name[2:] if name.startswith("Is") and name[2:] in _POSIX else name
-                if name in _POSIX and not (in_class and d == "P"):
-                    body = _POSIX[name]
-                    out.append(body if in_class else ("[" if d == "p" else "[^") + body + "]")
-                    i = end + 1
-                    continue
-                out.append(pattern[i:i + 2])  # left for `re` to reject with its position
-            else:
-                out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append(c)
-            i += 1
-            continue
-        if c == "[":
+            text, i = _escape(pattern, i, in_class)
+        elif in_class:
+            in_class = c != "]"
+            text, i = c, i + 1
+        elif c == "[":
             in_class = True
-            out.append(c)
-            i += 1
-            # A ']' right after '[' or '[^' is a literal in both dialects.
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":
-                out.append("]")
-                i += 1
-            continue
-        if c == "(":
-            flags = _INLINE_FLAGS.match(pattern, i)
-            if flags and (flags.group(1) or flags.group(2) is not None):
-                python = _python_flags(flags.group(1), flags.group(2) or "")
-                if flags.group(3) == ")":  # (?i): from here to the end of the enclosing group
-                    if python:
-                        out.append(f"(?{python}:")
-                        frames[-1].append(python)
-                else:  # (?i:...)
-                    out.append(f"(?{python}:")
-                    frames.append([])
-                i = flags.end()
-                continue
-            if pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
-                out.append("(?P<")
-                i += 3
-            else:
-                out.append("(")
-                i += 1
-            frames.append([])
-            continue
-        if c == ")" and len(frames) > 1:
-            out.append(")" * len(frames.pop()) + ")")
-            i += 1
-            continue
-        if c == "|" and frames[-1]:
+            text, i = _class_open(pattern, i)
+        elif c == "(":
+            text, i = _group_open(pattern, i, frames)
+        elif c == ")" and len(frames) > 1:
+            text, i = ")" * len(frames.pop()) + ")", i + 1
+        elif c == "|" and frames[-1]:
             opened = frames[-1]
-            out.append(")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened))
-            i += 1
-            continue
-        out.append(c)
-        i += 1
+            text, i = ")" * len(opened) + "|" + "".join(f"(?{f}:" for f in opened), i + 1
+        else:
+            text, i = c, i + 1
+        out.append(text)
     out.append(")" * len(frames[0]))
     return "".join(out)
 
