@@ -1,5 +1,5 @@
 """`kafka-jmx-sidecar serve` in a process of its own, tried as a hostile client and as an operator
-would (issue 12): idle, slow and vanishing clients, HTTP/0.9 and garbage, plain HTTP on the TLS
+would: idle, slow and vanishing clients, HTTP/0.9 and garbage, plain HTTP on the TLS
 port, a web config rotated under the running process, the time a wrong password takes for a
 known and an unknown user, Accept-Encoding variants. Every request goes to loopback, bounded in
 count and time. No broker is needed (the JMX target refuses): the HTTP side serves regardless.

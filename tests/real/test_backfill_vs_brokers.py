@@ -1,5 +1,5 @@
 """Backfill from describe dumps written by the real brokers' own kafka-topics.sh equals what the
-real brokers' gauges showed at those times (issue 14).
+real brokers' gauges showed at those times.
 
 Per release, one shared 3-broker cluster passes through healthy -> reassigning (throttled) ->
 reassigned -> broker 3 down -> broker 3 back.

@@ -1,10 +1,10 @@
-"""The cluster-wide mode against a real Kafka 4.1 cluster of four brokers (issue 13, item 2b).
+"""The cluster-wide mode against a real Kafka 4.1 cluster of four brokers.
 
 Two `kafka-jmx-sidecar serve` processes in the cluster-wide mode (`sidecar.mode: cluster`, no JMX
 target, rules/kafka-cluster.yml), one judging by kafka-3.7 (the 4.1 brokers' own semantics), one by
 topic-command; beside them, every live broker's own JMX and the KRaft controller's, read with the
 health MBean rules of tests/real/test_health_vs_brokers.py. The cluster loses brokers 1, 2 and 3
-one after the other, which plays every row of KIP-427's three examples (seeds/001; its brokers
+one after the other, which plays every row of KIP-427's three examples (its brokers
 0, 1, 2, 3 are 1, 2, 3, 4 here) on one partition per example:
 
     kip427-ex1  replicas 1,2,3    min ISR 2

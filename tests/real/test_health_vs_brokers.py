@@ -1,4 +1,4 @@
-"""`health` on real `kafka-topics.sh --describe` output agrees with the real brokers (issue 10).
+"""`health` on real `kafka-topics.sh --describe` output agrees with the real brokers.
 
 For every Kafka release that runs here (4.1 and 3.6 under KRaft; 2.4, 2.2 and 0.11 under
 ZooKeeper), one 3-broker cluster plays one scenario, and in each state it passes through

@@ -1,4 +1,4 @@
-"""The reassignment series (issue 13, item 3), real against real: a throttled reassignment on a
+"""The reassignment series, real against real: a throttled reassignment on a
 3-broker Kafka 4.1 cluster (the brokers count reassignment bytes themselves) and on a 2.4
 ZooKeeper cluster (no reassignment meters before 2.5: the sidecar estimates them from the adding
 replica's growth and says so, estimated="true").

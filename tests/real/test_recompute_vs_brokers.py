@@ -1,4 +1,4 @@
-"""The recompute, real against real (issue 13): one scenario played on a real Kafka 4.1 cluster and
+"""The recompute, real against real: one scenario played on a real Kafka 4.1 cluster and
 on older real clusters (3.6, KRaft; 2.4, 2.2 and 0.11, ZooKeeper), three brokers each:
 
     healthy -> reassigning (throttled) -> reassigned -> broker 3 down -> recovered (broker 3 back)

@@ -1,4 +1,4 @@
-"""The simulator posing as a broker of a real Kafka cluster serves what that broker serves (issue 10).
+"""The simulator posing as a broker of a real Kafka cluster serves what that broker serves.
 
 A real Apache Kafka 4.1 cluster (tests/real: three brokers and a dedicated KRaft controller, node
 100) and a real Kafka 2.4 cluster (three brokers on ZooKeeper, one of them the controller) get

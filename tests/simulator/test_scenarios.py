@@ -1,6 +1,6 @@
 """Each built-in scenario drives the gauges step by step to the values derived by hand.
 
-The expected values below come from semantics.md (the KIP-427 table, "Who reports what") and
+The expected values below come from KIP-427's table, from which broker reports what, and
 from Kafka's leader election (the first replica, in assignment order, that is alive and in the
 ISR; the last ISR member is kept when a partition loses its leader, or, from 4.1 under KRaft, kept
 eligible (KIP-966 ELR) in an empty ISR); they are written out here,

@@ -4,7 +4,7 @@ partition is named by KafkaPartitionUnavailable and the controller's count stays
 page twice for the same partition). The Admin API is answered from a cluster model by
 bench/admin_wire.py (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the
 shipped ones with `for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked
-out by hand from semantics.md (kafka-3.7)."""
+out by hand from Kafka's definitions (kafka-3.7)."""
 from __future__ import annotations
 
 import sys
