@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.config.load import load
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 _FENCE = re.compile(r"^( *)```yaml\n(.*?)^\1```$", re.S | re.M)

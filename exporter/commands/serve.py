@@ -7,17 +7,13 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
 from typing import IO
 
 from kafka_jmx_sidecar.exporter.poll import process_memory
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
-from kafka_jmx_sidecar.exporter.http.server_block import read_http_server_block
-from kafka_jmx_sidecar.exporter.rule_engine.config import Config, load_config
-from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings, require_source, sidecar_settings
+from kafka_jmx_sidecar.exporter.config.load import Loaded, load
 from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, assemble
-from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 from kafka_jmx_sidecar.exporter.http.web_config_reload import WebConfigReloader
 
 log = logging.getLogger("kafka_jmx_sidecar")
@@ -29,44 +25,9 @@ SWITCH_INTERVAL = 0.0005  # seconds; see serve()
 STOP_SECONDS = 3.0
 
 
-@dataclass
-class Loaded:
-    config: Config
-    settings: SidecarSettings
-    web: WebConfig
-
-
-def load(config_path: str, overrides: dict | None = None) -> Loaded:
-    """Everything a sidecar reads before it starts; ConfigError names file, line and key."""
-    config = load_config(config_path)
-    settings = sidecar_settings(config, overrides)  # first: sidecar.mode says what must be read
-    require_source(config)
-    web = load_web_config(settings.web_config_file)
-    block, warnings, mistakes = read_http_server_block(config.file)
-    if warnings:
-        config = dataclasses.replace(config, warnings=config.warnings + tuple(warnings),
-                                     mistakes=config.mistakes + tuple(mistakes))
-    if block is not None:
-        if web.source:
-            # Two sources of the endpoint's security would leave one silently unused: refuse.
-            raise config.file.error(
-                ("httpServer",), f"TLS or basic auth is configured both here and in the web config file {web.source}",
-                "keep one: this httpServer block (jmx_exporter's format) or the web config file "
-                "(sidecar.webConfigFile / --web.config.file, the Prometheus exporter-toolkit format)")
-        web = block
-    return Loaded(config, settings, web)
-
-
 def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
-    if loaded.settings.cluster:
-        from kafka_jmx_sidecar.exporter.source.cluster import ClusterSource
-
-        return Collector(lambda cfg: ClusterSource(cfg, loaded.settings), loaded.config, loaded.settings,
-                         config_path=config_path, freeze_gc=True)
-    from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-
-    return Collector(lambda cfg: JmxSource(cfg, loaded.settings), loaded.config, loaded.settings,
-                     config_path=config_path, freeze_gc=True)
+    return Collector(loaded.source_factory(), loaded.config, loaded.settings, config_path=config_path,
+                     freeze_gc=True)
 
 
 def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
@@ -196,4 +157,4 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-__all__ = ["check_config", "scrape", "serve", "load"]
+__all__ = ["check_config", "make_collector", "scrape", "serve"]

@@ -29,10 +29,11 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
-from kafka_jmx_sidecar.exporter.source.admin.settings import AdminConfigError, AdminSettings, admin_settings
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings, admin_settings
 from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings, archive_settings
 from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings, reassignment_settings
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings, recompute_settings
+from kafka_jmx_sidecar.exporter.base.config_file import kind
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -117,9 +118,15 @@ def mode_of(config: Config) -> str:
     """`sidecar.mode` as written (BROKER when absent): `broker`, a sidecar next to one broker
     reading its JMX; `cluster`, one instance judging every partition of the cluster from the
     Admin API alone (exporter/cluster_source.py). Anything else is refused by sidecar_settings."""
-    raw = config.sidecar
+    raw = _raw(config)
     mode = raw.get("mode") if isinstance(raw, Mapping) else None
     return BROKER if mode is None else mode
+
+
+def _raw(config: Config) -> Any:
+    """The `sidecar:` key as the file holds it (the rules' parser leaves it to this module)."""
+    value = config.file.data.get("sidecar") if isinstance(config.file.data, Mapping) else None
+    return {} if value is None else value
 
 
 def require_source(config: Config) -> Config:
@@ -199,12 +206,12 @@ _BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
 
 
 def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None) -> SidecarSettings:
-    """Validate `config.sidecar`; command-line `overrides` (field name -> value) win."""
-    raw = config.sidecar or {}
+    """The `sidecar:` key of `config`'s file, validated; command-line `overrides` (field name -> value) win."""
+    raw = _raw(config)
     error = config.file.error
     if not isinstance(raw, Mapping):
-        raise error(("sidecar",), f"must be a mapping of settings, got {type(raw).__name__}",
-                    "write `sidecar:` followed by indented `key: value` lines")
+        raise error(("sidecar",), f"must be a mapping, not {kind(raw)}",
+                    "put the sidecar's settings as `key: value` lines under sidecar:")
     values: dict[str, Any] = {}
     for key, value in raw.items():
         name = _BY_KEY.get(key)
@@ -220,10 +227,7 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
             values[name] = reassignment_settings(value, error)
             continue
         if name == "admin":
-            try:
-                values[name] = admin_settings(value)
-            except AdminConfigError as e:
-                raise error(tuple(e.key.split(".")), e.problem, e.fix) from None
+            values[name] = admin_settings(value, error)
             continue
         check, expected = _CHECKS[name]
         if value is not None and not check(value):

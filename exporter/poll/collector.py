@@ -25,23 +25,22 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
-from kafka_jmx_sidecar.exporter.poll import process_memory
+from kafka_jmx_sidecar.exporter.poll import process_memory, stages
 from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
 from kafka_jmx_sidecar.exporter.poll.schedule import NextPoll, PollSchedule
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
-from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
-from kafka_jmx_sidecar.exporter.rule_engine.config import Config, load_config
+from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
-from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings, require_same_mode, require_source
+from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.poll.reload import ConfigWatcher
 from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, Snapshot, assemble
-from kafka_jmx_sidecar.exporter.source.protocol import Source, SourceError
+from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, Source, SourceError
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
@@ -64,36 +63,13 @@ class PollStats:
     series: int = 0
 
 
-class ConfigWatcher:
-    """Reloads the config file when its mtime changes; a bad file keeps the last good config."""
+class _Poll(NamedTuple):
+    """One poll's way from the read to the families, before the render."""
 
-    def __init__(self, path: str | None, config: Config, metrics: SelfMetrics, mode: str = "broker"):
-        self.path, self.config, self.metrics, self.mode = path, config, metrics, mode
-        self._mtime = self._stat()
-
-    def _stat(self) -> float | None:
-        try:
-            return os.stat(self.path).st_mtime if self.path else None
-        except OSError:
-            return None
-
-    def check(self) -> bool:
-        """True when a new config was loaded."""
-        mtime = self._stat()
-        if mtime is None or mtime == self._mtime:
-            return False
-        self._mtime = mtime
-        try:
-            self.config = require_same_mode(require_source(load_config(self.path)), self.mode)
-        except ConfigError as e:
-            self.metrics.reload_failure.inc()
-            log.error("config reload failed, keeping the last good config: %s", e)
-            return False
-        self.metrics.reload_success.inc()
-        for w in self.config.warnings:
-            log.warning("%s", w)
-        log.info("reloaded %s", self.path)
-        return True
+    result: ReadResult  # after the recompute
+    raw: ReadResult  # as the broker served it (the archive's)
+    families: list
+    phases: dict[str, float]
 
 
 class Collector:
@@ -109,10 +85,10 @@ class Collector:
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = source_factory(config)
-        self._admin = self._make_admin(settings)
-        self._recompute = self._make_recompute(config, settings)
-        self._reassignment = self._make_reassignment(settings)
-        self._archive = self._make_archive(settings)
+        self._admin = stages.admin(settings)
+        self._recompute = stages.recompute(config, settings, self._admin, self.metrics)
+        self._reassignment = stages.reassignment(settings, self._admin, self.metrics)
+        self._archive = stages.archive(settings, self.metrics, self.clock)
         self._snapshot = Snapshot.empty()
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
         self._withdrawal_told = False
@@ -129,55 +105,6 @@ class Collector:
         self._collected = False
         self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
         self._responses: dict[tuple[str, bool], tuple] = {}
-
-    @staticmethod
-    def _make_admin(settings: SidecarSettings):
-        """The Admin API, read once per poll for the stages that use it (exporter/admin/poll.py)."""
-        wanted = (settings.recompute is not None and settings.recompute.enabled) or settings.reassignment is not None
-        if settings.admin is None or not wanted:
-            return None
-        from kafka_jmx_sidecar.exporter.source.admin.poll import AdminPoll
-        from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
-
-        return AdminPoll(AdminSource(settings.admin))
-
-    def _make_recompute(self, config: Config, settings: SidecarSettings):
-        """The recompute stage (exporter/recompute_stage.py) when sidecar.recompute is on."""
-        if settings.cluster:  # the cluster-wide source computes every value itself (exporter/cluster_source.py)
-            self.metrics.enable_cluster()
-            return None
-        if settings.recompute is None or not settings.recompute.enabled:
-            return None
-        from kafka_jmx_sidecar.exporter.recompute.stage import Recompute
-
-        self.metrics.enable_recompute()
-        return Recompute(settings.recompute, config, self._admin)
-
-    def _make_reassignment(self, settings: SidecarSettings):
-        """The reassignment series (exporter/reassignment_stage.py) when sidecar.reassignment is set."""
-        if settings.reassignment is None:
-            return None
-        from kafka_jmx_sidecar.exporter.reassignment.stage import ReassignmentStage
-
-        self.metrics.enable_reassignment()
-        return ReassignmentStage(settings.reassignment, self._admin, settings.naming)
-
-    def _make_archive(self, settings: SidecarSettings):
-        """The archive writer (exporter/archive/writer.py) when sidecar.archive is set."""
-        if settings.archive is None:
-            return None
-        from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter
-
-        admin = None
-        if settings.admin is not None:  # read by the writer when the recompute asked nothing
-            from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
-
-            admin = AdminSource(settings.admin)
-        r = settings.recompute
-        self.metrics.enable_archive()
-        return ArchiveWriter(settings.archive, self.metrics, admin=admin,
-                             min_isr_topics=dict(r.min_isr_topics) if r else None,
-                             min_isr_default=r.min_isr_default if r else None, clock=self.clock)
 
     def _archive_poll(self, taken_at: float, raw) -> None:
         """Hand the poll to the archive writer; the poll never fails over it."""
@@ -315,22 +242,7 @@ class Collector:
         self._apply_reload()
         started = time.monotonic()
         try:
-            result = self.source.read()
-            if self._stopping:
-                return False
-            read = time.monotonic()
-            raw = result  # what the broker served, for the archive (the recompute makes a new result)
-            if self._admin is not None:
-                self._admin.next_poll()
-            if self._reassignment is not None:
-                self._reassignment.prepare(result.broker)
-            if self._recompute is not None:
-                result = self._recompute.apply(result)
-            recomputed = time.monotonic()
-            families = self._engine.series(result.mbeans, result.ranks, result.tables)
-            ruled = time.monotonic()
-            if self._reassignment is not None:
-                families = self._with_reassignment(families, raw.broker)
+            poll = self._derive()
         except (SourceError, RejectedPoll) as e:
             if self._stopping:
                 log.info("poll of %s given up: the sidecar is stopping", self.target)
@@ -341,16 +253,13 @@ class Collector:
             log.exception("poll failed unexpectedly")
             self._failed(f"internal error: {e!r}", time.monotonic() - started)
             return False
+        if poll is None:  # stopping
+            return False
         derived = time.monotonic()
         elapsed = derived - started
-        snap = Snapshot.render_families(families, self.clock(), elapsed, self.formats(), self.settings.naming)
-        phases = dict(result.phases)
-        phases.update(rules=ruled - recomputed, render=time.monotonic() - derived)
-        if self._recompute is not None:
-            phases["recompute"] = recomputed - read
-        if self._reassignment is not None:
-            phases["reassignment"] = derived - ruled
-        self._archive_poll(snap.taken_at, raw)
+        snap = Snapshot.render_families(poll.families, self.clock(), elapsed, self.formats(), self.settings.naming)
+        poll.phases["render"] = time.monotonic() - derived
+        self._archive_poll(snap.taken_at, poll.raw)
         if self._freeze_gc:
             self._freeze()
         with self._lock:  # the new snapshot and the end of any failure are seen together
@@ -359,7 +268,51 @@ class Collector:
             self._partial = False
             self._generation += 1
             recovered, self.last_error = self.last_error, None
-        self.last_poll = PollStats(phases, result.round_trips, result.queries, result.count, snap.series)
+        result = poll.result
+        self.last_poll = PollStats(poll.phases, result.round_trips, result.queries, result.count, snap.series)
+        self._record_success(result, snap, elapsed, poll.phases)
+        if recovered:
+            log.info("poll of %s succeeded again", self.target)
+        self._withdrawal_told = False
+        with self._lock:
+            self._generation += 1  # the self metrics changed too
+        if self._freeze_gc:
+            # the C heap's free pages back to the system, the previous snapshot's among them: a
+            # poll's transient objects (the first poll's above all) leave freed memory that glibc
+            # keeps and RSS still counts. Last: it takes a while on a big heap, and the self
+            # metrics above belong with the snapshot just served
+            process_memory.trim()
+        return True
+
+    def _derive(self) -> _Poll | None:
+        """Read, recompute, apply the rules and add the reassignment series; None when the sidecar
+        stopped during the read."""
+        result = self.source.read()
+        if self._stopping:
+            return None
+        read = time.monotonic()
+        raw = result  # what the broker served, for the archive (the recompute makes a new result)
+        if self._admin is not None:
+            self._admin.next_poll()
+        if self._reassignment is not None:
+            self._reassignment.prepare(result.broker)
+        if self._recompute is not None:
+            result = self._recompute.apply(result)
+        recomputed = time.monotonic()
+        families = self._engine.series(result.mbeans, result.ranks, result.tables)
+        ruled = time.monotonic()
+        if self._reassignment is not None:
+            families = self._with_reassignment(families, raw.broker)
+        phases = dict(result.phases)
+        phases.update(rules=ruled - recomputed, render=0.0)  # render: measured once rendered, listed here
+        if self._recompute is not None:
+            phases["recompute"] = recomputed - read
+        if self._reassignment is not None:
+            phases["reassignment"] = time.monotonic() - ruled
+        return _Poll(result, raw, families, phases)
+
+    def _record_success(self, result, snap: Snapshot, elapsed: float, phases: dict[str, float]) -> None:
+        """The self metrics of a good poll."""
         m = self.metrics
         m.scrape_duration.set(elapsed)
         m.scrape_error.set(0)
@@ -390,18 +343,6 @@ class Collector:
         if stats.rejected_values > self._rejected_seen:
             m.rejected.inc(stats.rejected_values - self._rejected_seen)
         self._rejected_seen = stats.rejected_values
-        if recovered:
-            log.info("poll of %s succeeded again", self.target)
-        self._withdrawal_told = False
-        with self._lock:
-            self._generation += 1  # the self metrics changed too
-        if self._freeze_gc:
-            # the C heap's free pages back to the system, the previous snapshot's among them: a
-            # poll's transient objects (the first poll's above all) leave freed memory that glibc
-            # keeps and RSS still counts. Last: it takes a while on a big heap, and the self
-            # metrics above belong with the snapshot just served
-            process_memory.trim()
-        return True
 
     def _with_reassignment(self, families: list, broker) -> list:
         """The reassignment series after the rules' families (1.x: in its order, by name)."""

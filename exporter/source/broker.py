@@ -12,27 +12,7 @@ configuration allows.
   per partition; every other MBean is read with one `getAttributes`. Both give the rule engine
   the same `MBean` values, so the samples are the same as if everything had been read.
 
-How a family is queried. A query costs a scan of the MBean domain inside the broker (about
-0.2 s at 40,000 partitions), whatever it returns, plus about 15 us per name it returns; a read
-costs one round trip (about 0.1-0.2 ms). So each family costs as few queries and returned names
-as its values allow. The previous poll's two most common values, `common` then `second` (0 and
-nothing on the first poll), say what to ask:
-
-  1. `Value != common`: the members holding anything else (for the health flags: usually none);
-     when they are few, each is read and that is all. Families of one domain and type sharing
-     `common` (Kafka's partition gauges) are asked together, in one query of `domain:type=T,*`;
-  2. when they are many (the replica counts: the partitions led here),
-     `Value != common and Value != second`: the members holding neither (usually none);
-  3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
-     (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
-     case `Value == second` tells which hold it and only the rest are read. With no `second`
-     yet (the first poll), one query per small value (`Value == 1`, ... up to the catalog's
-     maximum for the family) does that.
-
-Members (1) did not return hold `common`. Every value served is the MBean's value at some moment
-of the poll, except after two changes of one MBean within the poll interval (`second`, something
-else, `common` again before (2)). An MBean whose attribute the query cannot evaluate is served as
-`common`, as it was served as 0 before.
+How a family is queried: exporter/source/family_reads.py.
 
 No name is matched against a pattern in this process's JVM: javax.management.ObjectName keeps the
 key map such matching builds (~0.4 KB per name, for good), which at 40,000 partitions was more
@@ -45,60 +25,32 @@ import time
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxError, JmxSettings
 from kafka_jmx_sidecar.exporter.source.jmx.jvm import shrink_heap
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
-from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
-from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings, jvm_start_options
+from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 from kafka_jmx_sidecar.mbeans.reassignment import METERS
 
 
-def _object_name_text(key: tuple) -> str:
-    domain, props = key
-    return domain + ":" + ",".join(f"{k}={v}" for k, v in sorted(props))
+@dataclass(frozen=True)
+class BrokerSettings:
+    """What the broker source reads by, besides the rules' own patterns (exporter/config makes it)."""
 
-
-def jvm_options(settings: SidecarSettings) -> tuple[str, ...]:
-    """The options the settings ask for (`jvm_start_options`); none when this process already runs
-    a JVM (e.g. in tests) and neither `jvmOptions` nor `jvmMaxHeap` is given: it keeps the options
-    it was started with."""
-    import jpype
-
-    if settings.jvm_options is None and settings.jvm_max_heap is None and jpype.isJVMStarted():
-        return ()
-    return jvm_start_options(settings)
-
-
-def jmx_settings(config: Config, settings: SidecarSettings) -> JmxSettings:
-    trust, key = config.trust_store, config.key_store
-    as_list = lambda v: tuple(v) if isinstance(v, (list, tuple)) else ((str(v),) if v else ())  # noqa: E731
-    return JmxSettings(
-        jmx_url=config.jmx_url, username=config.username, password=config.password,
-        ssl=config.ssl, trust_store=trust.filename, trust_store_password=trust.password, trust_store_type=trust.type,
-        key_store=key.filename, key_store_password=key.password, key_store_type=key.type,
-        ssl_protocols=as_list(config.ssl_options.get("protocols")),
-        ssl_ciphers=as_list(config.ssl_options.get("ciphers")),
-        include_object_names=tuple(p.text for p in config.include_object_names),
-        exclude_object_names=tuple(p.text for p in config.exclude_object_names),
-        # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
-        include_object_name_attributes={_object_name_text(k): v for k, v in config.include_object_name_attributes.items()}
-        if settings.naming == "1.x" else {},
-        exclude_object_name_attributes={_object_name_text(k): v for k, v in config.exclude_object_name_attributes.items()},
-        auto_exclude_object_name_attributes=config.auto_exclude_object_name_attributes,
-        connections=settings.connections,
-        connect_timeout_seconds=settings.connect_timeout_seconds,
-        read_timeout_seconds=settings.read_timeout_seconds,
-        jvm_options=jvm_options(settings),
-    )
+    jmx: JmxSettings
+    naming: str = "0.x"  # 1.x: attribute filters and metric customizers keep families out of tables
+    names_refresh_seconds: float = 300.0
+    partition_counts: bool = False  # the release and every partition's counts (recompute, archive)
+    reassignment: bool = False  # the reassignment meters by name
 
 
 # The broker-wide health MBeans (ReplicaManager's partition counts, the controller's offline
@@ -128,47 +80,6 @@ def _exists_in(spec: catalog.MBeanSpec, version: str) -> bool:
         return True
 
 
-# Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
-_READS_PER_QUERY = 1000
-# A family this small is read, not queried: a query scans the whole domain.
-_QUERY_MIN_MEMBERS = 8
-
-
-class _Family:
-    """One tabulated family for one name list: its members (columns kept by the JVM) and the
-    table of the values last served."""
-
-    __slots__ = ("key", "pattern", "max_value", "members", "table", "base", "special")
-
-    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None):
-        domain, type_, name = key
-        self.key = key
-        self.pattern = f"{domain}:type={type_},name={name},*"
-        self.max_value = max_value  # None: read every member each poll
-        self.members = members
-        self.table = table
-        self.base: Any = None  # the value served to every member not in `special`, last poll
-        self.special: set[int] = set()
-
-    def last(self, i: int) -> Any:
-        return self.table.values[i] if self.table.present[i] else None
-
-    def serve(self, i: int, value: Any) -> None:
-        t = self.table
-        if value.__class__ is bool or not isinstance(value, (int, float)):
-            # not a number: Kafka's gauges never do this; such a value could not be exposed
-            # anyway (jmx_exporter drops non-numeric leaves without `value:`)
-            t.present[i] = 0
-            return
-        if t.integral and value.__class__ is not int:  # a float in an integral family
-            t.values, t.integral = array("d", t.values), False
-        t.values[i] = value
-        t.present[i] = 1
-
-    def drop(self, i: int) -> None:
-        self.table.present[i] = 0
-
-
 def _column(t: BeanTable) -> Any:
     """A table's values with absent members as 0."""
     if not t.present.count(0):
@@ -189,17 +100,46 @@ def _aligned(replicas: BeanTable, isr: BeanTable) -> HostedPartitions:
     return HostedPartitions(replicas.topics, replicas.topic, replicas.partition, isr_values, _column(replicas))
 
 
+def _ranks(names: list[ObjectName], keys: list, members: list[Members],
+           canonical_of: list[tuple[int, Callable[[int], str]]], census, columns: tuple) -> Any:
+    """Every listed name's place in jmx_exporter's visiting order (order.py): the names read whole,
+    then each family's members; `columns`: per name, its hash, its first include pattern and its
+    class name's hash."""
+    all_hashes, pattern_of, class_of = columns
+    starts = [start for start, _ in canonical_of]
+
+    def canonical(i: int) -> str:
+        k = bisect_right(starts, i) - 1
+        return canonical_of[k][1](i - starts[k])
+
+    if census is not None:
+        masks = [readobject_table_size(n) - 1 for n in census.pattern_sizes] or [0]
+
+        def first(i: int) -> tuple[int, int]:
+            p = pattern_of[i]
+            return p, instance_bucket(all_hashes[i], class_of[i], masks[p])
+
+        ranks = visiting_ranks(all_hashes, canonical, census.per_domain, census.listed, census.domains, first)
+    else:
+        domain_counts = Counter(n.domain for n in names)
+        for key, m in zip(keys, members):
+            domain_counts[key[0]] += len(m)
+        ranks = visiting_ranks(all_hashes, canonical, domain_counts)
+    return ranks
+
+
 def _member_canonical(m: Members) -> Callable[[int], str]:
     """Member i's `getCanonicalName()` (asked only for names sharing a bucket)."""
     return lambda i: canonical_name(ObjectName.parse(m.name(i)))
 
 
 class JmxSource:
-    def __init__(self, config: Config, settings: SidecarSettings, clock=time.monotonic):
+    def __init__(self, config: Config, settings: BrokerSettings, clock=time.monotonic):
         try:
-            self.jmx = jmx_settings(config, settings)
+            self.jmx = settings.jmx
             self.target = self.jmx.endpoint or "(no JMX target configured)"
             self.client = JmxClient(self.jmx)
+            self.family_reads = FamilyReads(self.client)
         except JmxError as e:
             raise SourceError(str(e)) from e
         self.config = config
@@ -210,18 +150,12 @@ class JmxSource:
         # every poll (the client keeps its plan while it is), and no new string per name
         self._rest_texts: list[str] = []
         self._listed_texts: list[str] | None = None  # the names listed whole at the last listing
-        self._families: list[_Family] = []
+        self._families: list[Family] = []
         self._rest_rank: dict[tuple, int] = {}  # (domain, keys) of a name read whole -> its visiting rank
         self._ordered: list[ObjectName] = []  # without tables: the names in jmx_exporter's visiting order
-        # per family key, kept across name lists: the (common, second) values of the last poll
-        self._common: dict[tuple, tuple[Any, Any]] = {}
         self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
-        self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
-        self._read_seconds = 0.0
-        recompute = settings.recompute
-        # the release and per-partition counts: the recompute's inputs, and what the archive keeps
-        self._recompute = (recompute is not None and recompute.enabled) or settings.archive is not None
-        self._reassignment = settings.reassignment is not None
+        self._recompute = settings.partition_counts
+        self._reassignment = settings.reassignment
         self._meter_names: tuple[str | None, list[str]] | None = None
         self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
 
@@ -313,36 +247,18 @@ class JmxSource:
                     rest_texts.append(text)
                     whole.append((ObjectName.parse(text), len(all_hashes) + i))
             else:
-                max_value = _TABULATED[key] if len(m) >= _QUERY_MIN_MEMBERS else None
+                max_value = _TABULATED[key] if len(m) >= QUERY_MIN_MEMBERS else None
                 table = BeanTable(key[0], (("type", key[1]), ("name", key[2])), template.class_name, "Value",
                                   template.attributes[0].description, template.attributes[0].type_name,
                                   type(template.attributes[0].value) is int, m.topics, m.topic, m.partition,
                                   array("I", bytes(4 * len(m))))
-                families.append(_Family(key, m, table, max_value))
+                families.append(Family(key, m, table, max_value))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
             pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
             member_class = java_string_hash(template.class_name) if template is not None else 0
             class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
-        starts = [start for start, _ in canonical_of]
-
-        def canonical(i: int) -> str:
-            k = bisect_right(starts, i) - 1
-            return canonical_of[k][1](i - starts[k])
-
-        if census is not None:
-            masks = [readobject_table_size(n) - 1 for n in census.pattern_sizes] or [0]
-
-            def first(i: int) -> tuple[int, int]:
-                p = pattern_of[i]
-                return p, instance_bucket(all_hashes[i], class_of[i], masks[p])
-
-            ranks = visiting_ranks(all_hashes, canonical, census.per_domain, census.listed, census.domains, first)
-        else:
-            domain_counts = Counter(n.domain for n in names)
-            for key, m in zip(keys, members):
-                domain_counts[key[0]] += len(m)
-            ranks = visiting_ranks(all_hashes, canonical, domain_counts)
+        ranks = _ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of))
         for start, table in offsets:
             table.rank = ranks[start:start + len(table)]
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
@@ -390,18 +306,18 @@ class JmxSource:
             self._refresh_names()
             self._listed_at = now
         t1 = time.monotonic()
-        shared = self._shared_queries()
+        shared = self.family_reads.shared_queries(self._families)
         for f in self._families:
             if f.max_value is None:
-                self._read_all(f)
+                self.family_reads.read_all(f)
             else:
-                self._read_family(f, shared.get(f.key))
+                self.family_reads.read_family(f, shared.get(f.key))
         t2 = time.monotonic()
         read: list[MBean] = []
         if self._rest_texts:
             read = self.client.read(self._rest_texts)
             if len(self._rest_texts) >= 100:
-                self._note_reads(time.monotonic() - t2, len(self._rest_texts))
+                self.family_reads.note_reads(time.monotonic() - t2, len(self._rest_texts))
         t3 = time.monotonic()
         stats = self.client.take_stats()
         ranks = None
@@ -502,124 +418,3 @@ class JmxSource:
             if k is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
                 out[k] = int(v)
         return out
-
-    def _read_members(self, f: _Family, positions: list[int] | None) -> list[Any]:
-        """The values of f's members at `positions` (None: all), one getAttributes each."""
-        started = time.monotonic()
-        values = self.client.read_members(f.members, positions, "Value")
-        if len(values) >= 100:
-            self._note_reads(time.monotonic() - started, len(values))
-        return values
-
-    def _read_all(self, f: _Family) -> None:
-        values = self._read_members(f, None)
-        t = f.table
-        column, present, integral = t.values, t.present, t.integral
-        for i, v in enumerate(values):
-            if v.__class__ is int and integral or v.__class__ is float and not integral:
-                column[i] = v
-                present[i] = 1
-            elif v is MISSING:
-                present[i] = 0
-            else:
-                f.serve(i, v)
-                column, integral = t.values, t.integral
-
-    # --- queried families -----------------------------------------------------------------------
-
-    def _note_reads(self, seconds: float, count: int) -> None:
-        per = seconds / count
-        self._read_seconds = per if not self._read_seconds else 0.7 * self._read_seconds + 0.3 * per
-
-    def _query(self, f: _Family, op: str, value: Any, also: tuple = ()) -> Any:
-        """Positions of the members for which `Value op value` (and `also`) holds: one query."""
-        started = time.monotonic()
-        found = self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also)[0]
-        took = time.monotonic() - started
-        self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
-        return found
-
-    def _reads_per_query(self) -> float:
-        if self._query_seconds and self._read_seconds:
-            return self._query_seconds / self._read_seconds
-        return _READS_PER_QUERY
-
-    def _shared_queries(self) -> dict[tuple, list[int]]:
-        """Step (1) asked once for all families of one domain and type that share `common`
-        (Kafka's partition gauges: 0): the scan of the domain, most of a query's cost, is paid once
-        instead of once per family. Family key -> positions of the members it returned."""
-        groups: dict[tuple, list[_Family]] = {}
-        for f in self._families:
-            if f.max_value is None:
-                continue
-            common = self._common.get(f.key, (0, None))[0]
-            groups.setdefault((f.key[0], f.key[1], type(common), common), []).append(f)
-        out: dict[tuple, list[int]] = {}
-        for (domain, type_, _, common), families in groups.items():
-            if len(families) < 2:
-                continue
-            hits = self.client.query_members(f"{domain}:type={type_},*", [f.members for f in families],
-                                             "Value", "!=", common)
-            for f, positions in zip(families, hits):
-                out[f.key] = list(positions)
-        return out
-
-    def _read_family(self, f: _Family, others: list[int] | None = None) -> None:
-        """Serve every member of `f` (see the module docstring for the queries); `others`: the
-        answer to step (1) when a shared query gave it."""
-        common, second = self._common.get(f.key, (0, None))
-        explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
-        gone: set[int] = set()
-        if others is None:
-            others = list(self._query(f, "!=", common))
-        to_read = others
-        if second is None and len(others) > self._reads_per_query():
-            # nothing known about the others yet (the first poll): one query per small value
-            for v in range(f.max_value + 1):
-                if v != common:
-                    for i in self._query(f, "==", v):
-                        explicit[i] = v
-            to_read = [i for i in others if i not in explicit]
-        elif second is not None and len(others) > self._reads_per_query():
-            unusual = set(self._query(f, "!=", common, (("!=", second),)))
-            last = f.last
-            same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
-            if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
-                for i in self._query(f, "==", second):
-                    explicit[i] = second
-                to_read = sorted({i for i in others if i not in explicit} | unusual)
-            else:
-                for i in same:
-                    explicit[i] = second
-                to_read = sorted({i for i in others if i not in same} | unusual)
-        if to_read:
-            for i, v in zip(to_read, self._read_members(f, to_read)):
-                if v is MISSING:
-                    gone.add(i)
-                else:
-                    explicit[i] = v
-        if f.base is not None and f.base == common and type(f.base) is type(common):
-            touched = f.special | explicit.keys() | gone  # only these can differ from the last poll
-        else:
-            touched = range(len(f.table))
-        get = explicit.get
-        for i in touched:
-            if i in gone:
-                f.drop(i)
-            else:
-                f.serve(i, get(i, common))
-        f.base, f.special = common, explicit.keys() | gone
-        self._learn(f, common, explicit, len(gone))
-
-    def _learn(self, f: _Family, common: Any, explicit: dict[int, Any], gone: int) -> None:
-        """The two most common numbers this poll: what the next poll asks about."""
-        try:
-            counts = Counter(explicit.values())
-        except TypeError:  # an unhashable value: not a number, so not worth a query
-            counts = Counter()
-        counts[common] += len(f.table) - len(explicit) - gone
-        top = [v for v, c in counts.most_common() if c > 0 and type(v) in (int, float)][:2]
-        if not top:
-            self._common.pop(f.key, None)  # back to one query per small value
-        else:
-            self._common[f.key] = (top[0], top[1] if len(top) > 1 else None)

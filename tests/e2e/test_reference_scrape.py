@@ -8,6 +8,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.config.source import broker_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
@@ -23,7 +24,7 @@ def scraped():
         sim.produce("refbin-test", bytes=9499, messages=100)
         config = parse_config(f"hostPort: {host_port(sim.url)}\n", source="reference.yml")
         settings = SidecarSettings()
-        collector = Collector(lambda c: JmxSource(c, settings), config, settings)
+        collector = Collector(lambda c: JmxSource(c, broker_settings(c, settings)), config, settings)
         assert collector.poll_once(), collector.last_error
         text = collector.snapshot.bodies["text"].decode()
         collector.source.close()

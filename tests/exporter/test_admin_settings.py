@@ -1,4 +1,4 @@
-"""exporter/admin/settings.py, connection.py and fallback.py: the proposed `sidecar.admin` keys,
+"""exporter/source/admin/settings.py, connection.py and fallback.py: the proposed `sidecar.admin` keys,
 passwords from files or the environment only (and never printed), and the min ISR fallbacks."""
 from __future__ import annotations
 
@@ -9,12 +9,16 @@ import pytest
 from kafka_jmx_sidecar.exporter.source.admin import convert
 from kafka_jmx_sidecar.exporter.source.admin.connection import Masked, client_options
 from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver, reassignments_known
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
 from kafka_jmx_sidecar.exporter.source.admin.settings import AdminConfigError, Secret, admin_settings
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, BrokerConfig, Input, Partition, Reason, TopicConfig, Unknown
 
 
+ERROR = ConfigFile("sidecar.yml").error  # names file, line and key, as for every setting
+
+
 def test_plain_settings_and_their_client_options():
-    s = admin_settings({"bootstrapServers": "kafka-0:9092, kafka-1:9092", "requestTimeoutSeconds": 5})
+    s = admin_settings({"bootstrapServers": "kafka-0:9092, kafka-1:9092", "requestTimeoutSeconds": 5}, ERROR)
     assert s.bootstrap_servers == ("kafka-0:9092", "kafka-1:9092") and s.protocol == "PLAINTEXT"
     options = client_options(s)
     assert options["bootstrap_servers"] == ["kafka-0:9092", "kafka-1:9092"]
@@ -31,7 +35,7 @@ def test_tls_and_sasl_imply_the_protocol_and_read_the_password_file(tmp_path):
         "tls": {"caFile": "/ca.crt", "certFile": "/tls.crt", "keyFile": "/tls.key", "keyPasswordEnv": "KEY_PW",
                 "checkHostname": False},
         "sasl": {"mechanism": "scram-sha-512", "username": "sidecar", "passwordFile": str(pw)},
-    })
+    }, ERROR)
     assert s.protocol == "SASL_SSL" and s.sasl.mechanism == "SCRAM-SHA-512"
     options = client_options(s, environ={"KEY_PW": "key-pass"})
     assert (options["ssl_cafile"], options["ssl_certfile"], options["ssl_keyfile"], options["ssl_check_hostname"]) == \
@@ -72,8 +76,8 @@ def test_kafka_python_debug_log_of_its_configuration_shows_no_password(caplog):
     ({"bootstrapServers": "k:9092", "topics": ["a"]}, "sidecar.admin.topics", "unknown setting"),
 ])
 def test_settings_errors_name_the_key_and_the_fix(raw, key, words):
-    with pytest.raises(AdminConfigError) as e:
-        admin_settings(raw)
+    with pytest.raises(ConfigError) as e:
+        admin_settings(raw, ERROR)
     assert e.value.key == key and words in str(e.value) and e.value.fix
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
 from kafka_jmx_sidecar.exporter.rule_engine import parse_config
-from kafka_jmx_sidecar.exporter.commands.serve import check_config, load
+from kafka_jmx_sidecar.exporter.config.load import load
+from kafka_jmx_sidecar.exporter.commands.serve import check_config
 
 RULE = "rules:\n- pattern: 'kafka.server<type=(.+), name=(.+)><>Value'\n  name: kafka_$1_$2\n"
 

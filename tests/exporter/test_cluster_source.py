@@ -22,7 +22,8 @@ from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
-from kafka_jmx_sidecar.exporter.commands.serve import check_config, load
+from kafka_jmx_sidecar.exporter.config.load import load
+from kafka_jmx_sidecar.exporter.commands.serve import check_config
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, Snapshot, assemble
 

@@ -15,7 +15,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
 from kafka_jmx_sidecar.exporter.http.server_block import CHALLENGE, read_http_server_block
-from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.config.load import load
 from tests.exporter.test_http import get, serve
 
 

@@ -1,14 +1,16 @@
-"""exporter.jmx_source against a real JVM (tests/exporter/JmxTarget.java): the partition gauge
+"""exporter.jmx_source against a real JVM (harness/JmxTarget.java): the partition gauge
 families learned by query serve the same values as reading every MBean would, poll after poll,
 while values move, and with fewer queries once the previous poll's values are known."""
 from __future__ import annotations
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.source.broker import JmxSource, jmx_settings
+from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+
+from kafka_jmx_sidecar.exporter.config.source import broker_settings, jmx_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
-from tests.exporter.jmx_target import Target
+from harness.jmx_target import Target
 
 TOPICS, PARTITIONS = 3, 20
 UR = "kafka.cluster:type=Partition,name=UnderReplicated,topic=t{t},partition={p}"
@@ -33,7 +35,7 @@ includeObjectNames: ["kafka.cluster:type=Partition,name=UnderReplicated,*",
                      "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
                      "kafka.server:type=ReplicaManager,*"]
 """)
-    return JmxSource(config, SidecarSettings(names_refresh_seconds=3600))
+    return JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
 
 
 def test_the_stores_and_their_passwords_reach_the_jmx_settings():
@@ -86,7 +88,7 @@ def test_queried_families_serve_what_a_full_read_would_while_values_move(target)
         # after the first poll, with few members off the common value (reads are cheaper than a
         # second query): one query per family (`!= common`), then one read per member it returned
         ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
-        common, _ = source._common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
+        common, _ = source.family_reads.common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
         isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != common)
         assert ur_ones == 9 and isr_others == 40 and common == 3
         assert rt == (1 + ur_ones) + (1 + isr_others) + 1  # + ReplicaManager's one read
@@ -117,7 +119,7 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         served(source)
         served(source)
         isr = [v for k, v in truth.values.items() if "InSync" in k]
-        assert source._common[isr_key] == (0, 3)
+        assert source.family_reads.common[isr_key] == (0, 3)
         neither = sum(1 for v in isr if v not in (0, 3))
         ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
         assert (len(isr), neither, ur_ones) == (60, 25, 9)
@@ -126,7 +128,7 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         # value: one query of kafka.cluster:type=Partition,* asks `!= 0` for both. UnderReplicated's
         # 9 ones are then read; InSyncReplicasCount asks `!= 0 and != 3`, keeps the members that
         # held 3 and reads the other 25
-        monkeypatch.setattr(source, "_reads_per_query", lambda: 30)
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 30)
         got, rt = served(source)
         assert got == truth.values
         assert rt == 1 + ur_ones + (1 + neither) + 1  # + ReplicaManager's one read
@@ -134,14 +136,14 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         # a query always beats reads: UnderReplicated `!= 0 and != 1`, nothing to read;
         # InSyncReplicasCount: the 25 members not holding 3 are too many to read, so `== 3`
         # tells, and those 25 are read
-        monkeypatch.setattr(source, "_reads_per_query", lambda: 0)
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, rt = served(source)
         assert got == truth.values
         assert rt == 1 + 1 + (2 + neither) + 1
 
         # a member moving from the second value to a third one, and one moving to the second
         # value, between polls: read, not guessed
-        monkeypatch.setattr(source, "_reads_per_query", lambda: 30)
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 30)
         name = next(k for k, v in truth.values.items() if "InSync" in k and v == 3)
         truth.set(name, 5)
         name = next(k for k, v in truth.values.items() if "InSync" in k and v not in (0, 3, 5))
@@ -168,7 +170,7 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
     truth = Truth(target)
     source = make_source(target)
     try:
-        monkeypatch.setattr(source, "_reads_per_query", lambda: 0)
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, _ = served(source)
         assert got == truth.values
         # the second poll asks about the values it learned: for UnderReplicated `!= 0` only

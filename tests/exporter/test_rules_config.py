@@ -57,7 +57,7 @@ def test_confluent_rules_load_unchanged():
 def test_empty_file_means_one_default_rule():
     config = parse_config("")
     assert len(config.rules) == 1 and config.rules[0].pattern is None and config.rules[0].name is None
-    assert config.jmx_url == "" and config.warnings == () and config.sidecar == {}
+    assert config.jmx_url == "" and config.warnings == () and config.file.data is None
     assert config.auto_exclude_object_name_attributes is True
 
 
@@ -165,11 +165,11 @@ def test_object_name_attribute_filters():
     assert not config.wants_attribute(os_bean, "CpuLoad")
 
 
-def test_sidecar_section_is_kept_raw_and_unknown_keys_warn():
+def test_sidecar_section_is_left_to_its_parser_and_unknown_keys_warn():
     config = parse_config("sidecar:\n  listen: 0.0.0.0:9404\n  archive: {dir: /data}\nlowercaseOutputNam: true\nhttpServer: {}\n",
                           source="cfg.yml")
-    assert config.sidecar == {"listen": "0.0.0.0:9404", "archive": {"dir": "/data"}}
-    assert config.warnings == (  # httpServer is jmx_exporter's and read by exporter.http_server_block
+    assert config.file.data["sidecar"] == {"listen": "0.0.0.0:9404", "archive": {"dir": "/data"}}
+    assert config.warnings == (  # sidecar and httpServer are read by exporter/config and exporter/http
         "cfg.yml:4: lowercaseOutputNam: unknown key, ignored (check its spelling)",
     )
 

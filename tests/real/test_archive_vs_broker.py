@@ -12,8 +12,9 @@ import time
 from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.commands.serve import load
-from tests.real.sidecar import config_text
+from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import load
+from harness.sidecar import config_text
 from tests.real.test_health_vs_brokers import RULES, read_describe
 
 TOPICS = {"archived": [[1, 2, 3], [2, 3, 1], [3, 1, 2]], "pair": [[1, 3], [3, 2]]}
@@ -43,7 +44,7 @@ def test_the_archive_holds_what_describe_and_the_broker_showed(real_kafka, tmp_p
         f"  admin:\n    bootstrapServers: {cluster.bootstrap}\n    logDirs: false\n"
         f"  archive:\n    directory: {directory}\n")))
     loaded = load(str(path))
-    collector = Collector(lambda cfg: JmxSource(cfg, loaded.settings), loaded.config, loaded.settings)
+    collector = Collector(lambda cfg: JmxSource(cfg, broker_settings(cfg, loaded.settings)), loaded.config, loaded.settings)
     written = 0
 
     def poll_twice() -> list[float]:

@@ -34,10 +34,11 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
-from tests.real.kafka import CONTROLLER_ID, KafkaCluster
-from tests.real.sidecar import Serve, config_text
+from harness.kafka import CONTROLLER_ID, KafkaCluster
+from harness.sidecar import Serve, config_text
 from tests.real.test_health_vs_brokers import RULES, read_describe, read_gauges
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +110,7 @@ class Cluster:
             path = self.directory / f"jmx-{node}.yml"
             path.write_text(config_text(self.kafka.jmx_host_port(node), RULES, "  namesRefreshSeconds: 0.01\n"))
             loaded = load(str(path))
-            self.jmx[node] = Collector(lambda cfg, s=loaded.settings: JmxSource(cfg, s), loaded.config,
+            self.jmx[node] = Collector(lambda cfg, s=loaded.settings: JmxSource(cfg, broker_settings(cfg, s)), loaded.config,
                                        loaded.settings)
         for semantics in ("kafka-3.7", "topic-command"):
             path = self.directory / f"cluster-{semantics}.yml"

@@ -29,10 +29,11 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
-from tests.real.kafka import KafkaCluster
-from tests.real.sidecar import config_text
+from harness.kafka import KafkaCluster
+from harness.sidecar import config_text
 
 # Small fetches make the throttle hold (the quota is checked before each fetch over an 11 s
 # window; see test_health_vs_brokers): ~2 MB at 50 kB/s copy in ~40 s, several polls' worth.
@@ -86,7 +87,7 @@ class Sidecars:
             path.write_text(config_text(cluster.jmx_host_port(b), RULES, block))
             loaded = load(str(path))
             settings = loaded.settings
-            self.collectors[b] = Collector(lambda cfg, s=settings: JmxSource(cfg, s), loaded.config, settings)
+            self.collectors[b] = Collector(lambda cfg, s=settings: JmxSource(cfg, broker_settings(cfg, s)), loaded.config, settings)
 
     def read(self) -> dict[int, dict]:
         out = {}

@@ -33,12 +33,13 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.commands.serve import load
+from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from kafka_jmx_sidecar.mbeans.health import profile_for_version
-from tests.real import processes
-from tests.real.kafka import KafkaCluster
-from tests.real.sidecar import config_text
+from harness import processes
+from harness.kafka import KafkaCluster
+from harness.sidecar import config_text
 from tests.real.test_health_vs_brokers import (BROKER_CONFIG, MOVING_RECORDS, RECORD_SIZE, RULES, THROTTLE,
                                                read_describe, read_gauges)
 
@@ -95,7 +96,7 @@ class Play:
             path.write_text(config_text(self.cluster.jmx_host_port(broker), RULES, block))
             loaded = load(str(path))
             settings = loaded.settings
-            out[kind] = Collector(lambda cfg, s=settings: JmxSource(cfg, s), loaded.config, settings)
+            out[kind] = Collector(lambda cfg, s=settings: JmxSource(cfg, broker_settings(cfg, s)), loaded.config, settings)
         self.collectors[broker] = out
 
     def stop_sidecars(self, broker: int) -> None:

@@ -2,22 +2,20 @@
 Prometheus scraping the sidecar: the per-partition series carry a `leader` label, a leaderless
 partition is named by KafkaPartitionUnavailable and the controller's count stays quiet (it would
 page twice for the same partition). The Admin API is answered from a cluster model by
-bench/admin_wire.py (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the
+harness/admin_wire.py (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the
 shipped ones with `for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked
 out by hand from Kafka's definitions (kafka-3.7)."""
 from __future__ import annotations
 
-import sys
 import threading
 
 from kafka_jmx_sidecar.exporter.http.server import MetricsServer
-from kafka_jmx_sidecar.exporter.commands.serve import load, make_collector
+from kafka_jmx_sidecar.exporter.config.load import load
+from kafka_jmx_sidecar.exporter.commands.serve import make_collector
+from harness.admin_wire import AdminWire
 from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
 from tests.deploy.alerts.scenario_run import (AT, OFFLINE, REPO, URP, alerts, rules_with_short_for, settle)
 from tests.e2e.prometheus_server import Prometheus
-
-sys.path.insert(0, str(REPO / "bench"))
-from admin_wire import AdminWire  # noqa: E402  (bench/ is not a package)
 
 UNAVAILABLE = "KafkaPartitionUnavailable"
 # Broker 3 is down. orders-0: ISR [1,2] of 3, min ISR 2: under-replicated, at min ISR with a replica

@@ -1,0 +1,206 @@
+"""How the members of Kafka's per-partition families are read: with as few queries and reads as
+the values allow.
+
+How a family is queried. A query costs a scan of the MBean domain inside the broker (about
+0.2 s at 40,000 partitions), whatever it returns, plus about 15 us per name it returns; a read
+costs one round trip (about 0.1-0.2 ms). So each family costs as few queries and returned names
+as its values allow. The previous poll's two most common values, `common` then `second` (0 and
+nothing on the first poll), say what to ask:
+
+  1. `Value != common`: the members holding anything else (for the health flags: usually none);
+     when they are few, each is read and that is all. Families of one domain and type sharing
+     `common` (Kafka's partition gauges) are asked together, in one query of `domain:type=T,*`;
+  2. when they are many (the replica counts: the partitions led here),
+     `Value != common and Value != second`: the members holding neither (usually none);
+  3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
+     (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
+     case `Value == second` tells which hold it and only the rest are read. With no `second`
+     yet (the first poll), one query per small value (`Value == 1`, ... up to the catalog's
+     maximum for the family) does that.
+
+Members (1) did not return hold `common`. Every value served is the MBean's value at some moment
+of the poll, except after two changes of one MBean within the poll interval (`second`, something
+else, `common` again before (2)). An MBean whose attribute the query cannot evaluate is served as
+`common`, as it was served as 0 before.
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from collections import Counter
+from typing import Any
+
+from kafka_jmx_sidecar.exporter.base.model import BeanTable
+from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
+from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
+from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
+
+# Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
+_READS_PER_QUERY = 1000
+# A family this small is read, not queried: a query scans the whole domain.
+QUERY_MIN_MEMBERS = 8
+
+
+class Family:
+    """One tabulated family for one name list: its members (columns kept by the JVM) and the
+    table of the values last served."""
+
+    __slots__ = ("key", "pattern", "max_value", "members", "table", "base", "special")
+
+    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None):
+        domain, type_, name = key
+        self.key = key
+        self.pattern = f"{domain}:type={type_},name={name},*"
+        self.max_value = max_value  # None: read every member each poll
+        self.members = members
+        self.table = table
+        self.base: Any = None  # the value served to every member not in `special`, last poll
+        self.special: set[int] = set()
+
+    def last(self, i: int) -> Any:
+        return self.table.values[i] if self.table.present[i] else None
+
+    def serve(self, i: int, value: Any) -> None:
+        t = self.table
+        if value.__class__ is bool or not isinstance(value, (int, float)):
+            # not a number: Kafka's gauges never do this; such a value could not be exposed
+            # anyway (jmx_exporter drops non-numeric leaves without `value:`)
+            t.present[i] = 0
+            return
+        if t.integral and value.__class__ is not int:  # a float in an integral family
+            t.values, t.integral = array("d", t.values), False
+        t.values[i] = value
+        t.present[i] = 1
+
+    def drop(self, i: int) -> None:
+        self.table.present[i] = 0
+
+
+class FamilyReads:
+    """Serves each family's members a poll: what was learned of the values (`common`, per family
+    key: the last poll's two most common numbers) and of the costs of a query and of a read."""
+
+    def __init__(self, client: JmxClient):
+        self.client = client
+        self.common: dict[tuple, tuple[Any, Any]] = {}
+        self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
+        self._read_seconds = 0.0
+
+    def read_members(self, f: Family, positions: list[int] | None) -> list[Any]:
+        """The values of f's members at `positions` (None: all), one getAttributes each."""
+        started = time.monotonic()
+        values = self.client.read_members(f.members, positions, "Value")
+        if len(values) >= 100:
+            self.note_reads(time.monotonic() - started, len(values))
+        return values
+
+    def read_all(self, f: Family) -> None:
+        values = self.read_members(f, None)
+        t = f.table
+        column, present, integral = t.values, t.present, t.integral
+        for i, v in enumerate(values):
+            if v.__class__ is int and integral or v.__class__ is float and not integral:
+                column[i] = v
+                present[i] = 1
+            elif v is MISSING:
+                present[i] = 0
+            else:
+                f.serve(i, v)
+                column, integral = t.values, t.integral
+
+    def note_reads(self, seconds: float, count: int) -> None:
+        per = seconds / count
+        self._read_seconds = per if not self._read_seconds else 0.7 * self._read_seconds + 0.3 * per
+
+    def _query(self, f: Family, op: str, value: Any, also: tuple = ()) -> Any:
+        """Positions of the members for which `Value op value` (and `also`) holds: one query."""
+        started = time.monotonic()
+        found = self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also)[0]
+        took = time.monotonic() - started
+        self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
+        return found
+
+    def _reads_per_query(self) -> float:
+        if self._query_seconds and self._read_seconds:
+            return self._query_seconds / self._read_seconds
+        return _READS_PER_QUERY
+
+    def shared_queries(self, families: list[Family]) -> dict[tuple, list[int]]:
+        """Step (1) asked once for all families of one domain and type that share `common`
+        (Kafka's partition gauges: 0): the scan of the domain, most of a query's cost, is paid once
+        instead of once per family. Family key -> positions of the members it returned."""
+        groups: dict[tuple, list[Family]] = {}
+        for f in families:
+            if f.max_value is None:
+                continue
+            common = self.common.get(f.key, (0, None))[0]
+            groups.setdefault((f.key[0], f.key[1], type(common), common), []).append(f)
+        out: dict[tuple, list[int]] = {}
+        for (domain, type_, _, common), families in groups.items():
+            if len(families) < 2:
+                continue
+            hits = self.client.query_members(f"{domain}:type={type_},*", [f.members for f in families],
+                                             "Value", "!=", common)
+            for f, positions in zip(families, hits):
+                out[f.key] = list(positions)
+        return out
+
+    def read_family(self, f: Family, others: list[int] | None = None) -> None:
+        """Serve every member of `f` (see the module docstring for the queries); `others`: the
+        answer to step (1) when a shared query gave it."""
+        common, second = self.common.get(f.key, (0, None))
+        explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
+        gone: set[int] = set()
+        if others is None:
+            others = list(self._query(f, "!=", common))
+        to_read = others
+        if second is None and len(others) > self._reads_per_query():
+            # nothing known about the others yet (the first poll): one query per small value
+            for v in range(f.max_value + 1):
+                if v != common:
+                    for i in self._query(f, "==", v):
+                        explicit[i] = v
+            to_read = [i for i in others if i not in explicit]
+        elif second is not None and len(others) > self._reads_per_query():
+            unusual = set(self._query(f, "!=", common, (("!=", second),)))
+            last = f.last
+            same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
+            if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
+                for i in self._query(f, "==", second):
+                    explicit[i] = second
+                to_read = sorted({i for i in others if i not in explicit} | unusual)
+            else:
+                for i in same:
+                    explicit[i] = second
+                to_read = sorted({i for i in others if i not in same} | unusual)
+        if to_read:
+            for i, v in zip(to_read, self.read_members(f, to_read)):
+                if v is MISSING:
+                    gone.add(i)
+                else:
+                    explicit[i] = v
+        if f.base is not None and f.base == common and type(f.base) is type(common):
+            touched = f.special | explicit.keys() | gone  # only these can differ from the last poll
+        else:
+            touched = range(len(f.table))
+        get = explicit.get
+        for i in touched:
+            if i in gone:
+                f.drop(i)
+            else:
+                f.serve(i, get(i, common))
+        f.base, f.special = common, explicit.keys() | gone
+        self._learn(f, common, explicit, len(gone))
+
+    def _learn(self, f: Family, common: Any, explicit: dict[int, Any], gone: int) -> None:
+        """The two most common numbers this poll: what the next poll asks about."""
+        try:
+            counts = Counter(explicit.values())
+        except TypeError:  # an unhashable value: not a number, so not worth a query
+            counts = Counter()
+        counts[common] += len(f.table) - len(explicit) - gone
+        top = [v for v, c in counts.most_common() if c > 0 and type(v) in (int, float)][:2]
+        if not top:
+            self.common.pop(f.key, None)  # back to one query per small value
+        else:
+            self.common[f.key] = (top[0], top[1] if len(top) > 1 else None)
