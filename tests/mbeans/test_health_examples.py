@@ -1,7 +1,7 @@
 """Partition health, example by example, from the KIPs (KIP-352, KIP-164, KIP-427, KIP-455).
 
 Every expected verdict below is written by hand from each profile's definition, the consequences
-worth a test each, KIP-427's worked-example table and the KIP texts. Nothing here is computed by the
+worth a test each, KIP-427's worked-example table and the KIPs themselves. Nothing here is computed by the
 code under test. A case lists the flags that must be TRUE; every other flag must be false.
 
 Flag names: R = reassigning, U = under_replicated, B = under_min_isr (Below), A = at_min_isr,
