@@ -21,7 +21,7 @@ them).
 The share is the `reassignment_inputs` and `reassignment` phases over the poll; the ratio of the
 two polls' medians is printed beside it.
 
-    python3 bench/reassignment_share.py [--partitions N] [--moving N] [--polls N]
+    python -m bench.reassignment_share [--partitions N] [--moving N] [--polls N]
 """
 from __future__ import annotations
 
@@ -31,9 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_SHARE = 0.10
 PER_TOPIC = 100
@@ -83,6 +81,7 @@ def make_view(me: int, partitions: int, moving: int):
 def collector(config_path: Path, reassignment: bool):
     from kafka_jmx_sidecar.exporter.poll.collector import Collector
     from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+    from kafka_jmx_sidecar.exporter.config.load import broker_settings
     from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings
     from kafka_jmx_sidecar.exporter.reassignment.stage import ReassignmentStage
     from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
@@ -92,7 +91,7 @@ def collector(config_path: Path, reassignment: bool):
     config = load_config(str(config_path))
     settings = SidecarSettings(names_refresh_seconds=3600,
                                reassignment=ReassignmentSettings() if reassignment else None)
-    c = Collector(lambda cfg: JmxSource(cfg, settings), config, settings, freeze_gc=True)
+    c = Collector(lambda cfg: JmxSource(cfg, broker_settings(cfg, settings)), config, settings, freeze_gc=True)
     if reassignment:
         c._admin = ViewPoll()
         c._reassignment = ReassignmentStage(settings.reassignment, c._admin, settings.naming)

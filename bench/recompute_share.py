@@ -1,4 +1,4 @@
-"""Benchmark: the recompute's share of a poll at 40,000 partitions (issue 13: under 10%).
+"""Benchmark: the recompute's share of a poll at 40,000 partitions (target: under 10%).
 
 One simulated broker posing as Kafka 2.2 (no AtMinIsr, pre-KIP-352 URP: the recompute adds and
 replaces the most there), the default health rules, and two collectors polling it in turns, as
@@ -13,7 +13,7 @@ reading the broker's release and counts beyond what the rules read, here nothing
 rules list the counts; `recompute`: judging the led partitions and merging the MBeans) over the
 recompute collector's whole poll; the ratio of the two polls is printed beside it.
 
-    python3 bench/recompute_share.py [--partitions N] [--polls N] [--kafka-version V]
+    python -m bench.recompute_share [--partitions N] [--polls N] [--kafka-version V]
 """
 from __future__ import annotations
 
@@ -23,9 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_SHARE = 0.10
 
@@ -33,6 +31,7 @@ TARGET_SHARE = 0.10
 def collector(config_path: Path, recompute: bool):
     from kafka_jmx_sidecar.exporter.poll.collector import Collector
     from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+    from kafka_jmx_sidecar.exporter.config.load import broker_settings
     from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
     from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
     from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
@@ -41,7 +40,7 @@ def collector(config_path: Path, recompute: bool):
     config = load_config(str(config_path))
     settings = SidecarSettings(names_refresh_seconds=3600, recompute=RecomputeSettings(
         "kafka-3.7", "outdated", min_isr_default=2) if recompute else None)
-    c = Collector(lambda cfg: JmxSource(cfg, settings), config, settings, freeze_gc=True)
+    c = Collector(lambda cfg: JmxSource(cfg, broker_settings(cfg, settings)), config, settings, freeze_gc=True)
     c._requested = {OPENMETRICS: time.monotonic()}  # what Prometheus asks for
     return c
 

@@ -5,16 +5,15 @@ baselines. Not a benchmark itself.
 from __future__ import annotations
 
 import os
-import re
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.sidecar import host_port
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 HEALTH_RULES = REPO / "rules" / "kafka-health.yml"
 # the shared reference data sits beside the repository (../shared/reference)
@@ -25,10 +24,6 @@ def machine() -> str:
     load = os.getloadavg()
     return (f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
             f"(other processes share these CPUs: times scale with the load)")
-
-
-def host_port(jmx_url: str) -> str:
-    return re.search(r"rmi://([^/]+)/jmxrmi", jmx_url).group(1)
 
 
 def start_simulator(partitions: int):
@@ -80,13 +75,14 @@ class Pipeline:
     def __init__(self, config_path: Path, connections: int = 1):
         from kafka_jmx_sidecar.exporter.poll.collector import Collector
         from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+        from kafka_jmx_sidecar.exporter.config.load import broker_settings
         from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
         from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
         from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         self.config = load_config(str(config_path))
         self.settings = SidecarSettings(connections=connections, names_refresh_seconds=3600)
-        self.collector = Collector(lambda c: JmxSource(c, self.settings), self.config, self.settings,
+        self.collector = Collector(lambda c: JmxSource(c, broker_settings(c, self.settings)), self.config, self.settings,
                                    freeze_gc=True)
         self.format = OPENMETRICS
         self.collector._requested = {OPENMETRICS: time.monotonic()}  # what Prometheus asks for
@@ -157,7 +153,7 @@ def plain_connection(jmx_url: str):
 
 def memory(n: float) -> str:
     """A memory figure in both units: MiB (2**20 bytes, what /proc and the JVM count in) and MB
-    (10**6 bytes, the unit of the issue's targets)."""
+    (10**6 bytes, the unit of the targets)."""
     return f"{n / 2**20:.0f} MiB = {n / 1e6:.0f} MB"
 
 

@@ -13,7 +13,7 @@ Targets: poll within 1.5x of the floor, and after the first poll rule matching (
 under 10% of the poll. Each connection count gets its own JmxSource (a listing and a first poll),
 sharing the collector and its rule engine.
 
-    python3 bench/sidecar_strimzi_poll.py [--partitions N] [--connections 1,2,4] [--polls N] [--rt-sample N]
+    python -m bench.sidecar_strimzi_poll [--partitions N] [--connections 1,2,4] [--polls N] [--rt-sample N]
 """
 from __future__ import annotations
 
@@ -23,11 +23,8 @@ import shlex
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_FLOOR_RATIO = 1.5
 TARGET_RULES_SHARE = 0.10
@@ -93,11 +90,12 @@ def main() -> int:
                 pipe = setup.Pipeline(config_path, connections=conns)
             else:  # a new source with more connections; the collector and its rule engine stay
                 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+                from kafka_jmx_sidecar.exporter.config.load import broker_settings
                 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 
                 pipe.collector.source.close()
                 pipe.settings = SidecarSettings(connections=conns, names_refresh_seconds=3600)
-                pipe.collector.source = JmxSource(pipe.config, pipe.settings)
+                pipe.collector.source = JmxSource(pipe.config, broker_settings(pipe.config, pipe.settings))
             t0 = time.perf_counter()
             warm = pipe.poll()
             print(f"{conns} connection(s): first poll {time.perf_counter() - t0:.1f} s (names listing "

@@ -80,16 +80,11 @@ def own_values(sim, broker: int, version: str) -> dict[str, int]:
     return dict(b.replica_manager) if b else {}
 
 
-def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout, kafka_version: str = DEMO_VERSION) -> int:
-    from kafka_jmx_sidecar.exporter.poll.collector import Collector
-    from kafka_jmx_sidecar.exporter.http.server import MetricsServer
-    from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-    from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
-    from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
-    from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
-    from kafka_jmx_sidecar.mbeans.simulator import Simulator, scenario
+def _scenario(version: str):
+    """The demo's scenario, its cluster as broker 1 of release `version` can hold it, and the
+    topics' min ISR."""
+    from kafka_jmx_sidecar.mbeans.simulator import scenario
 
-    version = kafka_version
     scenario_file = resources.files("kafka_jmx_sidecar.exporter.commands").joinpath("demo-scenario.yml")
     with resources.as_file(scenario_file) as path:
         play = scenario.load(str(path))
@@ -97,25 +92,77 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout, kafka_
     if default_metadata_mode(version) == "zookeeper":
         cluster.pop("controllers", None)  # the scenario's KRaft controller: a ZooKeeper release has none
     min_isr = {t["name"]: t.get("config", {}).get("min.insync.replicas", 1) for t in cluster["topics"]}
+    return play, cluster, min_isr
+
+
+def _write_config(sim, min_isr: dict) -> str:
+    """The sidecar's config file (in a temporary folder): the simulator's broker 1, the recompute
+    under SEMANTICS, the shipped health rules."""
+    endpoint = re.search(r"rmi://([^/]+)/jmxrmi", sim.url).group(1)
+    rules = resources.files("kafka_jmx_sidecar.rules").joinpath("kafka-health.yml").read_text()
+    config_path = os.path.join(tempfile.mkdtemp(prefix="sidecar-demo-"), "sidecar.yml")
+    recompute = (f"sidecar:\n  recompute:\n    semantics: {SEMANTICS.name}\n    mode: outdated\n"
+                 f"    minInsyncReplicas:\n      topics: {{{', '.join(f'{t}: {m}' for t, m in min_isr.items())}}}\n")
+    with open(config_path, "w") as f:
+        f.write(f"hostPort: {endpoint}\n{recompute}{rules}")
+    return config_path
+
+
+def _start_sidecar(config_path: str, listen_port: int):
+    """The sidecar's collector and its HTTP server, started (the poll loop is the caller's)."""
+    from kafka_jmx_sidecar.exporter.poll.collector import Collector
+    from kafka_jmx_sidecar.exporter.http.server import MetricsServer
+    from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+    from kafka_jmx_sidecar.exporter.config.load import broker_settings
+    from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+    from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
+    from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
+
+    config = load_config(config_path)
+    settings = sidecar_settings(config, {"poll_interval_seconds": POLL_SECONDS,
+                                         "listen_address": f"127.0.0.1:{listen_port}"})
+    collector = Collector(lambda c: JmxSource(c, broker_settings(c, settings)), config, settings, config_path=config_path)
+    server = MetricsServer("127.0.0.1", listen_port, collector, WebConfig())
+    server.start()
+    return collector, server
+
+
+def _show_step(step, collector, sim, url: str, version: str, stop: threading.Event, out) -> int:
+    """Print the row of a scenario step once a poll shows it; the number of disagreements."""
+    applied = time.time()
+    # the first poll that started after the step shows it
+    while collector.snapshot.taken_at < applied + POLL_SECONDS and not stop.is_set():
+        time.sleep(0.05)
+    if stop.is_set():  # interrupted: no poll shows this step
+        return 0
+    shown = endpoint_values(url)
+    want = expected_values(sim, 1, version)
+    cells = []
+    mismatches = 0
+    for col, metric, key in COLUMNS:
+        have = shown.get(metric)
+        exp = want.get(key)
+        ok = have is not None and exp is not None and int(have) == exp
+        mismatches += not ok
+        cells.append(f"{'-' if have is None else int(have):>5}/{'-' if exp is None else exp:<4}{' ' if ok else '!'}")
+    note = (step.note or step.op)[:58]
+    own = own_values(sim, 1, version)
+    itself = "/".join(str(own[k]) if k in own else "-" for _, _, k in COLUMNS[:3])
+    print(f"{step.at:>3.0f}s  {note:<58} " + " ".join(f"{c:>11}" for c in cells)
+          + f" {int(shown.get(BYTES_OUT, 0)):>12,}  {itself:>14}", file=out, flush=True)
+    return mismatches
+
+
+def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout, kafka_version: str = DEMO_VERSION) -> int:
+    from kafka_jmx_sidecar.mbeans.simulator import Simulator, scenario
+
+    version = kafka_version
+    play, cluster, min_isr = _scenario(version)
     print(f"starting the broker simulator (brokers 1-3, broker 1 posing as Kafka {version}) ...", file=out,
           flush=True)
     stop = threading.Event()
     with Simulator.start(cluster, kafka_version=version, broker=1, clock="realtime") as sim:
-        endpoint = re.search(r"rmi://([^/]+)/jmxrmi", sim.url).group(1)
-        rules = resources.files("kafka_jmx_sidecar.rules").joinpath("kafka-health.yml").read_text()
-        config_path = os.path.join(tempfile.mkdtemp(prefix="sidecar-demo-"), "sidecar.yml")
-        recompute = (f"sidecar:\n  recompute:\n    semantics: {SEMANTICS.name}\n    mode: outdated\n"
-                     f"    minInsyncReplicas:\n      topics: {{{', '.join(f'{t}: {m}' for t, m in min_isr.items())}}}\n")
-        with open(config_path, "w") as f:
-            f.write(f"hostPort: {endpoint}\n{recompute}{rules}")
-        from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
-
-        config = load_config(config_path)
-        settings = sidecar_settings(config, {"poll_interval_seconds": POLL_SECONDS,
-                                             "listen_address": f"127.0.0.1:{listen_port}"})
-        collector = Collector(lambda c: JmxSource(c, settings), config, settings, config_path=config_path)
-        server = MetricsServer("127.0.0.1", listen_port, collector, WebConfig())
-        server.start()
+        collector, server = _start_sidecar(_write_config(sim, min_isr), listen_port)
         poller = threading.Thread(target=collector.run, args=(stop,), daemon=True)
         poller.start()
         url = f"http://127.0.0.1:{server.port}/metrics"
@@ -129,26 +176,7 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout, kafka_
 
         def on_step(step) -> None:
             nonlocal mismatches
-            applied = time.time()
-            # the first poll that started after the step shows it
-            while collector.snapshot.taken_at < applied + POLL_SECONDS and not stop.is_set():
-                time.sleep(0.05)
-            if stop.is_set():  # interrupted: no poll shows this step
-                return
-            shown = endpoint_values(url)
-            want = expected_values(sim, 1, version)
-            cells = []
-            for col, metric, key in COLUMNS:
-                have = shown.get(metric)
-                exp = want.get(key)
-                ok = have is not None and exp is not None and int(have) == exp
-                mismatches += not ok
-                cells.append(f"{'-' if have is None else int(have):>5}/{'-' if exp is None else exp:<4}{' ' if ok else '!'}")
-            note = (step.note or step.op)[:58]
-            own = own_values(sim, 1, version)
-            itself = "/".join(str(own[k]) if k in own else "-" for _, _, k in COLUMNS[:3])
-            print(f"{step.at:>3.0f}s  {note:<58} " + " ".join(f"{c:>11}" for c in cells)
-                  + f" {int(shown.get(BYTES_OUT, 0)):>12,}  {itself:>14}", file=out, flush=True)
+            mismatches += _show_step(step, collector, sim, url, version, stop, out)
 
         print(f"(each cell: endpoint/recompute under {SEMANTICS.name}; '!' marks a disagreement; the last column: "
               f"URP/UnderMinIsr/AtMinIsr as Kafka {version} computes them itself, '-' where it has no such gauge)\n",

@@ -2,24 +2,21 @@
 `serve` runs it, so end-to-end tests can drive the broker and read what Prometheus sees."""
 from __future__ import annotations
 
-import re
 import threading
 import time
 from pathlib import Path
 
+from harness.sidecar import host_port
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.http.server import MetricsServer
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.config.load import broker_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
 from kafka_jmx_sidecar.exporter.config.sidecar import sidecar_settings
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
 
 REPO = Path(__file__).resolve().parents[2]
 HEALTH_RULES = REPO / "rules" / "kafka-health.yml"
-
-
-def host_port(jmx_url: str) -> str:
-    return re.search(r"rmi://([^/]+)/jmxrmi", jmx_url).group(1)
 
 
 class Sidecar:
@@ -31,7 +28,7 @@ class Sidecar:
         # the file's `sidecar:` block (from `extra` or the rules) applies, as `serve` applies it
         self.settings = sidecar_settings(config, {"poll_interval_seconds": poll_seconds,
                                                   "listen_address": "127.0.0.1:0"})
-        self.collector = Collector(lambda c: JmxSource(c, self.settings), config, self.settings,
+        self.collector = Collector(lambda c: JmxSource(c, broker_settings(c, self.settings)), config, self.settings,
                                    config_path=str(self.config_path))
         self.server = MetricsServer("127.0.0.1", 0, self.collector, web or WebConfig())
         self.stop_event = threading.Event()

@@ -7,7 +7,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
 
-from kafka_jmx_sidecar.exporter.config.source import broker_settings, jmx_settings
+from kafka_jmx_sidecar.exporter.config.load import broker_settings, jmx_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from harness.jmx_target import Target

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.config import source as jmx_source
+from kafka_jmx_sidecar.exporter.config import load as jmx_source
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
 from kafka_jmx_sidecar.exporter.config.sidecar import (DEFAULT_JVM_MAX_HEAP, DEFAULT_JVM_OPTIONS, SidecarSettings, jvm_start_options,

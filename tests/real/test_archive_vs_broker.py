@@ -12,7 +12,7 @@ import time
 from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, states_at
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import broker_settings
 from kafka_jmx_sidecar.exporter.config.load import load
 from harness.sidecar import config_text
 from tests.real.test_health_vs_brokers import RULES, read_describe

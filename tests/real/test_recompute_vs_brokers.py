@@ -33,7 +33,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
-from kafka_jmx_sidecar.exporter.config.source import broker_settings
+from kafka_jmx_sidecar.exporter.config.load import broker_settings
 from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from kafka_jmx_sidecar.mbeans.health import profile_for_version
