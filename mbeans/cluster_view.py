@@ -15,7 +15,7 @@ cluster and what no broker gauge shows.
                   leader; and the controller's OfflinePartitionsCount (recompute.offline_partitions)
 
 Each partition carries its leader (`NO_LEADER` when it has none), which the exporter puts in the
-ObjectName (`LEADER_KEY`). Partition states come from the Admin API (exporter/cluster_source.py)
+ObjectName (`LEADER_KEY`). Partition states come from the Admin API (exporter/source/cluster.py)
 or, later, describe dumps; names and meanings from the catalog, verdicts from mbeans/health.py:
 no formula is written here. Pure: plain values in, columns out (a cluster has tens of thousands of
 partitions).

@@ -19,7 +19,7 @@ plain values. The Kafka facts behind it (which broker reports what):
 Counters here are the sidecar's own (`Total`): monotonic whatever the broker's meters do (a meter
 MBean re-created by a broker restart counts again from 0). Rates come from successive polls over
 a window (`Window`). Pure: no I/O; the stateful pieces are plain objects the caller feeds each poll
-(exporter/reassignment_stage.py for the sidecar next to one broker; the cluster-wide mode can use
+(exporter/reassignment/stage.py for the sidecar next to one broker; the cluster-wide mode can use
 `adding_lags`, `log_dir_lags`, `max_lag`, `Progress` on a whole cluster's view).
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ poll of the segment (a removed fact is written with `gone`). Records of one poll
     Count   one hosted partition's per-partition gauges as the broker showed them
             (InSyncReplicasCount, ReplicasCount: led where ReplicasCount > 0)
     State   one partition's lists from the Admin API (cluster-wide; written when sidecar.admin is set)
-    MinIsr  a topic's min.insync.replicas and where it came from (exporter/admin/fallback.py origins)
+    MinIsr  a topic's min.insync.replicas and where it came from (exporter/source/admin/fallback.py origins)
     Cluster the Admin API's live brokers and whether reassignments are known
     Leaf    one numeric attribute of one MBean (`object` is the ObjectName as Kafka prints it)
     Leaves  keyframes only: one attribute of the members of a per-partition family for one topic,
@@ -75,7 +75,7 @@ class MinIsr(NamedTuple):
 
 class Cluster(NamedTuple):
     live: tuple[int, ...]  # live broker ids
-    reassignments: str = "known"  # "known", else why not (exporter.admin.view.Reason values)
+    reassignments: str = "known"  # "known", else why not (source.admin.view.Reason values)
 
 
 class Leaf(NamedTuple):

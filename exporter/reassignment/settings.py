@@ -1,4 +1,4 @@
-"""`sidecar.reassignment`: the reassignment traffic and progress series (exporter/reassignment_stage.py).
+"""`sidecar.reassignment`: the reassignment traffic and progress series (exporter/reassignment/stage.py).
 
     sidecar:
       reassignment:

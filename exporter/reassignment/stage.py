@@ -102,7 +102,7 @@ class ReassignmentStage:
 
     def __init__(self, settings: ReassignmentSettings, admin=None, naming: str = "0.x"):
         self.settings = settings
-        self.admin = admin  # an exporter.admin.poll.AdminPoll, or None
+        self.admin = admin  # a source.admin.poll.AdminPoll, or None
         self.one_x = naming == "1.x"
         self.outcome = Outcome()
         self._me: int | None = None

@@ -12,7 +12,7 @@ and what it replaces (README documents these keys):
 Without the `recompute` key nothing is recomputed (the output is jmx_exporter's); with it, `mode`
 defaults to `outdated` and `semantics` to kafka-3.7.
 
-In the cluster-wide mode (`sidecar.mode: cluster`, exporter/cluster_source.py) the same key says
+In the cluster-wide mode (`sidecar.mode: cluster`, exporter/source/cluster.py) the same key says
 which profile judges every partition: there `topic-command` is a choice too (kafka-topics.sh
 judges the whole cluster, as that mode does), and `mode` has no meaning (nothing is read from a
 broker to keep or replace).
@@ -48,7 +48,7 @@ class RecomputeSettings:
 
     def configured_min_isr(self, topic: str) -> tuple[int, str]:
         """(min ISR, origin) from the configuration alone, as without the Admin API: the topic's
-        value, else the default, else Kafka's own 1 (origins as exporter/admin/fallback names them)."""
+        value, else the default, else Kafka's own 1 (origins as exporter/source/admin/fallback names them)."""
         if topic in self.min_isr_topics:
             return self.min_isr_topics[topic], "configured"
         if self.min_isr_default is not None:

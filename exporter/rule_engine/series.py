@@ -2,7 +2,7 @@
 with duplicates resolved as the naming mode says.
 
 A family is the series sharing a name; HELP is the first visited series' help; the type as
-`exporter.families.of_samples` says. In 0.x naming, a family's series come in the order the MBeans
+`base.families.of_samples` says. In 0.x naming, a family's series come in the order the MBeans
 were visited, and families in the iteration order of the `HashMap` jmx_exporter 0.x collects them
 in, keyed by name and filled in visiting order (`order.hashmap_order`). In 1.x naming (client_java
 1.x), families are sorted by name and a family's series by their labels (`naming.labels_order`);

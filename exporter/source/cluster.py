@@ -74,7 +74,7 @@ class _Members:
 
 
 class ClusterSource:
-    """A poll source (exporter/source.py) reading the Admin API; `admin` replaces the AdminSource
+    """A poll source (exporter/source/protocol.py) reading the Admin API; `admin` replaces the AdminSource
     (tests)."""
 
     def __init__(self, config: Config, settings: Any, admin: Any = None):

@@ -1,6 +1,6 @@
 """What a poll source is: what its `read` returns and the error it raises when the broker cannot
-be read. The poll loop (exporter/collector.py) reads any `Source`; the JMX edge
-(exporter/jmx_source.py) is the production one, and imports this, not the poll loop.
+be read. The poll loop (exporter/poll/collector.py) reads any `Source`; the JMX edge
+(exporter/source/broker.py) is the production one, and imports this, not the poll loop.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 @dataclass
 class BrokerReadings:
-    """What the recompute (exporter/recompute_stage.py) and the reassignment series
-    (exporter/reassignment_stage.py) read of the broker whether or not the configuration's filters
+    """What the recompute (exporter/recompute/stage.py) and the reassignment series
+    (exporter/reassignment/stage.py) read of the broker whether or not the configuration's filters
     let it reach the rules: its id and release, its per-partition counts (recompute) and its
     replication meters' counts (reassignment). None where it could not be read; `problems` says
     why, for the log."""

@@ -49,7 +49,8 @@ def broker_lines(text: str) -> list[str]:
 
 
 class Serve:
-    """`python -m exporter.cli serve` on a free loopback port, logging to a file; stopped by PID."""
+    """`python -m kafka_jmx_sidecar.exporter.commands.cli serve` on a free loopback port, logging to
+    a file; stopped by PID."""
 
     def __init__(self, tmp_path: Path, jmx_url: str, sidecar: dict, rules: str = ""):
         self.port = free_port()

@@ -1,4 +1,4 @@
-"""exporter/admin/convert.py and view.py: kafka-python's answers (shapes as kafka-python 3.0
+"""exporter/source/admin/convert.py and view.py: kafka-python's answers (shapes as kafka-python 3.0
 returns them, taken from real 4.1, 2.2 and 0.11 brokers) as plain values, and what is unknown."""
 from __future__ import annotations
 

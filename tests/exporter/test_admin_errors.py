@@ -1,4 +1,4 @@
-"""exporter/admin/errors.py and connection.py: a failed start names its cause and the setting to
+"""exporter/source/admin/errors.py and connection.py: a failed start names its cause and the setting to
 fix (the cause being in kafka-python's log lines when it gives up with a bare timeout), and
 kafka-python's wire-level DEBUG logs, which carry SASL PLAIN passwords, are capped at INFO."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""exporter/admin/poll.py: one Admin API read per poll, shared by the stages that use it."""
+"""exporter/source/admin/poll.py: one Admin API read per poll, shared by the stages that use it."""
 from __future__ import annotations
 
 import pytest

@@ -1,7 +1,7 @@
-"""exporter/cluster_source and the cluster-wide mode (`sidecar.mode: cluster`): an Admin API view
+"""exporter/source/cluster.py and the cluster-wide mode (`sidecar.mode: cluster`): an Admin API view
 in, the series rules/kafka-cluster.yml names out, with the self metrics saying what the Admin API
 could not tell; its settings and check-config. No Kafka: the AdminView is made here as
-exporter/admin makes it (tests/real/test_cluster_vs_brokers.py runs real brokers).
+exporter/source/admin makes it (tests/real/test_cluster_vs_brokers.py runs real brokers).
 
 Every expected line below is worked by hand (kafka-3.7 unless said; the comments show how)."""
 from __future__ import annotations
@@ -51,7 +51,7 @@ UNKNOWN_MIN_ISR = Unknown(Input.MIN_ISR, Reason.UNAUTHORIZED, "topic nomin: Desc
 
 
 def view(partitions=PARTITIONS, unknowns=(UNKNOWN_MIN_ISR,)):
-    if any(u.input is Input.REASSIGNMENTS for u in unknowns):  # as exporter/admin/convert reads them then
+    if any(u.input is Input.REASSIGNMENTS for u in unknowns):  # as source/admin/convert reads them then
         partitions = [partition(p.topic, p.partition, p.leader, p.replicas, p.isr) for p in partitions]
     cluster = Cluster("kRaFtClUsTeR", 1, tuple(Broker(b, "127.0.0.1", 9092) for b in (1, 2, 3)), "DescribeCluster")
     return AdminView(cluster, tuple(partitions), dict(TOPICS), {}, (), tuple(unknowns))

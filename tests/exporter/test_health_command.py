@@ -33,7 +33,7 @@ def flags(letters: str) -> dict[str, bool]:
 
 
 def proc(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    """`python3 -m exporter.cli health ARGS` in a subprocess."""
+    """`python3 -m kafka_jmx_sidecar.exporter.commands.cli health ARGS` in a subprocess."""
     return subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "health", *args], cwd=REPO,
                           input=stdin, capture_output=True, text=True, timeout=120)
 

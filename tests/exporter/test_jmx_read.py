@@ -1,4 +1,4 @@
-"""exporter.jmx against a real JVM over real JMX/RMI (tests/exporter/JmxTarget.java).
+"""exporter/source/jmx against a real JVM over real JMX/RMI (tests/exporter/JmxTarget.java).
 
 Values, filters, round trips (counted by the target itself), MBeanInfo caching, name refresh,
 server-side value queries, parallel connections, reconnects. Errors and timeouts, which need

@@ -1,4 +1,4 @@
-"""exporter.jmx_source against a real JVM (harness/JmxTarget.java): the partition gauge
+"""exporter/source/broker.py against a real JVM (harness/JmxTarget.java): the partition gauge
 families learned by query serve the same values as reading every MBean would, poll after poll,
 while values move, and with fewer queries once the previous poll's values are known."""
 from __future__ import annotations

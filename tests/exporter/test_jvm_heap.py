@@ -1,4 +1,4 @@
-"""exporter.jmx.jvm.shrink_heap against a real JVM started as `serve` starts it (the sidecar's
+"""source/jmx/jvm.py's shrink_heap against a real JVM started as `serve` starts it (the sidecar's
 default options), in a subprocess of its own: JVM options are fixed once a process starts one."""
 import json
 import subprocess

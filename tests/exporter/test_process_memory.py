@@ -1,4 +1,4 @@
-"""exporter/process_memory.py against glibc itself, each case in a fresh Python process (mallopt
+"""exporter/poll/process_memory.py against glibc itself, each case in a fresh Python process (mallopt
 settings hold for the whole process)."""
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""exporter/reassignment_stage.py: the series the sidecar next to one broker publishes about
+"""exporter/reassignment/stage.py: the series the sidecar next to one broker publishes about
 reassignments, from stand-in Admin API views and meter counts, worked by hand.
 
 The scenario: partition m-0 led by broker 1 moves from [1] to [1, 2] (broker 2 adding), throttled
@@ -36,7 +36,7 @@ def sizes(m2, m1=50_000, t=7_000):
 
 
 class FakeAdminPoll:
-    """An exporter.admin.poll.AdminPoll over stand-in views: DescribeLogDirs answers what the
+    """A source.admin.poll.AdminPoll over stand-in views: DescribeLogDirs answers what the
     stage's scope asks of each live broker (recorded in `asked`)."""
 
     def __init__(self):

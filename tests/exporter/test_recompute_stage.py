@@ -1,4 +1,4 @@
-"""exporter/recompute_stage: what each mode does on brokers of each release, where the recomputed
+"""exporter/recompute/stage.py: what each mode does on brokers of each release, where the recomputed
 MBeans enter the rules, and the inputs' fallbacks (metric and one log line). No JVM: the source's
 ReadResult is made here as the JMX edge makes it."""
 from __future__ import annotations

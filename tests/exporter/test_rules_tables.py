@@ -442,7 +442,7 @@ def test_a_merge_order_is_worked_out_once_per_member_list():
             orders.append(parts_of(families, "kafka_cluster_Partition_Value")[0].order)
     assert orders[0] is orders[1] and orders[2] is orders[3]
     assert orders[2] is not orders[1] and len(orders[2]) == 3 * len(MEMBERS[:-3])
-# --- tables keyed by a leader (the cluster-wide view: exporter/cluster_source.py) --------------------
+# --- tables keyed by a leader (the cluster-wide view: exporter/source/cluster.py) ------------------
 
 CLUSTER_RULES = (REPO / "rules" / "kafka-cluster.yml").read_text()
 # the same MBeans under rules that drop the leader: the tables' members then meet (duplicates)

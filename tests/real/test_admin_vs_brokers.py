@@ -1,4 +1,4 @@
-"""The Admin API source (exporter/admin) against real Kafka clusters: what it reads equals what the
+"""The Admin API source (exporter/source/admin) against real Kafka clusters: what it reads equals what the
 release's own `kafka-topics.sh --describe` prints at the same moment, and what a release cannot
 say is an Unknown with the right reason, never a value.
 

@@ -6,7 +6,7 @@ replica's growth and says so, estimated="true").
     moving-0 (RF 1 on broker 1, MOVING_RECORDS records) is moved to [1, 2], throttled;
     while it copies, steady-0 (RF 3, led by broker 1) takes STEADY_RECORDS records with acks=all.
 
-A sidecar next to each broker (exporter.collector.Collector in this process, one poll per
+A sidecar next to each broker (poll.collector.Collector in this process, one poll per
 reading). Checked against what the brokers' disks and tools show, never against the sidecar:
 - the leader's remaining bytes for moving-0 fall while the tool says it copies, with a finite ETA,
   and are gone (max lag 0) once `--verify` says the reassignment is complete;

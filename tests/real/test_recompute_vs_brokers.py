@@ -18,7 +18,7 @@ themselves, for every health gauge their release has.
 Kafka 2.2 and 0.11 have no ListPartitionReassignments (2.4+): the reassignment is unknown, and the documented
 fallback (judged as no reassignment, the broker's own ReplicasCount counting the adding replicas) is
 expected in the reassigning step, worked by hand below, with the fallback's self metric and its log
-line. Sidecars run in this process (exporter.collector.Collector, one poll per reading), so that a
+line. Sidecars run in this process (poll.collector.Collector, one poll per reading), so that a
 reading is taken right when a step shows in --describe.
 """
 from __future__ import annotations

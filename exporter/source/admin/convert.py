@@ -1,5 +1,5 @@
 """kafka-python's Admin API answers (plain dicts and lists since kafka-python 3.0) as the values
-of exporter/admin/view.py, and what each answer leaves unknown as `Unknown`s. Pure: no requests.
+of exporter/source/admin/view.py, and what each answer leaves unknown as `Unknown`s. Pure: no requests.
 """
 from __future__ import annotations
 

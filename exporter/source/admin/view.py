@@ -5,7 +5,7 @@ and throttling depend on, the replicas' sizes on disk, and what could not be kno
 (`Unknown`, with a `Reason` from a small fixed set a metric can carry as a label). A value that is
 not known is absent or None and has an Unknown beside it, never a guess: `partition_states()`
 builds `mbeans.health.PartitionState`s from what is known and leaves the fallbacks to
-`exporter.admin.fallback`.
+`source.admin.fallback`.
 """
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ class AdminView:
 
     def partition_states(self, min_isr_of, live_brokers: frozenset[int] | None = None) -> list[PartitionState]:
         """Each partition as the health core reads it. `min_isr_of(topic) -> int` supplies the
-        min ISR (exporter.admin.fallback.MinIsrResolver resolves unknown ones); reassignments
+        min ISR (source.admin.fallback.MinIsrResolver resolves unknown ones); reassignments
         that are unknown read as none (adding/removing empty), as kafka-topics.sh reads them."""
         return [PartitionState(p.topic, p.partition, p.leader, p.replicas, p.isr, p.adding_replicas,
                                p.removing_replicas, min_isr_of(p.topic), live_brokers)

@@ -1,6 +1,6 @@
-// The JVM side of exporter/jmx: connects, lists, reads MBeanInfo and reads attributes in bulk, and
+// The JVM side of exporter/source/jmx: connects, lists, reads MBeanInfo and reads attributes in bulk, and
 // hands Python one compact String per batch instead of one JPype object per value. Compiled at
-// run time by exporter/jmx/jvm.py with javax.tools.JavaCompiler (no build step, no jar).
+// run time by exporter/source/jmx/jvm.py with javax.tools.JavaCompiler (no build step, no jar).
 //
 // Why: converting a Java value through JPype costs about 20 us per attribute (a Kafka Meter with
 // 7 attributes: ~125 us), as much as the RMI round trip itself (~0.15 ms on loopback). Here the

@@ -1,4 +1,4 @@
-"""Java values -> the plain Python values of exporter.model.
+"""Java values -> the plain Python values of exporter/base/model.py.
 
 Two routes to the same values:
 - `split_records()` and `decode_record()` split the text SidecarJmx.read() produced (one string
