@@ -259,6 +259,29 @@ def test_the_sidecar_environment_has_web_and_admin_but_not_spark(installed):
     assert not names & {"pyspark", "py4j", "pip", "setuptools"}, names & {"pyspark", "py4j", "pip", "setuptools"}
 
 
+def test_the_project_installs_beneath_one_name_of_its_own(installed, tmp_path):
+    """The wheel puts exporter/, mbeans/ and rules/ beneath kafka_jmx_sidecar and nothing at the
+    top of site-packages, so other packages called exporter, mbeans or rules (here first on the
+    path, and failing when imported) neither collide with it nor are imported by it."""
+    site = next(installed.venv.glob("lib/python3*/site-packages"))
+    dist = next(site.glob("kafka_jmx_sidecar-*.dist-info"))
+    assert (dist / "top_level.txt").read_text().split() == ["kafka_jmx_sidecar"]
+    files = [line.split(",")[0] for line in (dist / "RECORD").read_text().splitlines()]
+    assert {f.split("/")[0] for f in files if not f.startswith(("kafka_jmx_sidecar-", "../"))} == {"kafka_jmx_sidecar"}
+    assert not any((site / name).exists() for name in ("exporter", "mbeans", "rules"))
+    decoys = tmp_path / "decoys"
+    for name in ("exporter", "mbeans", "rules"):
+        (decoys / name).mkdir(parents=True)
+        (decoys / name / "__init__.py").write_text(f"raise ImportError('the decoy {name} was imported')\n")
+    state = json.dumps({"topic": "t", "partition": 0, "leader": 1, "replicas": [1, 2], "isr": [1], "min_isr": 2})
+    run = subprocess.run([str(installed.venv / "bin" / "kafka-jmx-sidecar"), "health", "--output", "jsonl"],
+                         input=state + "\n", capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(decoys)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    verdict = json.loads(run.stdout)
+    assert (verdict["under_replicated"], verdict["under_min_isr"]) == (True, True)
+
+
 def tree(*roots: Path) -> dict[str, tuple]:
     """Every path under the roots, with what a write would change."""
     out = {}
