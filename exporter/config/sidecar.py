@@ -15,13 +15,13 @@ jmx_exporter file loads unchanged and our keys never collide with its keys.
       jvmMaxHeap: 256m             # the heap ceiling of the JVM inside the sidecar (-Xmx)
       jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
                                    # replaces the defaults (DEFAULT_JVM_OPTIONS below)
-      recompute: {...}             # health values of a chosen profile (exporter/recompute_settings.py)
-      admin: {...}                 # the Kafka Admin API (exporter/admin/settings.py): min ISR and
+      recompute: {...}             # health values of a chosen profile (exporter/recompute/settings.py)
+      admin: {...}                 # the Kafka Admin API (exporter/source/admin/settings.py): min ISR and
                                    # reassignments for the recompute
       archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
-      reassignment: {...}          # reassignment traffic and progress (exporter/reassignment_settings.py)
+      reassignment: {...}          # reassignment traffic and progress (exporter/reassignment/settings.py)
       mode: broker                 # or cluster: the cluster-wide view from the Admin API alone
-                                   # (exporter/cluster_source.py), with sidecar.admin and no JMX target
+                                   # (exporter/source/cluster.py), with sidecar.admin and no JMX target
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 # where the JVM's own default (a quarter of the machine's memory) let the heap of a sidecar take
 # gigabytes. `jvmMaxHeap` moves it; an OutOfMemoryError becomes a poll error naming that setting.
 #
-# Each poll ends its read with a full collection (exporter/jmx/jvm.py, shrink_heap), after which
+# Each poll ends its read with a full collection (exporter/source/jmx/jvm.py, shrink_heap), after which
 # the heap keeps at most 30% of itself free. -XX:-ShrinkHeapInSteps: the serial collector would
 # otherwise give back 0%, then 10%, 40% of the excess on successive collections, and a sidecar
 # whose heap a names listing grew kept it (64 MiB freed: 0 bytes given back at the first full
@@ -117,7 +117,7 @@ MODES = (BROKER, CLUSTER)
 def mode_of(config: Config) -> str:
     """`sidecar.mode` as written (BROKER when absent): `broker`, a sidecar next to one broker
     reading its JMX; `cluster`, one instance judging every partition of the cluster from the
-    Admin API alone (exporter/cluster_source.py). Anything else is refused by sidecar_settings."""
+    Admin API alone (exporter/source/cluster.py). Anything else is refused by sidecar_settings."""
     raw = _raw(config)
     mode = raw.get("mode") if isinstance(raw, Mapping) else None
     return BROKER if mode is None else mode

@@ -1,15 +1,14 @@
 """A jmx_exporter YAML file -> a validated `Config`, with errors a user can act on.
 
-The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML; exporter/config_file.py),
+The file is read as jmx_exporter reads it (YAML 1.1, like SnakeYAML; exporter/base/config_file.py),
 so Strimzi's and Confluent's files load unchanged. What jmx_exporter only finds out during a
 scrape (a regex that does not compile, `$3` in a rule whose pattern has two groups) is reported
 here, at load time, with the file, the YAML line and the key. Keys this project does not know
 become warnings. `${NAME}` is read from the environment for the JMX user name and password and
 the ssl stores' passwords; an unset variable is refused here too.
 
-The sidecar's own settings under `sidecar:` are kept raw for exporter/sidecar_settings.py, and
-jmx_exporter 1.x's `httpServer:` block is left in `Config.file` for exporter/http_server_block.py;
-both name their lines from `Config.file`.
+The sidecar's own `sidecar:` key and jmx_exporter 1.x's `httpServer:` block are left in `Config.file`
+(the file's data and lines) for exporter/config/sidecar.py and exporter/http/server_block.py.
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ _TOP_LEVEL = {
     "includeObjectNames", "excludeObjectNames", "whitelistObjectNames", "blacklistObjectNames",
     "includeObjectNameAttributes", "excludeObjectNameAttributes", "autoExcludeObjectNameAttributes",
     "inferCounterTypeFromName", "rules", "sidecar",
-    "httpServer",  # TLS and basic auth of /metrics: exporter/http_server_block.py
+    "httpServer",  # TLS and basic auth of /metrics: exporter/http/server_block.py
     "metricCustomizers",  # jmx_exporter 1.x: exporter/rule_engine/customizers.py
 }
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
@@ -102,7 +101,6 @@ class Config:
     # The warnings that are most likely slips (an unknown key: a typo; a repeated key): `serve`
     # loads the file as jmx_exporter does, `check-config` refuses it.
     mistakes: tuple[str, ...] = ()
-    sidecar: Mapping[str, Any] = field(default_factory=dict)
     # The file the settings came from: its name, the YAML line of each key path (e.g.
     # ("sidecar", "listenAddress") -> 12) and the data of the sections read elsewhere.
     file: ConfigFile = field(default_factory=lambda: ConfigFile("<string>"), repr=False, compare=False)
@@ -221,12 +219,6 @@ class _Parser:
             kw["metric_customizers"] = customizers.parse(d["metricCustomizers"], self.error)
         if "rules" in d:
             kw["rules"] = self._rules(d["rules"])
-        if "sidecar" in d:
-            sidecar = d["sidecar"]
-            if sidecar is not None and not isinstance(sidecar, dict):
-                raise self.error(("sidecar",), f"must be a mapping, not {kind(sidecar)}",
-                                 "put the sidecar's settings as `key: value` lines under sidecar:")
-            kw["sidecar"] = sidecar or {}
         kw["warnings"], kw["mistakes"] = tuple(self.warnings), tuple(self.mistakes)
         return Config(**kw)
 

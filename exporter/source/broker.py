@@ -64,12 +64,12 @@ _BROKER_HEALTH = tuple(s.object_name for s in catalog.HEALTH_MBEANS
 # its own value, so a query would only add its cost).
 _TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.scope is catalog.Scope.PARTITION}
 
-# The recompute's per-partition inputs (exporter/recompute_stage.py): the ISR's size and the replica
+# The recompute's per-partition inputs (exporter/recompute/stage.py): the ISR's size and the replica
 # count each hosted partition's gauges show.
 _ISR_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "isr_count")
 _REPLICAS_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "replicas_count")
 
-# The reassignment series' inputs (exporter/reassignment_stage.py): the broker-wide replication meters.
+# The reassignment series' inputs (exporter/reassignment/stage.py): the broker-wide replication meters.
 _METER_NAMES = {s.name: s.object_name for s in METERS}
 
 
