@@ -19,14 +19,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	@scripts/ensure-system-deps --test
 	@# the real Kafka brokers and jmx_exporter releases, from Maven Central into ~/.cache (once)
-	@$(PY) -m tests.real.programs fetch
+	@$(PY) -m harness.programs fetch
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	@scripts/ensure-system-deps --test
-	@$(PY) -m tests.real.programs fetch
-	@# every program in bench/ (modules without a __main__ guard are shared helpers)
-	@for b in bench/*.py; do grep -q '__main__' $$b || continue; echo "== $$b"; $(PY) $$b || exit 1; done
+	@$(PY) -m harness.programs fetch
+	@# every program in bench/, run as a module from here (modules without a __main__ guard are helpers)
+	@for b in bench/*.py; do grep -q '__main__' $$b || continue; name=$$(basename $$b .py); \
+		echo "== bench.$$name"; $(PY) -m bench.$$name || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

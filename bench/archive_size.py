@@ -1,4 +1,4 @@
-"""Benchmark: the archive's size for a day of a 40,000-partition broker (issue 14: at least 20x
+"""Benchmark: the archive's size for a day of a 40,000-partition broker (target: at least 20x
 smaller than writing every partition at every poll).
 
 The polls are generated in this process and handed to the real writer (exporter/archive/writer.py,
@@ -17,7 +17,7 @@ keyframe's size is measured with the real encoder every `--sample` polls and tak
 until the next sample (the state, and so the size, moves by a few bytes in between); encoding all
 5,760 keyframes would take the better part of an hour.
 
-    python3 bench/archive_size.py [--partitions N] [--hours H] [--interval S] [--sample N]
+    python -m bench.archive_size [--partitions N] [--hours H] [--interval S] [--sample N]
 """
 from __future__ import annotations
 
@@ -31,14 +31,12 @@ import time
 from array import array
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from kafka_jmx_sidecar.exporter.archive.encoder import PollEncoder, PollFacts  # noqa: E402
-from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive  # noqa: E402
-from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings  # noqa: E402
-from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter  # noqa: E402
-from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName  # noqa: E402
-from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions  # noqa: E402
+from kafka_jmx_sidecar.exporter.archive.encoder import PollEncoder, PollFacts
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter
+from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
+from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 TARGET = 20.0
 GAUGE = "com.yammer.metrics.reporting.JmxReporter$Gauge"

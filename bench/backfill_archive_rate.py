@@ -1,4 +1,4 @@
-"""Benchmark (issue 14): the backfill of a sidecar's archive at the issue's 15 s step on local[2], in
+"""Benchmark: the backfill of a sidecar's archive at a 15 s step on local[2], in
 partition-states per second (a partition-state: one hosted partition at one archived poll, so
 partitions x steps / seconds at a step equal to the poll interval), and what doubling the input
 costs; against a baseline measured in the same run: the archive reader's own replay of the same
@@ -12,13 +12,13 @@ every poll that changes a count; the shipped health rules name 200,011 series.
 
 The baseline run backfills the first `--hours` files (default 6), the doubled run all 2 x
 `--hours`; each output is measured, then deleted. Output at 15 s is about 4.2 GB of OpenMetrics
-per hour of this broker, so the issue's whole day (about 101 GB) does not fit on these machines'
+per hour of this broker, so a whole day (about 101 GB) does not fit on these machines'
 disks: the bench checks the free space first, runs what fits and prints what the day would take
 from the two runs. Sizes: MB = 10^6 bytes, GB = 10^9.
 
-Targets (issue 14): >= 1,000,000 partition-states/s; doubling the input costs <= 2.2x the time.
+Targets: >= 1,000,000 partition-states/s; doubling the input costs <= 2.2x the time.
 
-    python3 bench/backfill_archive_rate.py [--partitions N] [--hours H] [--step D] [--dir DIR]
+    python -m bench.backfill_archive_rate [--partitions N] [--hours H] [--step D] [--dir DIR]
 """
 from __future__ import annotations
 
@@ -29,16 +29,11 @@ import shutil
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from archive_size import RECOVERY_POLLS, RF, Broker  # noqa: E402
-
-from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, replay  # noqa: E402
-from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings  # noqa: E402
-from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter  # noqa: E402
+from bench.archive_size import RECOVERY_POLLS, RF, Broker
+from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, replay
+from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
+from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter
 
 
 def write_archive(directory: str, partitions: int, hours: float, interval: float) -> int:

@@ -2,7 +2,7 @@
 15 s step on local[2], and what doubling the input costs; then promtool's peak memory importing
 the output with the default file size.
 
-The default is an hour of a 40,000-partition cluster; the issue's day of it writes about 1.4
+The default is an hour of a 40,000-partition cluster; a day of it writes about 1.4
 billion samples, some 120 GB of OpenMetrics text: the program prints what the day would take (time
 from the two runs' slope, bytes from the hour's output) against the free disk, and `--hours 24`
 runs it where the disk allows.
@@ -15,10 +15,10 @@ the doubled run covers twice the hours with the same change rate. Both runs are 
 listing of the dumps to the renamed output, after a small warm-up run (the first query of a
 Spark session is slow).
 
-Targets (issue 14): >= 1,000,000 partition-states/s; doubling the input costs <= 2.2x the time;
+Targets: >= 1,000,000 partition-states/s; doubling the input costs <= 2.2x the time;
 promtool under 1 GB with default file sizes. Sizes: MB = 10^6 bytes, MiB = 2^20 bytes.
 
-    python bench/backfill_rate.py [--partitions N] [--hours H] [--dump-every S] [--keep DIR]
+    python -m bench.backfill_rate [--partitions N] [--hours H] [--dump-every S] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -27,15 +27,12 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from kafka_jmx_sidecar.exporter.backfill import job  # noqa: E402
-from kafka_jmx_sidecar.exporter.backfill.session import spark_session  # noqa: E402
+from kafka_jmx_sidecar.exporter.backfill import job
+from kafka_jmx_sidecar.exporter.backfill.session import spark_session
 
 T0 = datetime(2026, 11, 21, tzinfo=timezone.utc)
 MB, MIB = 1000 ** 2, 1024 ** 2
@@ -171,7 +168,7 @@ def main() -> None:
 
 
 def _day(hours: float, took: dict, out_bytes: dict, base: str) -> None:
-    """What the issue's day would take, from the two runs: time as the baseline plus the slope per
+    """What a day would take, from the two runs: time as the baseline plus the slope per
     added hour, bytes as the output per hour, against the disk free here."""
     per_hour_s = (took["doubled"] - took["baseline"]) / hours
     linear_s = took["doubled"] / (2 * hours) * 24  # as if nothing were fixed cost: the upper figure

@@ -1,12 +1,12 @@
 """Benchmark: one poll of the cluster-wide mode (`sidecar.mode: cluster`) against reading every
-partition's gauges over JMX, on one simulated cluster of 40,000 partitions (issue 13, item 2b).
+partition's gauges over JMX, on one simulated cluster of 40,000 partitions.
 
 The cluster: mbeans/simulator/cluster.py's synthetic one (3 brokers, RF 3, leaders spread, min
 ISR 2), served twice from the same model:
   - over JMX by the simulator, every broker on its own port; each hosts every partition (RF 3 on
     3 brokers) and serves its Partition MBeans, a partition's gauges set on its leader only, so
     reading every partition's gauges means reading every broker's;
-  - over the Kafka Admin API by bench/admin_wire.py, in a process of its own (the simulator
+  - over the Kafka Admin API by harness/admin_wire.py, in a process of its own (the simulator
     speaks JMX only; no real cluster of that size runs here): real TCP, requests and answers in
     Kafka's wire format, decoded by kafka-python as from a real broker. What it leaves out is a
     real broker's own work behind the answers.
@@ -28,7 +28,7 @@ Baselines, measured in the same run and process:
 
 Target: the cluster-wide poll at least 50 times faster than jmx_exporter's way.
 
-    python3 bench/cluster_mode_poll.py [--partitions N] [--polls N] [--sample N]
+    python -m bench.cluster_mode_poll [--partitions N] [--polls N] [--sample N]
 """
 from __future__ import annotations
 
@@ -40,10 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
-from sidecar_health_poll import Baseline  # noqa: E402
+from bench import sidecar_setup as setup
+from bench.sidecar_health_poll import Baseline
 
 TARGET_RATIO = 50.0
 TURN = 50  # MBeans a broker's baseline reads before the next broker's takes its turn
@@ -83,13 +81,12 @@ class ClusterPipeline(setup.Pipeline):
 def start_admin_wire(model: dict, directory: Path) -> tuple[subprocess.Popen, str]:
     path = directory / "cluster.json"
     path.write_text(json.dumps(model))
-    here = str(Path(__file__).resolve().parent)
-    proc = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import admin_wire; "
-                             f"admin_wire.serve({str(path)!r})"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "harness.admin_wire", str(path)], cwd=setup.REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline().split()
     if line[:1] != ["bootstrap"]:
         proc.kill()
-        raise RuntimeError(f"bench/admin_wire.py did not start: {line}")
+        raise RuntimeError(f"harness/admin_wire.py did not start: {line}")
     return proc, line[1]
 
 
@@ -114,7 +111,7 @@ def main() -> int:
           f"in {time.monotonic() - t0:.1f} s", flush=True)
     wire, bootstrap = start_admin_wire(clusters.normalize(model), directory)
     try:
-        print(f"Admin API: bench/admin_wire.py at {bootstrap} (one port per broker), answering from the same model",
+        print(f"Admin API: harness/admin_wire.py at {bootstrap} (one port per broker), answering from the same model",
               flush=True)
         cluster_config = directory / "cluster.yml"
         cluster_config.write_text(f"{CLUSTER_RULES.read_text()}\nsidecar:\n  mode: cluster\n  recompute:\n"
@@ -191,7 +188,7 @@ def main() -> int:
           f"{(bases[0]['listing'] + per_mbean * bases[0]['names']) / mid.seconds:.1f}x")
     print(f"beside it: the sidecar's own JMX poll of broker 1 / cluster-wide poll = {jmx_mid.seconds:.3f} s / "
           f"{mid.seconds:.3f} s = {jmx_mid.seconds / mid.seconds:.1f}x (one broker of {len(brokers)})")
-    print("Admin API side: simulated (bench/admin_wire.py answering from the simulator's cluster model over TCP), "
+    print("Admin API side: simulated (harness/admin_wire.py answering from the simulator's cluster model over TCP), "
           "not a real broker")
     print(f"machine at the end: {setup.machine()}")
     return 0 if ok else 1

@@ -1,10 +1,10 @@
 """`health` over 1,000,000 partition states against merely parsing the same input.
 
-Target (issue: foundation): the whole command, reading, judging and printing JSON Lines, within
+Target: the whole command, reading, judging and printing JSON Lines, within
 2x of parsing alone (json.loads per line for JSON Lines; splitting the tab-separated fields for
 describe text). Both sides run in this process on the same file, best of a few runs.
 
-    python bench/health_throughput.py [--partitions N] [--repeat K]
+    python -m bench.health_throughput [--partitions N] [--repeat K]
 """
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from kafka_jmx_sidecar.exporter.commands import health as health_report  # noqa: E402
+from kafka_jmx_sidecar.exporter.commands import health as health_report
 
 
 def make_states(n: int, seed: int = 7):

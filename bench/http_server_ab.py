@@ -9,7 +9,7 @@ falls on both alike. Prints p50/p99 of each and the ratios: the new server again
 and each with the idle connections against without them (target <= 1.5x), with each server's
 threads and resident memory while the idle connections are open.
 
-    python3 bench/http_server_ab.py [--bytes 7000000] [--seconds 20] [--rounds 4] [--idle 1000]
+    python -m bench.http_server_ab [--bytes 7000000] [--seconds 20] [--rounds 4] [--idle 1000]
 """
 from __future__ import annotations
 
@@ -21,14 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_scrape_latency as latency  # noqa: E402
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_scrape_latency as latency
+from bench import sidecar_setup as setup
 
 SERVER = r'''
 import os, sys, threading
-sys.path.insert(0, sys.argv[3])
 sys.setswitchinterval(0.0005)
 kind, body = sys.argv[1], open(sys.argv[2], "rb").read()
 
@@ -94,7 +91,7 @@ def main() -> int:
     procs, ports = {}, {}
     try:
         for kind in KINDS:
-            procs[kind] = subprocess.Popen([sys.executable, "-c", SERVER, kind, str(body), str(setup.REPO)],
+            procs[kind] = subprocess.Popen([sys.executable, "-c", SERVER, kind, str(body)],
                                            stdout=subprocess.PIPE, text=True, start_new_session=True)
             ports[kind] = int(procs[kind].stdout.readline())
         runs = {(kind, idle): [] for kind in KINDS for idle in sorted({0, args.idle})}

@@ -1,6 +1,6 @@
-"""Benchmark of exporter.jmx against the test JVM (not collected by pytest).
+"""Benchmark of exporter.source.jmx against the bare JMX test JVM (harness/jmx_target.py).
 
-    python -m tests.exporter.jmx_bench [--topics 100 --partitions 100] [--delay-ms 1]
+    python -m bench.jmx_read [--topics 100 --partitions 100] [--delay-ms 1]
 
 Prints, for one target JVM serving topics x partitions x 4 Kafka-shaped gauges:
 - listing, first read (MBeanInfo included), steady reads with the compiled helper on 1/2/4
@@ -16,7 +16,7 @@ import argparse
 import time
 
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxSettings
-from tests.exporter.jmx_target import Target
+from harness.jmx_target import Target
 
 
 def best_of(n: int, fn) -> float:

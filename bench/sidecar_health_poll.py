@@ -15,7 +15,7 @@ sidecar polls, so that both see the same load on a shared machine.
 
 Target: the poll at least 20 times faster than the baseline.
 
-    python3 bench/sidecar_health_poll.py [--partitions N] [--polls N] [--sample N] [--connections N]
+    python -m bench.sidecar_health_poll [--partitions N] [--polls N] [--sample N] [--connections N]
 """
 from __future__ import annotations
 
@@ -24,11 +24,8 @@ import random
 import shlex
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_RATIO = 20.0
 

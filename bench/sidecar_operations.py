@@ -1,8 +1,9 @@
 """Benchmark: the sidecar's memory, its first poll and its stop on a simulated broker of 40,000
 partitions, with Strimzi's rules and with none (jmx_exporter's default naming of every MBean).
 
-Each run is `python3 -m exporter.cli serve` in a process of its own, with its default JVM options,
-as a user runs it, scraped as Prometheus scrapes it (one gzip OpenMetrics GET a second):
+Each run is `python3 -m kafka_jmx_sidecar.exporter.commands.cli serve` in a process of its
+own, with its default JVM options, as a user runs it, scraped as Prometheus scrapes it (one gzip
+OpenMetrics GET a second):
 
 - memory: the process's resident memory after each complete poll, and its peak (VmHWM), for
   `--polls` complete polls after the first. Baseline, measured in the same run: the same `serve`
@@ -14,10 +15,10 @@ as a user runs it, scraped as Prometheus scrapes it (one gzip OpenMetrics GET a 
   the end of the memory run, wherever its poll loop is; the seconds until the process is gone.
   Baseline: SIGTERM to the idle sidecar above.
 
-Targets (issue 12): RSS < 300 MB with Strimzi's rules and < 500 MB with none; the process gone
+Targets: RSS < 300 MB with Strimzi's rules and < 500 MB with none; the process gone
 within 5 s of SIGTERM.
 
-    python3 bench/sidecar_operations.py [--partitions N] [--rules strimzi,none] [--polls 3]
+    python -m bench.sidecar_operations [--partitions N] [--rules strimzi,none] [--polls 3]
         [--interval 15] [--sigterm-at 3,15,30]
 """
 from __future__ import annotations
@@ -37,9 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_RSS = {"strimzi": 300 * 10**6, "none": 500 * 10**6}  # bytes: 300 MB (286 MiB), 500 MB (477 MiB)
 TARGET_STOP = 5.0

@@ -1,10 +1,11 @@
 """Benchmark: /metrics latency under 20 concurrent scrapers while the poll loop keeps polling, and
 the sidecar's memory, on a simulated broker of 40,000 partitions with Strimzi's rules.
 
-The sidecar runs as `python3 -m exporter.cli serve --config FILE` in a process of its own (the
-simulator in another), so its resident memory is its own: Python plus the JVM inside it (JPype),
-whose share is reported from the JVM's native memory tracking (`-XX:NativeMemoryTracking=summary`
-is added to the default JVM options for this run, unless --jvm-options is given).
+The sidecar runs as `python3 -m kafka_jmx_sidecar.exporter.commands.cli serve --config FILE` in a
+process of its own (the simulator in another), so its resident memory is its own: Python plus the
+JVM inside it (JPype), whose share is reported from the JVM's native memory tracking
+(`-XX:NativeMemoryTracking=summary` is added to the default JVM options for this run, unless
+--jvm-options is given).
 
 Scrapers: processes each doing sequential GETs of /metrics on a kept-alive loopback connection with
 Prometheus' Accept header and `Accept-Encoding: gzip`, for `--seconds`: once back to back (the
@@ -26,7 +27,7 @@ ask); sidecar RSS < 300 MB. The back-to-back run has no absolute target: it satu
 (20 processes reading ~1.4 GB/s of loopback on 2 CPUs), where even the bare server's p99 is far
 above 50 ms, so it is judged by its ratio to the bare server only.
 
-    python3 bench/sidecar_scrape_latency.py [--partitions N] [--rules strimzi|health|FILE] [--scrapers 20]
+    python -m bench.sidecar_scrape_latency [--partitions N] [--rules strimzi|health|FILE] [--scrapers 20]
         [--seconds 30] [--idle 1000] [--rounds 3] [--jvm-options "-XX:+UseSerialGC ..."]
 """
 from __future__ import annotations
@@ -47,9 +48,7 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402
+from bench import sidecar_setup as setup
 
 TARGET_P99 = 0.050
 TARGET_RSS = 300 * 10**6  # bytes: 300 MB (286 MiB)

@@ -5,18 +5,15 @@ Prints the time from launching the simulator to its READY line, the JVM heap use
 (30 s, 2 GB), and, as the baseline measured in the same run, the same numbers for the captured
 5-partition node, so the ratio of big to small shows what the partitions cost.
 
-    python bench/simulator_startup.py [--partitions N] [--heap 2g]
+    python -m bench.simulator_startup [--partitions N] [--heap 2g]
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster  # noqa: E402
+from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
 
 TARGET_SECONDS = 30.0
 TARGET_HEAP = 2 * 1024 ** 3

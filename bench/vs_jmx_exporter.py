@@ -35,7 +35,7 @@ MBean at a time: at 40,000 partitions ~400,000 MBeans, minutes per scrape. So on
 `--big` partitions and more it is measured `--big-repeat` times (default: 1 one-shot, 2 steady
 requests); the output gives n for every figure.
 
-    python3 bench/vs_jmx_exporter.py [--sizes 10000,40000] [--real-partitions N | --skip-real-broker]
+    python -m bench.vs_jmx_exporter [--sizes 10000,40000] [--real-partitions N | --skip-real-broker]
         [--rules strimzi,health] [--releases 0.20.0,1.6.0] [--repeat 3] [--polls 5]
         [--big 10000] [--big-repeat 1,2] [--exporter-jvm-options "-Xmx2g"] [--poll-interval 5]
 """
@@ -57,18 +57,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sidecar_setup as setup  # noqa: E402  (puts the repository on sys.path)
-
-from tests.real import compare, processes  # noqa: E402
-from tests.real import jmx_exporter as jx  # noqa: E402
-from tests.real.sidecar import Serve, config_text, naming_block  # noqa: E402
-from tests.real.sidecar import command as sidecar_command  # noqa: E402
+from bench import sidecar_setup as setup
+from harness import compare, processes
+from harness import jmx_exporter as jx
+from harness.sidecar import Serve, config_text, naming_block
+from harness.sidecar import command as sidecar_command
 
 RULES = {"strimzi": setup.STRIMZI_RULES, "health": setup.HEALTH_RULES}
 NAMING = {"0.20.0": "0.x", "1.0.1": "1.x", "1.6.0": "1.x"}
-# (rules, way) -> the least ratio jmx_exporter / sidecar (issue 10, item 4)
+# (rules, way) -> the least ratio jmx_exporter / sidecar (the targets)
 TARGETS = {("strimzi", "one-shot"): 10.0, ("strimzi", "steady"): 20.0,
            ("health", "one-shot"): 50.0, ("health", "steady"): 100.0}
 JUDGED_FROM = 10_000  # partitions: the targets are set at 10,000 and 40,000
@@ -112,7 +109,7 @@ def simulated_broker(partitions: int):
 def real_broker(partitions: int):
     """One Kafka 4.1 broker (and its KRaft controller) holding `partitions` partitions, RF 1, in
     topics of REAL_TOPIC_PARTITIONS."""
-    from tests.real import kafka
+    from harness import kafka
 
     # the harness's test heap (384 MiB) is for small clusters
     cluster = kafka.KafkaCluster("4.1", brokers=1, broker_config=REAL_BROKER_CONFIG, start_timeout=300,
@@ -558,20 +555,20 @@ def prepare_sidecar(workdir: Path) -> None:
     helper compiled. This machine's environment sets PYTHONDONTWRITEBYTECODE and the repository
     is installed editable, so without this every `scrape` would compile the sidecar's modules
     again; the bytecode goes to the bench's own directory, never into the working tree."""
-    import kafka_jmx_sidecar.exporter
+    from kafka_jmx_sidecar import exporter
 
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")  # inherited by every sidecar process
     root = Path(exporter.__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "exporter"), str(root / "mbeans")],
                    check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([sys.executable, "-c", "from exporter.jmx.jvm import helper, start_jvm; start_jvm(); helper()"],
+    subprocess.run([sys.executable, "-c", "from kafka_jmx_sidecar.exporter.source.jmx.jvm import helper, start_jvm; start_jvm(); helper()"],
                    check=True)
 
 
 def code_version() -> str:
     """The commit of the sidecar code measured, and whether its files differ from it."""
-    import kafka_jmx_sidecar.exporter
+    from kafka_jmx_sidecar import exporter
 
     root = Path(exporter.__file__).resolve().parents[1]
     try:
@@ -622,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sidecar code: {code_version()}")
     print(f"jmx_exporter JVM options: {' '.join(args.exporter_jvm_options) or 'the JVM defaults'} "
           f"(0.20.0 and 1.0.1: the packaged jmx_prometheus_httpserver jar; 1.6.0: its collector and client_java's "
-          f"HTTPServer through tests/real/JmxExporterStandalone.java)")
+          f"HTTPServer through harness/JmxExporterStandalone.java)")
     print(f"sidecar JVM options: its defaults, {' '.join(DEFAULT_JVM_OPTIONS)}; serve's pollIntervalSeconds "
           f"{args.poll_interval:g}, other settings default; its bytecode and Java helper compiled before timing, "
           f"as an installed sidecar has them")

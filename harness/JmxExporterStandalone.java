@@ -1,5 +1,5 @@
 // The standalone jmx_exporter for the 1.x collectors whose packaged standalone jar Maven Central
-// does not serve here (tests/real/programs/jmx_exporter-1.6.0/pom.xml). It does what the 1.x
+// does not serve here (harness/programs/jmx_exporter-1.6.0/pom.xml). It does what the 1.x
 // Standalone main does for the HTTP mode, with the release's own classes: BuildInfoMetrics and a
 // JmxCollector(file, STANDALONE) registered on the default registry, served by client_java's
 // HTTPServer. The `httpServer` block of the YAML file (auth, TLS) is not read: tests of that block

@@ -1,5 +1,5 @@
 // A bare JVM that serves Kafka-shaped MBeans of known values over real JMX/RMI, for the tests of
-// exporter/jmx. Started by tests/exporter/jmx_target.py with the com.sun.management.jmxremote.*
+// exporter/jmx. Started by harness/jmx_target.py with the com.sun.management.jmxremote.*
 // flags (port, auth, SSL); the MBeans are registered here. Not the project's broker simulator:
 // only what the JMX client's tests need (every value type, counters of the calls served, values
 // that can be changed from stdin).

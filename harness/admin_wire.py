@@ -1,7 +1,7 @@
 """Kafka's Admin API answered over TCP from a simulated cluster's model (the `simulate --cluster`
-dict of mbeans/simulator/cluster.py), for the cluster-wide mode's benchmark at 40,000 partitions,
-on the cluster the simulator serves over JMX (the simulator itself speaks JMX only). Not a
-benchmark itself.
+dict of mbeans/simulator/cluster.py), for the cluster-wide mode's benchmark at 40,000 partitions
+and the alert tests, on the cluster the simulator serves over JMX (the simulator itself speaks JMX
+only).
 
 Every live broker of the model gets a listening port on 127.0.0.1; each answers, with the wire
 format of kafka-python's own protocol classes (the schemas Kafka publishes), the requests one
@@ -17,6 +17,8 @@ cluster-wide poll sends (the model as `normalize` returns it):
 A request it does not know closes the connection (the client reports it). `serve(path)` answers in
 a process of its own, as brokers do: it prints `bootstrap HOST:PORT` and serves until its
 standard input closes.
+
+    python -m harness.admin_wire CLUSTER.json
 """
 from __future__ import annotations
 
@@ -230,11 +232,13 @@ def _read(conn: socket.socket, n: int) -> bytes | None:
 
 
 def serve(path: str) -> None:
-    """Answer for the model in the JSON file `path`, in this process, until standard input closes
-    (the benchmark runs it as `python3 -c` with bench/ on the path: a program with a main guard
-    would be run by `make bench` as a benchmark)."""
+    """Answer for the model in the JSON file `path`, in this process, until standard input closes."""
     with open(path) as f:
         wire = AdminWire(json.load(f)).start()
     print(f"bootstrap {wire.bootstrap}", flush=True)
     sys.stdin.read()
     wire.stop()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -6,7 +6,7 @@
 
 Releases: 0.20.0 and 1.0.1 run their packaged jars (`java -jar jmx_prometheus_httpserver-V.jar
 HOST:PORT CONFIG`); 1.6.0 runs its collector through JmxExporterStandalone.java (its packaged
-standalone jar is not served here; see tests/real/programs/jmx_exporter-1.6.0/pom.xml).
+standalone jar is not served here; see harness/programs/jmx_exporter-1.6.0/pom.xml).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from tests.real import processes, programs
-from tests.real.kafka import java
+from harness import processes, programs
+from harness.kafka import java
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "JmxExporterStandalone.java"

@@ -1,4 +1,4 @@
-"""Start and stop the bare test JVM of tests/exporter/JmxTarget.java over real JMX/RMI.
+"""Start and stop the bare test JVM of harness/JmxTarget.java over real JMX/RMI.
 
 `Target(...)` compiles JmxTarget.java once per session (javac into a cache directory), starts
 `java -cp DIR JmxTarget` with the com.sun.management.jmxremote.* flags for the requested mode
@@ -32,7 +32,7 @@ def java_home() -> Path:
 
 def compiled_classes() -> Path:
     """The directory holding JmxTarget.class, compiled once for this source text."""
-    from tests.real.processes import compiled
+    from harness.processes import compiled
 
     return compiled(SOURCE, _CACHE, javac=str(java_home() / "bin" / "javac"))
 

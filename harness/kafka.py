@@ -13,7 +13,7 @@
     KafkaCluster("4.1", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
     kafka.secure_bootstrap; kafka.secure_clients.ca_pem  # for SASL PLAIN or SCRAM clients over TLS
 
-Every broker runs `kafka.Kafka` from the release's Maven classpath (tests/real/programs) with remote
+Every broker runs `kafka.Kafka` from the release's Maven classpath (harness/programs) with remote
 JMX enabled on its own port: plain, or with `jmx="secure"` a password file, read-only access and
 the RMI registry and connector over SSL. KRaft releases get one dedicated controller node (so any
 broker can be stopped); ZooKeeper releases get a ZooKeeper server from the zookeeper jar on the
@@ -34,7 +34,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.real import processes, programs
+from harness import processes, programs
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Release:
     """How one Kafka release is started and driven."""
 
     name: str                  # "4.1"
-    program: str               # tests/real/programs name
+    program: str               # harness/programs name
     kraft: bool
     log4j2: bool               # log4j2 (4.x) or log4j 1 / reload4j
     topic_command: str
@@ -152,7 +152,7 @@ class SecureClients:
     def ca_pem(self) -> Path:
         """The listener certificate in PEM (the CA a client trusts: it is self-signed)."""
         import ssl
-        from tests.exporter.jmx_target import keystores
+        from harness.jmx_target import keystores
 
         crt = Path(keystores().keystore).with_name("server.crt")
         pem = crt.with_suffix(".pem")
@@ -430,7 +430,7 @@ class KafkaCluster:
         if not self.jmx.secure:
             return flags + ["-Dcom.sun.management.jmxremote.authenticate=false",
                             "-Dcom.sun.management.jmxremote.ssl=false"]
-        from tests.exporter.jmx_target import keystores
+        from harness.jmx_target import keystores
 
         pw, acc = node.directory / "jmxremote.password", node.directory / "jmxremote.access"
         pw.write_text(f"{self.jmx.user} {self.jmx.password}\n")
@@ -488,7 +488,7 @@ class KafkaCluster:
                  "super.users": supers}
         if node is self.controller:
             return props
-        from tests.exporter.jmx_target import keystores
+        from harness.jmx_target import keystores
 
         ks = keystores()
         plain_users = " ".join(f'user_{u}="{pw}"' for u, pw in secure.users.items())

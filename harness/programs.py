@@ -1,7 +1,7 @@
 """The real programs the tests and benchmarks run, resolved from Maven Central by the project's own
-files (`tests/real/programs/<name>/pom.xml`) into a cache outside the git tree.
+files (`harness/programs/<name>/pom.xml`) into a cache outside the git tree.
 
-    python -m tests.real.programs fetch        # every program; `make test` runs this first
+    python -m harness.programs fetch           # every program; `make test` runs this first
     programs.classpath("kafka-4.1")            # the directory of jars, resolving it when missing
 
 A program's jars live in `$KAFKA_JMX_SIDECAR_CACHE/programs/<name>-<digest of its pom>/` (default
@@ -116,7 +116,7 @@ def jar(name: str, prefix: str) -> Path:
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] != "fetch":
-        print("usage: python -m tests.real.programs fetch [NAME ...]", file=sys.stderr)
+        print("usage: python -m harness.programs fetch [NAME ...]", file=sys.stderr)
         return 2
     names = argv[1:] or list(PROGRAMS)
     for name in names:

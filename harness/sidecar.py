@@ -8,6 +8,7 @@ command (`scrape` once, or `serve` in a process of its own), configured with a j
 from __future__ import annotations
 
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -17,9 +18,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.real import processes
+from harness import processes
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 
@@ -27,6 +28,11 @@ def command() -> list[str]:
     """The installed console script of this virtual environment."""
     script = Path(sys.executable).with_name("kafka-jmx-sidecar")
     return [str(script)] if script.exists() else [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli"]
+
+
+def host_port(jmx_url: str) -> str:
+    """The HOST:PORT of a JMX service URL, as a configuration's `hostPort`."""
+    return re.search(r"rmi://([^/]+)/jmxrmi", jmx_url).group(1)
 
 
 def config_text(host_port: str, rules_body: str, sidecar: str = "", head: str = "") -> str:

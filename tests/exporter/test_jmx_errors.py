@@ -48,7 +48,7 @@ def _attempt(label: str, **kw):
 def _scenarios_plain(engine: str) -> None:
     """Refused, credentials, SSL on one side only, untrusted certificate, stub elsewhere, paused JVM."""
     from kafka_jmx_sidecar.exporter.source.jmx import JmxError
-    from tests.exporter.jmx_target import Target, free_port
+    from harness.jmx_target import Target, free_port
 
     _attempt("refused", host_port=f"127.0.0.1:{free_port()}", engine=engine)
     with Target(auth=("monitor", "s3cret")) as t:
@@ -83,7 +83,7 @@ def _scenarios_plain(engine: str) -> None:
 def _scenarios_ssl() -> None:
     """A trusted SSL broker with authentication; then another trust store in the same process."""
     from kafka_jmx_sidecar.exporter.source.jmx import JmxConfigError, JmxSettings, start_jvm
-    from tests.exporter.jmx_target import Target, keystores
+    from harness.jmx_target import Target, keystores
 
     ks = keystores()
     settings = dict(ssl=True, trust_store=str(ks.truststore), trust_store_password=ks.password,

@@ -1,4 +1,4 @@
-"""exporter/source/jmx against a real JVM over real JMX/RMI (tests/exporter/JmxTarget.java).
+"""exporter/source/jmx against a real JVM over real JMX/RMI (harness/JmxTarget.java).
 
 Values, filters, round trips (counted by the target itself), MBeanInfo caching, name refresh,
 server-side value queries, parallel connections, reconnects. Errors and timeouts, which need
@@ -14,7 +14,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConfigError, JmxConnectionError, JmxSettings, JmxUnreachableError
 from kafka_jmx_sidecar.exporter.base.model import Composite, ObjectName, Tabular
-from tests.exporter.jmx_target import Target, free_port
+from harness.jmx_target import Target, free_port
 
 TOPICS, PARTITIONS = 3, 20
 KAFKA_AND_TEST = ("kafka.*:*", "test:*")

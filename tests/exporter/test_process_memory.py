@@ -3,9 +3,6 @@ settings hold for the whole process)."""
 import json
 import subprocess
 import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
 
 # One big block freed (glibc then raises its mmap threshold to that size, at most 32 MiB, unless
 # it is fixed), then 1 MiB blocks with a small block kept between each two, and the big ones
@@ -13,14 +10,13 @@ REPO = Path(__file__).resolve().parents[2]
 # mapped on their own, they go back to the system at once.
 CASE = r"""
 import json, sys
-sys.path.insert(0, sys.argv[1])
 from kafka_jmx_sidecar.exporter.poll import process_memory
 
 def rss():
     with open("/proc/self/status") as f:
         return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmRSS"))
 
-took = process_memory.limit_arenas(mmap_threshold=None if sys.argv[2] == "moving" else process_memory.MMAP_THRESHOLD)
+took = process_memory.limit_arenas(mmap_threshold=None if sys.argv[1] == "moving" else process_memory.MMAP_THRESHOLD)
 big = bytearray(16 << 20)
 del big
 before = rss()
@@ -34,7 +30,7 @@ print(json.dumps({"took": took, "kept": rss() - before}))
 
 
 def run(threshold: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CASE, str(REPO), threshold], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", CASE, threshold], capture_output=True, text=True,
                          timeout=60, check=True)
     return json.loads(out.stdout)
 

@@ -13,9 +13,9 @@ from collections import OrderedDict
 
 import pytest
 
-from tests.real import processes
-from tests.real.jmx_exporter import JmxExporter
-from tests.real.kafka import KafkaCluster
+from harness import processes
+from harness.jmx_exporter import JmxExporter
+from harness.kafka import KafkaCluster
 
 SHARED_AT_ONCE = 2
 

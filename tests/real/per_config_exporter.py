@@ -24,9 +24,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from tests.real import processes, programs
-from tests.real.jmx_exporter import OPENMETRICS
-from tests.real.kafka import java
+from harness import processes, programs
+from harness.jmx_exporter import OPENMETRICS
+from harness.kafka import java
 
 HERE = Path(__file__).resolve().parent
 SOURCES = {"0": HERE / "PerConfigExporter0x.java", "1": HERE / "PerConfigExporter1x.java"}

@@ -13,8 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.real import processes
-from tests.real.kafka import java
+from harness import processes
+from harness.kafka import java
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "RandomBeans.java"

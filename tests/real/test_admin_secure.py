@@ -1,5 +1,5 @@
 """The Admin API source over TLS and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on a real Kafka 4.1
-cluster with ACLs (tests/real/kafka.py SecureClients: a SASL_SSL listener, StandardAuthorizer):
+cluster with ACLs (harness/kafka.py SecureClients: a SASL_SSL listener, StandardAuthorizer):
 
 - a super user over SASL_SSL reads what a PLAINTEXT client reads, value for value;
 - SCRAM users granted DESCRIBE and DESCRIBE_CONFIGS read the same;
@@ -22,8 +22,8 @@ from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver
 from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings, SaslSettings, Secret, TlsSettings
 from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
 from kafka_jmx_sidecar.exporter.source.admin.view import Input, Reason
-from tests.real import processes
-from tests.real.kafka import KafkaCluster, SecureClients
+from harness import processes
+from harness.kafka import KafkaCluster, SecureClients
 
 PASSWORDS = {user: uuid.uuid4().hex for user in ("admin", "monitor", "scram256", "scram512")}
 

@@ -26,7 +26,7 @@ from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
 from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input, Reason
 from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
-from tests.real.kafka import KafkaCluster
+from harness.kafka import KafkaCluster
 
 RELEASES = ("4.1", "3.6", "2.4", "0.11")
 # The throttle holds only with small fetches: a follower fetching the default 1 MiB moves ~1 MiB

@@ -34,8 +34,8 @@ from kafka_jmx_sidecar.exporter.backfill import job
 from kafka_jmx_sidecar.mbeans.health import profile_for_version
 from tests.e2e.prometheus_server import Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
-from tests.real.kafka import CONTROLLER_ID
-from tests.real.sidecar import scrape_text
+from harness.kafka import CONTROLLER_ID
+from harness.sidecar import scrape_text
 
 RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
 TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)

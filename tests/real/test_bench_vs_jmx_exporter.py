@@ -3,7 +3,7 @@
 program `make bench` runs working. The full-size run is `make bench`'s, not a test's."""
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import re
 import subprocess
 import sys
@@ -13,16 +13,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "bench" / "vs_jmx_exporter.py"
+BENCH = "bench.vs_jmx_exporter"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("vs_jmx_exporter", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(BENCH)
 
 
 THEIRS = """# HELP kafka_server_a A.
@@ -71,7 +67,7 @@ def test_self_metrics_come_from_the_last_gzip_member(bench):
 
 
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size():
-    proc = subprocess.run([sys.executable, str(BENCH), "--sizes", "200", "--skip-real-broker", "--rules", "health",
+    proc = subprocess.run([sys.executable, "-m", BENCH, "--sizes", "200", "--skip-real-broker", "--rules", "health",
                            "--releases", "0.20.0", "--repeat", "1", "--polls", "2", "--poll-interval", "1",
                            "--timeout", "120"], capture_output=True, text=True, timeout=300, cwd=REPO)
     out = proc.stdout

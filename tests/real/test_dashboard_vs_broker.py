@@ -27,7 +27,7 @@ import pytest
 from tests.deploy.alerts.dashboard_panels import REAL_BROKER, numbers_returned, targets
 from tests.e2e.prometheus_server import Prometheus
 from tests.e2e.sidecar_harness import Sidecar
-from tests.real.kafka import KafkaCluster
+from harness.kafka import KafkaCluster
 
 MOVING = "dashboard-moving"
 RECORDS, RECORD_SIZE, THROTTLE = 30_000, 100, 50_000  # ~3 MB: three 1 MiB steps at least

@@ -182,7 +182,7 @@ def test_keys_jmx_exporter_0x_does_not_know_are_ignored_in_0x(random_beans, curr
 def test_a_fresh_collector_per_file_serves_what_the_standalone_serves(release, random_beans, tmp_path):
     # the property test and these examples run jmx_exporter through PerConfigExporter (one JVM,
     # a new collector per file): it must print what the standalone jmx_exporter prints
-    from tests.real.jmx_exporter import JmxExporter
+    from harness.jmx_exporter import JmxExporter
     from tests.real.per_config_exporter import PerConfigExporter
     from tests.real.side_by_side import dump, strip_self_metrics
 

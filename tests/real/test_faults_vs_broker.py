@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from tests.exporter.jmx_target import keystores
-from tests.real import processes
-from tests.real.sidecar import Serve, config_text, scrape_text
+from harness.jmx_target import keystores
+from harness import processes
+from harness.sidecar import Serve, config_text, scrape_text
 
 REPLICA_MANAGER = re.compile(r'^kafka_server_ReplicaManager_Value\{name="PartitionCount",\} (\S+)$', re.M)
 

@@ -47,9 +47,9 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.commands import health as health_report
 from kafka_jmx_sidecar.mbeans.health import PROFILES, PartitionState, counts_of, profile_for_version
-from tests.real import processes
-from tests.real.kafka import CONTROLLER_ID, KafkaCluster
-from tests.real.sidecar import Serve, config_text
+from harness import processes
+from harness.kafka import CONTROLLER_ID, KafkaCluster
+from harness.sidecar import Serve, config_text
 
 RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
 # The profile the README's table names for each release (checked against profile_for_version).

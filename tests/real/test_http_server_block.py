@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.sidecar import Serve
+from harness.sidecar import Serve
 
 USER = "Prometheus"
 CHALLENGE = 'Basic realm="/", charset="UTF-8"'
@@ -214,8 +214,8 @@ def test_pem_files_with_an_encrypted_key_from_the_environment(real_kafka, tmp_pa
 @pytest.mark.parametrize("case", ["alias in another case", "algorithm in lowercase", "blank password",
                                   "hash without salt"])
 def test_what_jmx_exporter_refuses_the_sidecar_refuses(tmp_path, case):
-    from tests.real.jmx_exporter import command
-    from tests.real.sidecar import command as sidecar_command
+    from harness.jmx_exporter import command
+    from harness.sidecar import command as sidecar_command
 
     store = make_key_stores(tmp_path)["JKS"] if case == "alias in another case" else None
     http_server = {

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from tests.real import processes, programs
-from tests.real.kafka import RELEASES, KafkaCluster
+from harness import processes, programs
+from harness.kafka import RELEASES, KafkaCluster
 
 
 def test_a_failed_resolution_names_program_version_and_maven_error(tmp_path, monkeypatch):
@@ -55,7 +55,7 @@ VERSION_RULES = r"""rules:
 
 @pytest.mark.parametrize("release", list(RELEASES))
 def test_every_release_starts_and_serves_its_version_over_jmx(release, own_kafka):
-    from tests.real.sidecar import scrape_text
+    from harness.sidecar import scrape_text
 
     cluster = own_kafka(release)
     pids = cluster.pids()

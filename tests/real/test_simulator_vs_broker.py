@@ -36,8 +36,8 @@ import pytest
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
 from kafka_jmx_sidecar.mbeans.simulator import Simulator
-from tests.real import processes
-from tests.real.kafka import CONTROLLER_ID, KafkaCluster
+from harness import processes
+from harness.kafka import CONTROLLER_ID, KafkaCluster
 
 POSED = 1
 STOPPED = 3
@@ -53,7 +53,7 @@ PRODUCED = ("rf1-min2", "rf3-min2")  # rf1-min2 only on broker 1; rf3-min2 on ev
 
 @dataclass(frozen=True)
 class Setup:
-    release: str             # tests/real/kafka.py's release name
+    release: str             # harness/kafka.py's release name
     acks: str                # the producer's: before 3.7 raw min.insync.replicas 2 rejects acks=all on
                              # rf1-min2 (NOT_ENOUGH_REPLICAS); the simulator's produce API has no acks
     every_mbean: bool        # compare every kafka.* MBean, or the health catalog's (see the docstring)

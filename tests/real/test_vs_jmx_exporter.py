@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.real import compare
-from tests.real.sidecar import Serve, config_text, naming_block, scrape_file
+from harness import compare
+from harness.sidecar import Serve, config_text, naming_block, scrape_file
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE_RULES = REPO.parent / "shared" / "reference" / "rules"

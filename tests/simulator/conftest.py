@@ -2,21 +2,19 @@
 
 Every simulator a test starts goes through a `SimulatorFactory`, which stops it by PID when the
 test (or module) ends and checks the process is really gone. The JMX client is JPype in this
-process (one JVM per process); tests needing other JVM options run sim_jmx.py in a subprocess.
+process (one JVM per process); tests needing other JVM options run sim_jmx in a subprocess.
 """
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from kafka_jmx_sidecar.mbeans.simulator import Simulator
+from tests.simulator.sim_jmx import Jmx, start_jvm
 
-from kafka_jmx_sidecar.mbeans.simulator import Simulator  # noqa: E402
-from sim_jmx import Jmx, start_jvm  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 REPO = HERE.parents[1]
 REFERENCE = REPO.parent / "shared" / "reference" / "kafka-4.1"

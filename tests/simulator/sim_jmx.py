@@ -1,7 +1,8 @@
 """A plain JMX client for the simulator tests: JPype and the JDK's own JMX/RMI classes.
 
 JPype starts one JVM per process; tests that need different JVM options (an SSL trust store) run
-this module in a subprocess (`python sim_jmx.py ...`, see test_security.py).
+this module in a subprocess (`python -m tests.simulator.sim_jmx ...` from the repository root, see
+test_security.py).
 """
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def to_py(v):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python sim_jmx.py URL --get NAME [ATTR] [--user U --password P] [--ssl-registry]
+    """`python -m tests.simulator.sim_jmx URL --get NAME [ATTR] [--user U --password P] [--ssl-registry]
     [--truststore F --truststore-password P]`: one read in a fresh JVM; prints JSON
     {"value": ...} or {"error": "<Java class>", "message": "..."} (exit 0 either way)."""
     import argparse

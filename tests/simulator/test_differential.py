@@ -21,7 +21,7 @@ import pytest
 
 from kafka_jmx_sidecar.mbeans import catalog, recompute
 from kafka_jmx_sidecar.mbeans.simulator import SimulatorError
-from sim_jmx import Jmx
+from tests.simulator.sim_jmx import Jmx
 
 VERSIONS = ["2.2", "2.4", "2.5", "3.6", "3.7", "4.1"]
 BROKERS = [1, 2, 3, 4]

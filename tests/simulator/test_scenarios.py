@@ -15,7 +15,7 @@ import socket
 import pytest
 
 from kafka_jmx_sidecar.mbeans.simulator import scenario as scenarios
-from sim_jmx import Jmx
+from tests.simulator.sim_jmx import Jmx
 
 RM = "kafka.server:type=ReplicaManager,name="
 CTRL = "kafka.controller:type=KafkaController,name="

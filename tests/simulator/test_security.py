@@ -2,7 +2,7 @@
 
 A client with the right credentials and trust store reads; without them it is refused with the
 JDK's own error. SSL clients need a trust store at JVM start, so they run in a subprocess
-(sim_jmx.py) with their own JVM; credential-only cases use this process's JPype JVM.
+(sim_jmx) with their own JVM; credential-only cases use this process's JPype JVM.
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, SimulatorError, cluster, tls
-from sim_jmx import Jmx
+from tests.simulator.sim_jmx import Jmx
 
-HERE = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 LEADERS = "kafka.server:type=ReplicaManager,name=LeaderCount"
 
 
@@ -34,9 +34,9 @@ def secrets(tmp_path_factory) -> dict:
 
 
 def remote(url: str, *args: str) -> dict:
-    """One read from a fresh JVM (sim_jmx.py in a subprocess)."""
-    r = subprocess.run([sys.executable, str(HERE / "sim_jmx.py"), url, "--get", LEADERS, *args],
-                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    """One read from a fresh JVM (sim_jmx in a subprocess)."""
+    r = subprocess.run([sys.executable, "-m", "tests.simulator.sim_jmx", url, "--get", LEADERS, *args],
+                       capture_output=True, text=True, timeout=120, cwd=REPO)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 

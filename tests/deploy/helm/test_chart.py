@@ -13,7 +13,7 @@ import helm_python
 import pytest
 import yaml
 
-from tests.real.sidecar import command
+from harness.sidecar import command
 from tests.deploy.helm.chart import (
     CHART, KUBE_VERSIONS, REPO, ci_values, config_file, crd_errors, is_custom, manifest_errors, one, render,
 )

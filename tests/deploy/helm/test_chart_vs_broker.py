@@ -25,10 +25,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.deploy.helm.chart import KUBE_VERSIONS, config_file, k8s_errors, manifest_errors, one, render
-from tests.exporter.jmx_target import keystores
-from tests.real import processes
+from harness.jmx_target import keystores
+from harness import processes
 from tests.real.conftest import real_kafka  # noqa: F401  (the shared-cluster fixture)
-from tests.real.sidecar import command
+from harness.sidecar import command
 
 MOUNT = "/etc/kafka-jmx-sidecar"
 TOPIC = "chart-orders"
