@@ -1,10 +1,10 @@
 """The broker simulator: Kafka-shaped MBeans over real JMX/RMI, computed from a cluster model.
 
-A JVM program (`Simulator.java`, run from source by the JDK) serves, for each simulated broker
-it is asked to serve, its own MBeanServer and JMX connector on 127.0.0.1: the health MBeans of
-mbeans/catalog.py for the chosen Kafka version, computed from the model the way that version's
-broker computes them, plus the rest of a real Kafka 4.1 broker's `kafka.*` inventory
-(`inventory-4.1.tsv`). Python starts it and drives it over py4j:
+A JVM program (the `*.java` files here, compiled by the JDK's javac on first use) serves, for
+each simulated broker it is asked to serve, its own MBeanServer and JMX connector on 127.0.0.1:
+the health MBeans of mbeans/catalog.py for the chosen Kafka version, computed from the model the
+way that version's broker computes them, plus the rest of a real Kafka 4.1 broker's `kafka.*`
+inventory (`inventory-4.1.tsv`). Python starts it and drives it over py4j:
 
     from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
     with Simulator.start(cluster.reference_4_1(), kafka_version="4.1", serve="all") as sim:

@@ -2,7 +2,7 @@
 
 Every method sends one event to the JVM (`Control.apply` there, as JSON) and the JVM applies it
 under the same lock its MBeans read under, so a JMX read after a call sees the new state. Events
-follow what Kafka's controller and leaders do (see Simulator.java); a request Kafka would refuse
+follow what Kafka's controller and leaders do (see ModelEvents.java); a request Kafka would refuse
 (shrinking the ISR of a leaderless partition, reassigning to a broker that does not exist...)
 raises `SimulatorError` with the reason.
 """

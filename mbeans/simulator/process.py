@@ -5,10 +5,11 @@
     sim.fail_broker(1) # ... the event API of control.Controls
     sim.stop()         # by PID
 
-The JVM runs `Simulator.java` with the JDK's single-file source launcher (so a JDK, not a JRE, is
-needed) with py4j's jar on the class path. This module writes the spec the JVM reads: the checked
-cluster, the Kafka version, the health MBeans mbeans/catalog.py lists for that version (the one
-table of which MBean exists since when), the inventory file and the JMX settings.
+The JVM runs the simulator's Java sources (every *.java file here), compiled by jdk.py with the
+JDK's javac into a cache directory (so a JDK, not a JRE, is needed), with py4j's jar on the class
+path. This module writes the spec the JVM reads: the checked cluster, the Kafka version, the health
+MBeans mbeans/catalog.py lists for that version (the one table of which MBean exists since when),
+the inventory file and the JMX settings.
 """
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.health import parse_version
 from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
 from kafka_jmx_sidecar.mbeans.simulator.control import Controls, SimulatorError
+from kafka_jmx_sidecar.mbeans.simulator.jdk import MAIN_CLASS, compiled_classes, find_java, py4j_jar
 
 HERE = Path(__file__).resolve().parent
-SIMULATOR_JAVA = HERE / "Simulator.java"
 INVENTORY = HERE / "inventory-4.1.tsv"
 OLDEST_VERSION = (0, 8, 2)  # topic and partition became ObjectName keys
 
@@ -75,34 +76,6 @@ class JmxSecurity:
                                      "mbeans.simulator.tls.generate or keytool -genkeypair -ext san=ip:127.0.0.1)")
             if self.keystore_password is None:
                 raise SimulatorError("JMX over SSL needs the key store's password (in the environment variable named by --jmx-keystore-password-env)")
-
-
-def find_java() -> str:
-    """The `java` of a JDK 17+ (JAVA_HOME first, then PATH); the source launcher needs javac's module."""
-    candidates = []
-    if os.environ.get("JAVA_HOME"):
-        candidates.append(Path(os.environ["JAVA_HOME"]) / "bin" / "java")
-    which = shutil.which("java")
-    if which:
-        candidates.append(Path(which).resolve())
-    for java in candidates:
-        if java.is_file() and (java.parent / "javac").exists():
-            return str(java)
-    if candidates:
-        raise SimulatorError(f"{candidates[0]} belongs to a JRE; the simulator runs Java source and needs a JDK 17+ "
-                             f"(apt-get install openjdk-17-jdk-headless, or set JAVA_HOME to a JDK)")
-    raise SimulatorError("no java found; install a JDK 17+ (apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
-
-
-def py4j_jar() -> str:
-    try:
-        from py4j.java_gateway import find_jar_path
-    except ImportError:
-        raise SimulatorError("py4j is not installed; pip install py4j (or the project's [simulator] extra)") from None
-    jar = find_jar_path()
-    if not jar or not Path(jar).is_file():
-        raise SimulatorError("py4j's jar was not found next to the py4j package; reinstall py4j (pip install --force-reinstall py4j)")
-    return jar
 
 
 def full_version(version: str) -> str:
@@ -202,49 +175,13 @@ class Simulator(Controls):
         or a list of node ids. `jmx_port`: the posed node's port (0 picks free ports; other served
         nodes get the following ports). `clock`: "manual" (time moves only with advance(), for
         tests) or "realtime"."""
-        try:
-            v = parse_version(kafka_version)
-        except ValueError as e:
-            raise SimulatorError(f"--kafka-version: {e}") from None
-        if v < OLDEST_VERSION:
-            raise SimulatorError(f"--kafka-version {kafka_version}: the simulator serves Kafka 0.8.2 and later "
-                                 f"(older brokers packed topic and partition into quoted names)")
-        if clock not in ("manual", "realtime"):
-            raise SimulatorError(f"clock must be 'manual' or 'realtime', got {clock!r}")
-        if cluster is None:
-            if partitions is None:
-                raise SimulatorError("give a cluster or a partition count")
-            cluster = clusters.synthetic(partitions)
-        elif partitions is not None:
-            raise SimulatorError("give either a cluster file or --partitions, not both")
-        try:
-            normalized = clusters.normalize(cluster, version=kafka_version, source=source)
-        except clusters.ClusterError as e:
-            raise SimulatorError(str(e)) from None
-        nodes = list(dict.fromkeys(normalized["brokers"] + normalized["controllers"]))
-        posed = normalized["brokers"][0] if broker is None else broker
-        if posed not in nodes:
-            raise SimulatorError(f"--broker {posed} is not a node of the cluster (brokers: {normalized['brokers']}, "
-                                 f"controllers: {normalized['controllers']})")
-        if posed in normalized["offline"]:
-            raise SimulatorError(f"--broker {posed} is offline in the cluster file; pose as a running node")
-        if serve == "posed":
-            served = [posed]
-        elif serve == "all":
-            served = [n for n in nodes if n not in normalized["offline"]] + \
-                     [n for n in nodes if n in normalized["offline"]]
-        else:
-            served = [int(n) for n in serve]
-            bad = [n for n in served if n not in nodes]
-            if bad:
-                raise SimulatorError(f"cannot serve {bad}: not nodes of the cluster ({nodes})")
-            if posed not in served:
-                served.insert(0, posed)
-        if not 0 <= jmx_port <= 65535 or (jmx_port and jmx_port + len(served) - 1 > 65535):
-            raise SimulatorError(f"--jmx-port {jmx_port}: not a usable TCP port")
+        normalized = _checked_cluster(cluster, kafka_version=kafka_version, clock=clock, partitions=partitions,
+                                      source=source)
+        posed, served = _served_nodes(normalized, broker, serve, jmx_port)
         security = security or JmxSecurity()
         security.check()
         java, jar = find_java(), py4j_jar()
+        classes = compiled_classes(java, jar, timeout)
 
         workdir = tempfile.mkdtemp(prefix="kafka-jmx-sim-")
         spec = build_spec(normalized, kafka_version=kafka_version, posed=posed, served=served, jmx_port=jmx_port,
@@ -252,52 +189,11 @@ class Simulator(Controls):
                           reassignment_bytes_per_sec=reassignment_bytes_per_sec)
         spec_path = Path(workdir) / "spec.json"
         spec_path.write_text(json.dumps(spec))
-        cmd = [java, f"-Xmx{heap}", "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1", "-Djava.rmi.server.hostname=127.0.0.1",
-               "-Dsun.rmi.dgc.server.gcInterval=3600000"]
-        if security.ssl:
-            cmd += [f"-Djavax.net.ssl.keyStore={security.keystore}",
-                    f"-Djavax.net.ssl.keyStorePassword={security.keystore_password}"]
-        cmd += ["-cp", jar, str(SIMULATOR_JAVA), "--spec", str(spec_path)]
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, bufsize=1, start_new_session=True)
-        lines: queue.Queue = queue.Queue()
-        stderr_tail: list[str] = []
-
-        def read_stdout() -> None:
-            for line in proc.stdout:
-                lines.put(line.rstrip("\n"))
-            lines.put(None)
-
-        def read_stderr() -> None:
-            for line in proc.stderr:
-                stderr_tail.append(line.rstrip("\n"))
-                del stderr_tail[:-50]
-                if echo_stderr and not line.startswith("Note: "):
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
-
-        threading.Thread(target=read_stdout, daemon=True).start()
-        threading.Thread(target=read_stderr, daemon=True).start()
-        got: list[str] = []
-        deadline = time.monotonic() + timeout
+        proc = subprocess.Popen(_command(java, jar, classes, heap, security, spec_path), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+                                start_new_session=True)
         try:
-            while True:
-                try:
-                    line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    raise SimulatorError(f"the simulator did not get ready within {timeout:.0f} s") from None
-                if line is None:
-                    proc.wait(timeout=10)
-                    time.sleep(0.1)  # let the stderr reader finish
-                    errors = [l for l in stderr_tail if l.startswith("error:")]
-                    reason = errors[-1][len("error: "):] if errors else \
-                        ("; ".join(stderr_tail[-5:]) or f"exit code {proc.returncode}")
-                    raise SimulatorError(reason)
-                if not got and not line.startswith("READY "):
-                    continue  # nothing else is expected before READY; tolerate stray output
-                got.append(line)
-                if line.startswith("CONTROL "):
-                    break
+            got, stderr_tail = _await_ready(proc, timeout, echo_stderr)
             sim = cls(proc, got, workdir, stderr_tail)
         except BaseException:
             _kill(proc)
@@ -328,6 +224,107 @@ class Simulator(Controls):
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _checked_cluster(cluster: dict | None, *, kafka_version: str, clock: str, partitions: int | None,
+                     source: str) -> dict:
+    """The normalized cluster to simulate, after the checks of the version, clock and cluster arguments."""
+    try:
+        v = parse_version(kafka_version)
+    except ValueError as e:
+        raise SimulatorError(f"--kafka-version: {e}") from None
+    if v < OLDEST_VERSION:
+        raise SimulatorError(f"--kafka-version {kafka_version}: the simulator serves Kafka 0.8.2 and later "
+                             f"(older brokers packed topic and partition into quoted names)")
+    if clock not in ("manual", "realtime"):
+        raise SimulatorError(f"clock must be 'manual' or 'realtime', got {clock!r}")
+    if cluster is None:
+        if partitions is None:
+            raise SimulatorError("give a cluster or a partition count")
+        cluster = clusters.synthetic(partitions)
+    elif partitions is not None:
+        raise SimulatorError("give either a cluster file or --partitions, not both")
+    try:
+        return clusters.normalize(cluster, version=kafka_version, source=source)
+    except clusters.ClusterError as e:
+        raise SimulatorError(str(e)) from None
+
+
+def _served_nodes(normalized: dict, broker: int | None, serve: str | Iterable[int],
+                  jmx_port: int) -> tuple[int, list[int]]:
+    """The posed node and the served ones (the posed first), checked against the cluster and the port range."""
+    nodes = list(dict.fromkeys(normalized["brokers"] + normalized["controllers"]))
+    posed = normalized["brokers"][0] if broker is None else broker
+    if posed not in nodes:
+        raise SimulatorError(f"--broker {posed} is not a node of the cluster (brokers: {normalized['brokers']}, "
+                             f"controllers: {normalized['controllers']})")
+    if posed in normalized["offline"]:
+        raise SimulatorError(f"--broker {posed} is offline in the cluster file; pose as a running node")
+    if serve == "posed":
+        served = [posed]
+    elif serve == "all":
+        served = [n for n in nodes if n not in normalized["offline"]] + \
+                 [n for n in nodes if n in normalized["offline"]]
+    else:
+        served = [int(n) for n in serve]
+        bad = [n for n in served if n not in nodes]
+        if bad:
+            raise SimulatorError(f"cannot serve {bad}: not nodes of the cluster ({nodes})")
+        if posed not in served:
+            served.insert(0, posed)
+    if not 0 <= jmx_port <= 65535 or (jmx_port and jmx_port + len(served) - 1 > 65535):
+        raise SimulatorError(f"--jmx-port {jmx_port}: not a usable TCP port")
+    return posed, served
+
+
+def _command(java: str, jar: str, classes: Path, heap: str, security: JmxSecurity, spec_path: Path) -> list[str]:
+    cmd = [java, f"-Xmx{heap}", "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1", "-Djava.rmi.server.hostname=127.0.0.1",
+           "-Dsun.rmi.dgc.server.gcInterval=3600000"]
+    if security.ssl:
+        cmd += [f"-Djavax.net.ssl.keyStore={security.keystore}",
+                f"-Djavax.net.ssl.keyStorePassword={security.keystore_password}"]
+    return cmd + ["-cp", f"{classes}{os.pathsep}{jar}", MAIN_CLASS, "--spec", str(spec_path)]
+
+
+def _await_ready(proc: subprocess.Popen, timeout: float, echo_stderr: bool) -> tuple[list[str], list[str]]:
+    """The JVM's lines from READY to CONTROL, and the list its stderr's last 50 lines keep arriving in."""
+    lines: queue.Queue = queue.Queue()
+    stderr_tail: list[str] = []
+
+    def read_stdout() -> None:
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    def read_stderr() -> None:
+        for line in proc.stderr:
+            stderr_tail.append(line.rstrip("\n"))
+            del stderr_tail[:-50]
+            if echo_stderr and not line.startswith("Note: "):
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+    threading.Thread(target=read_stdout, daemon=True).start()
+    threading.Thread(target=read_stderr, daemon=True).start()
+    got: list[str] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise SimulatorError(f"the simulator did not get ready within {timeout:.0f} s") from None
+        if line is None:
+            proc.wait(timeout=10)
+            time.sleep(0.1)  # let the stderr reader finish
+            errors = [l for l in stderr_tail if l.startswith("error:")]
+            reason = errors[-1][len("error: "):] if errors else \
+                ("; ".join(stderr_tail[-5:]) or f"exit code {proc.returncode}")
+            raise SimulatorError(reason)
+        if not got and not line.startswith("READY "):
+            continue  # nothing else is expected before READY; tolerate stray output
+        got.append(line)
+        if line.startswith("CONTROL "):
+            return got, stderr_tail
 
 
 def _kill(proc: subprocess.Popen, timeout: float = 10.0) -> int | None:

@@ -27,7 +27,7 @@ class TlsFiles:
 
 
 def find_keytool() -> str:
-    from kafka_jmx_sidecar.mbeans.simulator.process import find_java
+    from kafka_jmx_sidecar.mbeans.simulator.jdk import find_java
 
     keytool = Path(find_java()).parent / "keytool"
     if keytool.exists():
