@@ -207,26 +207,50 @@ def split_keys(text: str) -> tuple[str, list[tuple[str, str]]]:
     return domain, [tuple(p.split("=", 1)) for p in re.findall(r'[^,=]+=(?:"[^"]*"|[^,]*)', rest)]
 
 
-def main(argv: list[str]) -> int:
-    ref = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[3] / "shared/reference/kafka-4.1"
-    dump, exporter = ref / "all-kafka-mbeans-full.txt", ref / "jmx_exporter-0.17.2-standalone-metrics.txt"
-    for f in (dump, exporter):
-        if not f.is_file():
-            print(f"error: {f} not found; pass the reference directory as the first argument", file=sys.stderr)
-            return 2
-    helps = parse_help(exporter)
-    health = {s.key for s in catalog.HEALTH_MBEANS}
-
-    beans = list(parse_dump(dump))
+def node_facts(beans: list) -> tuple[str, str, str]:
+    """The captured node's cluster id, start time and version, which the inventory templates."""
     cluster_id = next(a[0][2] for n, _, a in beans if n == "kafka.server:type=KafkaServer,name=ClusterId")
     start_ms = next(v for n, _, a in beans if n == f"kafka.server:type=app-info,id={NODE_ID}"
                     for (an, _, v, _) in a if an == "StartTimeMs")
     version = next(v for n, _, a in beans if n == f"kafka.server:type=app-info,id={NODE_ID}"
                    for (an, _, v, _) in a if an == "Version")
+    return cluster_id, start_ms, version
 
-    shapes: dict[tuple, int] = {}
-    rows = []
-    captured: dict[str, tuple[str, list]] = {}  # ObjectName -> (class, [(attr|declared|runtime|desc, value)])
+
+def shape_and_values(name: str, cls: str, domain: str, k: dict, attrs: list, helps: dict,
+                     facts: tuple[str, str, str]) -> tuple[list[str], list[str]]:
+    """A bean's `attr|declared|runtime|description` fields and its values, the node's facts templated."""
+    cluster_id, start_ms, version = facts
+    shape_attrs = []
+    values = []
+    for an, declared, value, runtime in attrs:
+        if cls == KAFKA_MBEAN:
+            desc = helps.get((domain, k.get("type", ""), an))
+            if desc is None:
+                desc = f"Metric indicating {an}" if k.get("type") == "app-info" else ""
+        else:
+            desc = DEFAULT_DESCRIPTION
+        for text in (an, declared, runtime, desc, value):
+            if any(c in text for c in "\t\n|"):
+                raise SystemExit(f"{name}: attribute {an}: tab, newline or '|' in {text!r}")
+        shape_attrs.append(f"{an}|{declared}|{runtime}|{desc}")
+        if value == cluster_id and runtime == "java.lang.String":
+            value = "{cluster_id}"
+        elif value == version and runtime == "java.lang.String":
+            value = "{version}"
+        elif value == start_ms and runtime == "java.lang.Long":
+            value = "{start_ms}"
+        values.append(value)
+    return shape_attrs, values
+
+
+def captured_rows(beans: list, helps: dict, shapes: dict[tuple, int], rows: list) -> dict[str, tuple[str, list]]:
+    """Adds the shapes and rows of the captured beans; returns them by ObjectName as
+    (class, [(attr|declared|runtime|desc, value)])."""
+    health = {s.key for s in catalog.HEALTH_MBEANS}
+    facts = node_facts(beans)
+    version = facts[2]
+    captured: dict[str, tuple[str, list]] = {}
     for name, cls, attrs in beans:
         domain, keys = split_keys(name)
         k = dict(keys)
@@ -239,26 +263,7 @@ def main(argv: list[str]) -> int:
         keys = [(kk, "{node}" if kk in ("BrokerId", "id") and vv == NODE_ID else
                  "{broker}" if kk == "broker" and vv == NODE_ID else vv) for kk, vv in keys]
         template = domain + ":" + ",".join(f"{kk}={vv}" for kk, vv in keys)
-        shape_attrs = []
-        values = []
-        for an, declared, value, runtime in attrs:
-            if cls == KAFKA_MBEAN:
-                desc = helps.get((domain, k.get("type", ""), an))
-                if desc is None:
-                    desc = f"Metric indicating {an}" if k.get("type") == "app-info" else ""
-            else:
-                desc = DEFAULT_DESCRIPTION
-            for text in (an, declared, runtime, desc, value):
-                if any(c in text for c in "\t\n|"):
-                    raise SystemExit(f"{name}: attribute {an}: tab, newline or '|' in {text!r}")
-            shape_attrs.append(f"{an}|{declared}|{runtime}|{desc}")
-            if value == cluster_id and runtime == "java.lang.String":
-                value = "{cluster_id}"
-            elif value == version and runtime == "java.lang.String":
-                value = "{version}"
-            elif value == start_ms and runtime == "java.lang.Long":
-                value = "{start_ms}"
-            values.append(value)
+        shape_attrs, values = shape_and_values(name, cls, domain, k, attrs, helps, facts)
         captured[name] = (cls, list(zip(shape_attrs, values)))
         scope = "T" if "{topic}" in template else "-"
         template = re.sub(r"clientSoftwareVersion=" + re.escape(version) + r"\b", "clientSoftwareVersion={version}",
@@ -273,7 +278,11 @@ def main(argv: list[str]) -> int:
             rows.append(("ok", scope, lesser, template, [values[i] for i in kept]))
             continue
         rows.append((roles_of(domain, keys) or "-", scope, shape, template, values))
+    return captured
 
+
+def replication_rows(captured: dict[str, tuple[str, list]], shapes: dict[tuple, int], rows: list) -> None:
+    """Adds the rows of REPLICATION, each like a captured bean or with its own attributes."""
     for roles, scope, template, like, replaced in REPLICATION:
         if isinstance(like, str):
             cls, pairs = captured[like]
@@ -284,7 +293,8 @@ def main(argv: list[str]) -> int:
         shape = shapes.setdefault((cls, tuple(attrs)), len(shapes))
         rows.append((roles, scope, shape, template, values))
 
-    out = sys.stdout
+
+def write_inventory(out, shapes: dict[tuple, int], rows: list) -> None:
     out.write("# kafka-jmx-sidecar broker simulator: MBean inventory of a real Kafka 4.1.0 node\n")
     out.write("# generated by mbeans/simulator/make_inventory.py from ../shared/reference/kafka-4.1; do not edit\n")
     out.write("# S <shape> <class> <attr|declared|runtime|description>...\n")
@@ -294,6 +304,22 @@ def main(argv: list[str]) -> int:
         out.write("\t".join(["S", str(sid), cls, *attrs]) + "\n")
     for roles, scope, sid, template, values in rows:
         out.write("\t".join(["M", roles, scope, str(sid), template, *values]) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    ref = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[3] / "shared/reference/kafka-4.1"
+    dump, exporter = ref / "all-kafka-mbeans-full.txt", ref / "jmx_exporter-0.17.2-standalone-metrics.txt"
+    for f in (dump, exporter):
+        if not f.is_file():
+            print(f"error: {f} not found; pass the reference directory as the first argument", file=sys.stderr)
+            return 2
+    helps = parse_help(exporter)
+    beans = list(parse_dump(dump))
+    shapes: dict[tuple, int] = {}
+    rows: list = []
+    captured = captured_rows(beans, helps, shapes, rows)
+    replication_rows(captured, shapes, rows)
+    write_inventory(sys.stdout, shapes, rows)
     return 0
 
 
