@@ -1,6 +1,6 @@
 """The simulated cluster as data: load and check a `--cluster` file, build synthetic clusters.
 
-A cluster is a plain dict in the `simulate --cluster` format (architecture.md):
+A cluster is a plain dict in the `simulate --cluster` format:
 
     {"brokers": [1, 2], "controllers": [1],
      "topics": [{"name": "orders", "config": {"min.insync.replicas": 2},
@@ -82,36 +82,9 @@ def normalize(data: dict, *, version: str = "4.1", source: str = "cluster") -> d
     unknown = sorted(set(data) - known)
     if unknown:
         raise ClusterError(f"{w}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    brokers = _ints(data.get("brokers"), f"{w}: brokers")
-    if not brokers:
-        raise ClusterError(f"{w}: brokers: list at least one broker id, e.g. \"brokers\": [1, 2, 3]")
-    if len(set(brokers)) != len(brokers):
-        raise ClusterError(f"{w}: brokers: an id is listed twice in {brokers}")
-    if any(b < 0 for b in brokers):
-        raise ClusterError(f"{w}: brokers: ids must not be negative (negative ids are replica placeholders)")
-
-    mode = data.get("metadata") or default_metadata_mode(version)
-    v = parse_version(version)
-    if mode not in ("kraft", "zookeeper"):
-        raise ClusterError(f"{w}: metadata: expected 'kraft' or 'zookeeper', got {mode!r}")
-    if mode == "kraft" and v < (2, 8):
-        raise ClusterError(f"{w}: metadata: Kafka {version} has no KRaft mode (2.8 and later); use 'zookeeper'")
-    if mode == "zookeeper" and v >= (4, 0):
-        raise ClusterError(f"{w}: metadata: Kafka {version} has no ZooKeeper mode (removed in 4.0); use 'kraft'")
-
-    controllers = _ints(data.get("controllers"), f"{w}: controllers")
-    if "controllers" not in data:
-        controllers = [brokers[0]]
-    if len(set(controllers)) != len(controllers):
-        raise ClusterError(f"{w}: controllers: an id is listed twice in {controllers}")
-    if mode == "zookeeper":
-        extra = [c for c in controllers if c not in brokers]
-        if extra:
-            raise ClusterError(f"{w}: controllers: {extra} are not brokers; under ZooKeeper the controller is one "
-                               f"of the brokers (dedicated controllers need \"metadata\": \"kraft\")")
-        controllers = controllers[:1]  # the active one; every broker can take over
-    if any(c < 0 for c in controllers):
-        raise ClusterError(f"{w}: controllers: ids must not be negative")
+    brokers = _brokers(data, w)
+    mode = _metadata_mode(data, version, w)
+    controllers = _controllers(data, brokers, mode, w)
     nodes = set(brokers) | set(controllers)
     offline = _ints(data.get("offline"), f"{w}: offline")
     for o in offline:
@@ -125,42 +98,86 @@ def normalize(data: dict, *, version: str = "4.1", source: str = "cluster") -> d
     if not isinstance(topics_in, list):
         raise ClusterError(f"{w}: topics: expected a list of topics")
     seen: set[str] = set()
-    topics = []
     live = [b for b in brokers if b not in offline]
-    for ti, t in enumerate(topics_in):
-        tw = f"{w}: topics[{ti}]"
-        if not isinstance(t, dict):
-            raise ClusterError(f"{tw}: expected a mapping with name, config and partitions")
-        unknown = sorted(set(t) - {"name", "config", "partitions", "replication_factor"})
-        if unknown:
-            raise ClusterError(f"{tw}: unknown key(s) {', '.join(unknown)} (known: name, config, partitions, "
-                               f"replication_factor)")
-        name = t.get("name")
-        if not isinstance(name, str) or not TOPIC_NAME.match(name):
-            raise ClusterError(f"{tw}.name: {name!r} is not a Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters)")
-        if name in seen:
-            raise ClusterError(f"{tw}.name: topic {name!r} is defined twice")
-        seen.add(name)
-        tw = f"{w}: topic {name}"
-        config = t.get("config") or {}
-        if not isinstance(config, dict):
-            raise ClusterError(f"{tw}: config: expected a mapping such as {{\"min.insync.replicas\": 2}}")
-        min_isr = config.get("min.insync.replicas", 1)
-        if isinstance(min_isr, str) and min_isr.isdigit():
-            min_isr = int(min_isr)
-        min_isr = _int(min_isr, f"{tw}: config.min.insync.replicas", 1)
-        parts_in = t.get("partitions")
-        if isinstance(parts_in, int) and not isinstance(parts_in, bool):
-            parts_in = _assign(parts_in, t.get("replication_factor", 1), brokers, live, tw)
-        elif "replication_factor" in t:
-            raise ClusterError(f"{tw}: replication_factor goes with \"partitions\": N (a count); "
-                               f"with a partition list give each partition's replicas")
-        if not isinstance(parts_in, list) or not parts_in:
-            raise ClusterError(f"{tw}: partitions: give a non-empty list of partitions or a partition count")
-        parts = [_partition(p, pi, f"{tw}: partitions[{pi}]", brokers, offline) for pi, p in enumerate(parts_in)]
-        topics.append({"name": name, "min_isr": min_isr, "partitions": parts})
+    topics = [_topic(t, f"{w}: topics[{ti}]", w, seen, brokers, live, offline) for ti, t in enumerate(topics_in)]
     return {"brokers": brokers, "controllers": controllers, "metadata": mode, "offline": offline,
             "cluster_id": cluster_id, "topics": topics}
+
+
+def _brokers(data: dict, w: str) -> list[int]:
+    brokers = _ints(data.get("brokers"), f"{w}: brokers")
+    if not brokers:
+        raise ClusterError(f"{w}: brokers: list at least one broker id, e.g. \"brokers\": [1, 2, 3]")
+    if len(set(brokers)) != len(brokers):
+        raise ClusterError(f"{w}: brokers: an id is listed twice in {brokers}")
+    if any(b < 0 for b in brokers):
+        raise ClusterError(f"{w}: brokers: ids must not be negative (negative ids are replica placeholders)")
+    return brokers
+
+
+def _metadata_mode(data: dict, version: str, w: str) -> str:
+    """"kraft" or "zookeeper": the cluster's, or the version's default; checked against the version."""
+    mode = data.get("metadata") or default_metadata_mode(version)
+    v = parse_version(version)
+    if mode not in ("kraft", "zookeeper"):
+        raise ClusterError(f"{w}: metadata: expected 'kraft' or 'zookeeper', got {mode!r}")
+    if mode == "kraft" and v < (2, 8):
+        raise ClusterError(f"{w}: metadata: Kafka {version} has no KRaft mode (2.8 and later); use 'zookeeper'")
+    if mode == "zookeeper" and v >= (4, 0):
+        raise ClusterError(f"{w}: metadata: Kafka {version} has no ZooKeeper mode (removed in 4.0); use 'kraft'")
+    return mode
+
+
+def _controllers(data: dict, brokers: list[int], mode: str, w: str) -> list[int]:
+    """The controller ids (the first broker by default); under ZooKeeper only the active one."""
+    controllers = _ints(data.get("controllers"), f"{w}: controllers")
+    if "controllers" not in data:
+        controllers = [brokers[0]]
+    if len(set(controllers)) != len(controllers):
+        raise ClusterError(f"{w}: controllers: an id is listed twice in {controllers}")
+    if mode == "zookeeper":
+        extra = [c for c in controllers if c not in brokers]
+        if extra:
+            raise ClusterError(f"{w}: controllers: {extra} are not brokers; under ZooKeeper the controller is one "
+                               f"of the brokers (dedicated controllers need \"metadata\": \"kraft\")")
+        controllers = controllers[:1]  # the active one; every broker can take over
+    if any(c < 0 for c in controllers):
+        raise ClusterError(f"{w}: controllers: ids must not be negative")
+    return controllers
+
+
+def _topic(t: Any, tw: str, w: str, seen: set[str], brokers: list[int], live: list[int], offline: list[int]) -> dict:
+    """One topic's canonical form; `seen` collects the names so far, to refuse a second definition."""
+    if not isinstance(t, dict):
+        raise ClusterError(f"{tw}: expected a mapping with name, config and partitions")
+    unknown = sorted(set(t) - {"name", "config", "partitions", "replication_factor"})
+    if unknown:
+        raise ClusterError(f"{tw}: unknown key(s) {', '.join(unknown)} (known: name, config, partitions, "
+                           f"replication_factor)")
+    name = t.get("name")
+    if not isinstance(name, str) or not TOPIC_NAME.match(name):
+        raise ClusterError(f"{tw}.name: {name!r} is not a Kafka topic name ([a-zA-Z0-9._-], 1 to 249 characters)")
+    if name in seen:
+        raise ClusterError(f"{tw}.name: topic {name!r} is defined twice")
+    seen.add(name)
+    tw = f"{w}: topic {name}"
+    config = t.get("config") or {}
+    if not isinstance(config, dict):
+        raise ClusterError(f"{tw}: config: expected a mapping such as {{\"min.insync.replicas\": 2}}")
+    min_isr = config.get("min.insync.replicas", 1)
+    if isinstance(min_isr, str) and min_isr.isdigit():
+        min_isr = int(min_isr)
+    min_isr = _int(min_isr, f"{tw}: config.min.insync.replicas", 1)
+    parts_in = t.get("partitions")
+    if isinstance(parts_in, int) and not isinstance(parts_in, bool):
+        parts_in = _assign(parts_in, t.get("replication_factor", 1), brokers, live, tw)
+    elif "replication_factor" in t:
+        raise ClusterError(f"{tw}: replication_factor goes with \"partitions\": N (a count); "
+                           f"with a partition list give each partition's replicas")
+    if not isinstance(parts_in, list) or not parts_in:
+        raise ClusterError(f"{tw}: partitions: give a non-empty list of partitions or a partition count")
+    parts = [_partition(p, pi, f"{tw}: partitions[{pi}]", brokers, offline) for pi, p in enumerate(parts_in)]
+    return {"name": name, "min_isr": min_isr, "partitions": parts}
 
 
 def _assign(count: int, rf: Any, brokers: list[int], live: list[int], where: str) -> list[dict]:
@@ -272,7 +289,7 @@ def synthetic(partitions: int, *, brokers: int = 3, replication_factor: int = 3,
 
 
 def reference_4_1() -> dict:
-    """The captured Kafka 4.1 node of ../shared/reference/kafka-4.1: node 1, broker and controller,
+    """The captured Kafka 4.1 node (inventory-4.1.tsv's): node 1, broker and controller,
     refbin-test (3 partitions, RF 1) and refbin-underminisr (2 partitions, RF 1, min ISR 2)."""
     return {
         "brokers": [1], "controllers": [1], "metadata": "kraft",
