@@ -2,16 +2,19 @@
 the sidecar would have served at each step, as OpenMetrics files promtool imports (or Parquet).
 
   session.py        the SparkSession (local[*] by default, --master and --conf passed through)
+  inputs.py         what an input format is (read on Spark, tallied, turned into series): the job
+                    sees only that, and each format below is one implementation
   columns.py        mbeans/health.py's formulas evaluated on Spark Columns (the same definitions)
   grid.py           the time grid: --start, --end, --step, and which steps a state holds for
   describe_dumps.py saved `kafka-topics.sh --describe` output -> a table of partition states
   archive_input.py  a sidecar's archive, one file per task -> the MBean values its rules read at
-                    each poll (the live recompute itself), as runs of equal values
+                    each poll, as runs of equal values
+  archive_health.py the health families of a replayed poll, through the live recompute itself
   cluster_rows.py   partition states -> the cluster-wide view's MBean values per step interval
   naming.py         the rule engine applied once per distinct ObjectName and attribute, joined back
   openmetrics.py    series -> OpenMetrics text promtool accepts (seconds, sorted, `# EOF`)
   output.py         files of bounded size, the manifest, Parquet, atomic placement, promtool import
-  job.py            the whole run and its summary
+  job.py            the whole run, step by step, and its summary
 
 Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`,
 `leader` (-1: none) and the `Counts` fields of mbeans/health.py, computed at the edge by

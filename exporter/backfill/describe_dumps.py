@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from kafka_jmx_sidecar.exporter.backfill.grid import ISO_TIME, iso_ms, parse_time_ms
 from kafka_jmx_sidecar.mbeans.health import counts_of, has_leader, placeholder_count
@@ -67,24 +67,46 @@ def list_dumps(inputs: list[str], regex: re.Pattern | None = None) -> list[Dump]
     return sorted(dumps, key=lambda d: (d.time_ms, d.path))
 
 
-# One row per partition (kind "s"), per rejected line (kind "r") and per file (kind "f": lines
-# read), in one schema so one pass over the files gives all three.
+class DumpRow(NamedTuple):
+    """One row per partition (kind "s"), per rejected line (kind "r") and per file (kind "f": lines
+    read, in `line`), in one schema so one pass over the files gives all three."""
+
+    kind: str
+    t: int
+    topic: str | None = None
+    partition: int | None = None
+    leader: int | None = None  # -1: none
+    has_leader: bool | None = None  # has_leader .. min_isr: mbeans.health.Counts
+    leader_live: bool | None = None
+    replicas: int | None = None
+    adding: int | None = None
+    reassigning: bool | None = None
+    isr: int | None = None
+    min_isr: int | None = None
+    placeholders: int | None = None
+    file: str | None = None
+    line: int | None = None
+    reason: str | None = None
+    detail: str | None = None
+    text: str | None = None
+
+
 ROW_SCHEMA = (
     "kind string, t long, topic string, partition int, leader int, has_leader boolean, "
     "leader_live boolean, replicas int, adding int, reassigning boolean, isr int, min_isr int, "
     "placeholders int, file string, line int, reason string, detail string, text string"
 )
-_NONE = (None,) * 11  # topic .. placeholders
+assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == DumpRow._fields
 
 
-def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[tuple]:
-    """The rows of one dump (ROW_SCHEMA). Runs on the executors."""
+def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[DumpRow]:
+    """The rows of one dump. Runs on the executors."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
-        yield ("r", time_ms) + _NONE + (path, 0, UNREADABLE, str(e), "")
-        yield ("f", time_ms) + _NONE + (path, 0, None, None, None)
+        yield DumpRow("r", time_ms, file=path, line=0, reason=UNREADABLE, detail=str(e), text="")
+        yield DumpRow("f", time_ms, file=path, line=0)
         return
     rejects: list[tuple] = []
     try:
@@ -119,13 +141,91 @@ def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[tup
             seen.add(key)
             states += 1
             c = counts_of(s)
-            yield ("s", time_ms, s.topic, s.partition, s.leader if has_leader(s.leader) else -1,
-                   bool(c.has_leader), bool(c.leader_live), c.replicas, c.adding, bool(c.reassigning), c.isr,
-                   c.min_isr, placeholder_count(s), path, item.line_no, None, None, None)
+            yield DumpRow("s", time_ms, s.topic, s.partition, s.leader if has_leader(s.leader) else -1,
+                          bool(c.has_leader), bool(c.leader_live), c.replicas, c.adding, bool(c.reassigning),
+                          c.isr, c.min_isr, placeholder_count(s), file=path, line=item.line_no)
         else:
             rejects.append((item.line_no, UNPARSABLE, item.reason, lines[item.line_no - 1][:200]))
     if not states and not rejects:
         rejects.append((0, NO_PARTITIONS, "no partition line (Topic: ... Partition: ... Leader: ...)", ""))
     for line_no, reason, detail, text in sorted(rejects):
-        yield ("r", time_ms) + _NONE + (path, line_no, reason, detail, text)
-    yield ("f", time_ms) + _NONE + (path, read, None, None, None)
+        yield DumpRow("r", time_ms, file=path, line=line_no, reason=reason, detail=detail, text=text)
+    yield DumpRow("f", time_ms, file=path, line=read)
+
+
+class DescribeDumps:
+    """Describe dumps as a backfill input (inputs.Input): partition states at each dump's time,
+    judged under `profile` into the cluster-wide view, named by `naming`'s rules.
+    `configured_min_isr`: the configuration's (default or None, {topic: n}), for topics whose
+    header shows no min.insync.replicas, as the live sidecar uses it without the Admin API."""
+
+    def __init__(self, dumps: list[Dump], naming, profile, default_min_isr: int = 1,
+                 configured_min_isr: tuple[int | None, dict[str, int]] | None = None):
+        self.dumps, self.naming, self.profile = dumps, naming, profile
+        self.default_min_isr, self.configured_min_isr = default_min_isr, configured_min_isr
+
+    def read(self, spark):
+        from pyspark.sql import functions as F
+
+        from kafka_jmx_sidecar.exporter.backfill.inputs import Reading, Tally
+
+        rows = self._rows(spark)
+        # one small aggregate for the summary: per kind, time, file and reason, rows and lines
+        tally, times = Tally(files=len(self.dumps)), set()
+        grouped = rows.groupBy("kind", "t", "file", "reason").agg(F.count(F.lit(1)).alias("n"),
+                                                                  F.sum("line").alias("lines"))
+        for r in grouped.collect():
+            if r.kind == "s":
+                tally.partition_states += r.n
+                times.add(r.t)
+            else:
+                tally.count(r)
+        return Reading(rows, tally, {"": sorted(times)})
+
+    def _rows(self, spark):
+        from pyspark.sql import functions as F
+
+        from kafka_jmx_sidecar.exporter.backfill.session import log
+
+        sc = spark.sparkContext
+        configured = self.configured_min_isr
+        # with configured values, a topic whose header shows none reads as 0 (min.insync.replicas is
+        # at least 1), then takes the configured topic's value, else the configured default, else
+        # --default-min-isr
+        default_min_isr = 0 if configured is not None else self.default_min_isr
+        files = [(d.path, d.time_ms) for d in self.dumps]
+        log(f"reading {len(files)} describe dumps ({files[0][0]} ... {files[-1][0]})")
+        # a few files per task: a task per file would cost a Python worker round each
+        raw = sc.parallelize(files, min(len(files), 4 * sc.defaultParallelism)).flatMap(
+            lambda f: read_dump(f[0], f[1], default_min_isr))
+        rows = spark.createDataFrame(raw, ROW_SCHEMA, verifySchema=False)
+        if configured is not None:
+            default, topics = configured
+            fallback = F.lit(default if default is not None else self.default_min_isr)
+            if topics:
+                by_topic = F.create_map(*[F.lit(x) for kv in sorted(topics.items()) for x in kv])
+                fallback = F.coalesce(by_topic[F.col("topic")], fallback)
+            rows = rows.withColumn("min_isr", F.when(F.col("min_isr") == 0, fallback).otherwise(F.col("min_isr")))
+        return rows.persist()
+
+    def listed_range(self) -> tuple[int, int]:
+        return self.dumps[0].time_ms, self.dumps[-1].time_ms
+
+    def series(self, reading, grid):
+        from pyspark.sql import functions as F
+
+        from kafka_jmx_sidecar.exporter.backfill.cluster_rows import cluster_rows
+        from kafka_jmx_sidecar.exporter.backfill.grid import intervals
+        from kafka_jmx_sidecar.exporter.backfill.naming import named_series
+        from kafka_jmx_sidecar.exporter.backfill.session import log
+
+        times = reading.times[""]
+        held = intervals(times, grid)
+        log(f"grid: {grid.count} steps of {grid.step_ms / 1000:g} s; {len(held)} of {len(times)} dump times hold a step")
+        held_df = reading.rows.sparkSession.createDataFrame(
+            [(t, k0, k1) for t, (k0, k1) in sorted(held.items())] or [(0, 0, -1)], "t long, k0 long, k1 long")
+        states = reading.rows.where("kind = 's'").join(F.broadcast(held_df), "t")
+        return named_series(cluster_rows(states, self.profile), self.naming)
+
+    def manifest(self) -> dict:
+        return {}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 
 
 def conf_pairs(pairs: list[str]) -> list[tuple[str, str]]:
@@ -51,3 +53,11 @@ def _submitted_conf() -> dict[str, str]:
     `python` start has none."""
     return {"spark.master": os.environ["MASTER"]} if "MASTER" in os.environ else (
         {"spark.master": "submitted"} if "PYSPARK_GATEWAY_PORT" in os.environ else {})
+
+
+_BEGAN = time.monotonic()
+
+
+def log(message: str) -> None:
+    """A line of the run's progress on stderr, with the seconds since the job started."""
+    print(f"backfill [{time.monotonic() - _BEGAN:7.1f} s]: {message}", file=sys.stderr, flush=True)
