@@ -1,7 +1,7 @@
 """Series -> OpenMetrics text that `promtool tsdb create-blocks-from openmetrics` accepts as it is:
 every sample timestamped in seconds, each series' samples in time order without repeats, a
 `# TYPE` before each family's first sample in a file, `# EOF` last and no blank line anywhere
-(toolchain.md lists what promtool silently drops otherwise). Files are cut at a series boundary
+(promtool silently drops what breaks these rules). Files are cut at a series boundary
 once they pass a size, so promtool's memory stays bounded. Runs on the executors, one call per
 Spark partition, on rows sorted by (family, series, k0).
 

@@ -66,7 +66,7 @@ def go_double(d: float) -> str:
     return text
 
 
-def _escape_label_value(v: str) -> str:
+def escape_label_value(v: str) -> str:
     if "\\" in v or '"' in v or "\n" in v:
         return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return v
@@ -90,7 +90,7 @@ def _label_set(pairs: Iterable[tuple[str, str]], openmetrics: bool) -> str:
 def _labels_004(labels: tuple) -> str:
     text = _labels_004_memo.get(labels)
     if text is None:
-        text = _label_set([(k, _escape_label_value(v)) for k, v in labels], False)
+        text = _label_set([(k, escape_label_value(v)) for k, v in labels], False)
         if len(_labels_004_memo) >= _LABELS_MEMO_LIMIT:
             _labels_004_memo.clear()
         _labels_004_memo[labels] = text
@@ -100,7 +100,7 @@ def _labels_004(labels: tuple) -> str:
 def _labels_om(labels: tuple) -> str:
     text = _labels_om_memo.get(labels)
     if text is None:
-        text = _label_set([(k, _escape_label_value(v)) for k, v in labels], True)
+        text = _label_set([(k, escape_label_value(v)) for k, v in labels], True)
         if len(_labels_om_memo) >= _LABELS_MEMO_LIMIT:
             _labels_om_memo.clear()
         _labels_om_memo[labels] = text
@@ -113,13 +113,13 @@ _LEGACY_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 def _label_name_1x(name: str) -> str:
     """client_java 1.x writes a label name that is not a classic one (a jmx_exporter safe name
     may hold ':') in quotes."""
-    return name if _LEGACY_LABEL.fullmatch(name) else '"' + _escape_label_value(name) + '"'
+    return name if _LEGACY_LABEL.fullmatch(name) else '"' + escape_label_value(name) + '"'
 
 
 def _labels_1x(labels: tuple) -> str:
     text = _labels_1x_memo.get(labels)
     if text is None:
-        text = _label_set([(_label_name_1x(k), _escape_label_value(v)) for k, v in labels], True)
+        text = _label_set([(_label_name_1x(k), escape_label_value(v)) for k, v in labels], True)
         if len(_labels_1x_memo) >= _LABELS_MEMO_LIMIT:
             _labels_1x_memo.clear()
         _labels_1x_memo[labels] = text
@@ -163,7 +163,7 @@ def _line_format(part: TableSeries, name: str, style: str):
     _, _, commas, label_name = _LABEL_STYLES[style]
     braces = str.maketrans({"{": "{{", "}": "}}"})  # literal text inside a str.format template
     labels = _label_set([(label_name(k).translate(braces), "{0}" if v is TOPIC else "{1}" if v is PARTITION
-                          else _escape_label_value(v).translate(braces)) for k, v in part.template.labels], not commas)
+                          else escape_label_value(v).translate(braces)) for k, v in part.template.labels], not commas)
     if labels:  # the set's own braces are literal too
         labels = "{{" + labels[1:-1] + "}}"
     return (name.translate(braces) + labels + " {2}\n").format
@@ -174,7 +174,7 @@ def _table_pieces(part: TableSeries, name: str, style: str) -> Iterator[str]:
     member, `_PIECE_LINES` lines to a piece."""
     table, tpl = part.table, part.template
     line = _line_format(part, name, style)
-    topics = [_escape_label_value(t) for t in table.topics]
+    topics = [escape_label_value(t) for t in table.topics]
     topic, partition, values, present = table.topic, table.partition, table.values, table.present
     fixed, factor = tpl.fixed, tpl.factor
     positions = part.positions
@@ -191,7 +191,7 @@ class _MemberLines:
 
     def __init__(self, part: TableSeries, name: str, style: str):
         self.line = _line_format(part, name, style)
-        self.topics = [_escape_label_value(t) for t in part.table.topics]
+        self.topics = [escape_label_value(t) for t in part.table.topics]
         self.table, self.template, self.positions = part.table, part.template, part.positions
 
     def __call__(self, start: int, end: int) -> list[str]:
@@ -314,7 +314,7 @@ def iter_openmetrics_families(families: Sequence[Family], eof: bool = True, nami
         if one_x and not f.help:
             yield f"# TYPE {family} {sample_type}\n"
         else:
-            yield f"# TYPE {family} {sample_type}\n# HELP {family} {_escape_label_value(f.help)}\n"
+            yield f"# TYPE {family} {sample_type}\n# HELP {family} {escape_label_value(f.help)}\n"
         yield from _bodies(f, series, "1.x" if one_x else "0.x-om", True)
     if eof:
         yield "# EOF\n"
