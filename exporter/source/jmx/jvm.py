@@ -6,11 +6,12 @@ settings need, does nothing when called again with compatible settings, and rais
 JmxConfigError naming the property when the running JVM cannot serve them (tests with another
 trust store run in a subprocess).
 
-`helper()` compiles SidecarJmx.java (shipped next to this file) with javax.tools.JavaCompiler
-into a cache directory keyed by the source's hash and the Java version, and loads it through a
-URLClassLoader; it returns None when the JVM has no compiler (a JRE) and no compiled helper is in
-the cache directory already, and the client then reads through plain JPype calls (slower, same
-results). The container image compiles it at build time (scripts/image/compile-helper).
+`helper()` compiles SidecarJmx.java and the rest of its package (the *.java files shipped next to
+this file) with javax.tools.JavaCompiler into a cache directory keyed by every source's name and
+text and the Java version, and loads it through a URLClassLoader; it returns None when the JVM has
+no compiler (a JRE) and no compiled helper is in the cache directory already, and the client then
+reads through plain JPype calls (slower, same results). The container image compiles it at build
+time (scripts/image/compile-helper).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
 
 log = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).with_name("SidecarJmx.java")
+SOURCES = tuple(sorted(Path(__file__).parent.glob("*.java")))  # SidecarJmx.java and the rest of sidecar.jmx
 HELPER_CLASS = "sidecar.jmx.SidecarJmx"
 # Options every JVM of ours gets: keep SIGINT/SIGTERM for Python (-Xrs), no AWT.
 BASE_OPTIONS = ("-Xrs", "-Djava.awt.headless=true")
@@ -148,6 +149,15 @@ def _writable_root(settings: JmxSettings | None) -> Path:
     raise JmxConfigError("no writable directory for the compiled JMX helper: set KAFKA_JMX_SIDECAR_CACHE")
 
 
+def _sources_digest(java_version: str) -> str:
+    """Changes with any source file's name or text, and with the Java version."""
+    h = hashlib.sha256()
+    for src in SOURCES:
+        h.update(src.name.encode() + b"\0" + src.read_bytes() + b"\0")
+    h.update(java_version.encode())
+    return h.hexdigest()[:16]
+
+
 def helper(settings: JmxSettings | None = None) -> Any:
     """The SidecarJmx class, compiled on first use; None when the JVM has no Java compiler."""
     import jpype
@@ -160,8 +170,7 @@ def helper(settings: JmxSettings | None = None) -> Any:
             start_jvm(settings)
         System = jpype.JClass("java.lang.System")
         java_version = str(System.getProperty("java.specification.version"))
-        source = SOURCE.read_bytes()
-        digest = hashlib.sha256(source + java_version.encode()).hexdigest()[:16]
+        digest = _sources_digest(java_version)
         # compiled ahead of time (the container image's build does): used as it is, even from a
         # read-only directory, so a start compiles nothing (~2 s of CPU) and writes nothing
         out = _cache_root(settings) / f"helper-{digest}"
@@ -177,10 +186,11 @@ def helper(settings: JmxSettings | None = None) -> Any:
                 return None
             tmp = Path(tempfile.mkdtemp(prefix="helper-", dir=root))
             errors = jpype.JClass("java.io.ByteArrayOutputStream")()
-            rc = compiler.run(None, None, errors, "-d", str(tmp), "-nowarn", "-encoding", "UTF-8", str(SOURCE))
+            rc = compiler.run(None, None, errors, "-d", str(tmp), "-nowarn", "-encoding", "UTF-8",
+                              *[str(src) for src in SOURCES])
             if rc != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
-                raise JmxConfigError(f"compiling {SOURCE.name} failed: {errors.toString()}")
+                raise JmxConfigError(f"compiling {', '.join(src.name for src in SOURCES)} failed: {errors.toString()}")
             try:
                 tmp.rename(out)
             except OSError:  # a concurrent process compiled it first

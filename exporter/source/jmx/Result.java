@@ -1,0 +1,10 @@
+package sidecar.jmx;
+
+public final class Result {
+    public String text;
+    public Object[] complex = new Object[0];
+    public long roundTrips;
+    /** Set when a connection failed (IOException) or the deadline passed; text is then null. */
+    public Throwable failure;
+    public int failedConnection = -1;
+}
