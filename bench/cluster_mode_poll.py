@@ -68,7 +68,8 @@ class ClusterPipeline(setup.Pipeline):
     """setup.Pipeline's polling and rendering, with the collector `serve` makes in the cluster-wide mode."""
 
     def __init__(self, config_path: Path):
-        from kafka_jmx_sidecar.exporter.commands.serve import load, make_collector
+        from kafka_jmx_sidecar.exporter.config.load import load
+        from kafka_jmx_sidecar.exporter.commands.serve import make_collector
         from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         loaded = load(str(config_path))

@@ -1,4 +1,4 @@
-"""Benchmark: the sidecar's HTTP server (exporter/http.py: asyncio + h11) against the standard
+"""Benchmark: the sidecar's HTTP server (exporter/http/: asyncio + h11) against the standard
 library's threading http.server it replaced, serving the same bytes, each in a process of its own
 where a busy thread holds the GIL as the poll does (switch interval 0.5 ms, as `serve` sets it).
 
@@ -71,7 +71,7 @@ else:
     threading.Event().wait()
 '''
 
-KINDS = ("http.server", "exporter/http.py")
+KINDS = ("http.server", "exporter/http/")
 
 
 def main() -> int:

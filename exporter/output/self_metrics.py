@@ -190,7 +190,7 @@ class SelfMetrics:
             "good one stays).", registry=r)
 
     def enable_recompute(self) -> None:
-        """The recompute's metrics (exporter/recompute_stage.py): only when sidecar.recompute is set."""
+        """The recompute's metrics (exporter/recompute/stage.py): only when sidecar.recompute is set."""
         if hasattr(self, "recompute_info"):
             return
         r = self.registry
@@ -234,7 +234,7 @@ class SelfMetrics:
         self.archive_bytes = Gauge(_PREFIX + "archive_bytes", "Bytes of the archive files on disk.", registry=r)
 
     def enable_reassignment(self) -> None:
-        """The reassignment series' metrics (exporter/reassignment_stage.py): only with sidecar.reassignment."""
+        """The reassignment series' metrics (exporter/reassignment/stage.py): only with sidecar.reassignment."""
         if hasattr(self, "reassignment_unknowns"):
             return
         self.reassignment_unknowns = Gauge(
@@ -256,7 +256,7 @@ class SelfMetrics:
         self.reassignment_moving.set(outcome.moving)
 
     def enable_cluster(self) -> None:
-        """The cluster-wide mode's metrics (exporter/cluster_source.py): only with sidecar.mode: cluster."""
+        """The cluster-wide mode's metrics (exporter/source/cluster.py): only with sidecar.mode: cluster."""
         if hasattr(self, "cluster_info"):
             return
         r = self.registry

@@ -15,7 +15,7 @@ from kafka_jmx_sidecar.exporter.base.model import ObjectName
 
 
 class Members:
-    """The members of one family `domain:type=X,name=Y` as columns (see SidecarJmx.Members):
+    """The members of one family `domain:type=X,name=Y` as columns (see Members.java):
     topics, then per member a topic index, a partition number and its canonical name's hash."""
 
     __slots__ = ("family", "handle", "topics", "topic", "partition", "hash", "pattern")
