@@ -35,6 +35,10 @@ def spark_session(master: str | None = None, conf: list[tuple[str, str]] = (), a
         builder = builder.master(master)
     elif "spark.master" not in _submitted_conf():
         builder = builder.master("local[*]")
+    if (master or _submitted_conf().get("spark.master") or "local").startswith("local"):
+        # Local workers run this interpreter, which imports the project: Spark's default, the
+        # first python3 on PATH, need not be the virtual environment's (a start by absolute path)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for key, value in DETERMINISTIC.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.ui.showConsoleProgress", "false")
