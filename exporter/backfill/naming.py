@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from kafka_jmx_sidecar.exporter.output.exposition import escape_label_value
+from kafka_jmx_sidecar.exporter.output.exposition import openmetrics_names, openmetrics_series
 from kafka_jmx_sidecar.exporter.base.model import ObjectName
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigFile
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, Store
@@ -31,16 +31,9 @@ VALUED_SCHEMA = ("objectname string, attribute string, value double, family stri
 
 def _family_and_series(outcome: Outcome) -> tuple[str, str, str]:
     """(family name, OpenMetrics type, the series' text `name{labels}`) as the sidecar's OpenMetrics
-    output writes them in 0.x naming (exporter/output/exposition.py, iter_openmetrics_families): a
-    counter named `x_total` is family `x`; untyped is `unknown`."""
-    name, kind = outcome.name, outcome.type
-    family = name
-    if kind == "counter" and name.endswith("_total"):
-        family = name[:-6]
-    elif kind == "untyped":
-        kind = "unknown"
-    labels = ",".join(f'{k}="{escape_label_value(v)}"' for k, v in outcome.labels)
-    return family, kind, name + ("{" + labels + "}" if labels else "")
+    output writes them in 0.x naming."""
+    family, kind, name = openmetrics_names(outcome.name, outcome.type)
+    return family, kind, openmetrics_series(name, outcome.labels)
 
 
 class Naming:

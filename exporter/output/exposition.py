@@ -293,6 +293,26 @@ def iter_openmetrics(samples: Iterable[Sample], eof: bool = True) -> Iterator[st
     return iter_openmetrics_families(of_samples(samples), eof)
 
 
+def openmetrics_names(name: str, sample_type: str, naming: str = "0.x") -> tuple[str, str, str]:
+    """(family name, OpenMetrics type, samples' name) of a family named `name` by the rules: a
+    counter family is named without `_total` (in 0.x its samples keep their own name, in 1.x they
+    are `<family>_total`); untyped is `unknown`."""
+    family = series = name
+    if sample_type == "counter":
+        if naming == "1.x":
+            series = name + "_total"
+        elif name.endswith("_total"):
+            family = name[:-6]
+    elif sample_type == "untyped":
+        sample_type = "unknown"
+    return family, sample_type, series
+
+
+def openmetrics_series(name: str, labels: Iterable[tuple[str, str]]) -> str:
+    """A sample's `name{k="v",...}` as OpenMetrics writes it."""
+    return name + _label_set([(k, escape_label_value(v)) for k, v in labels], True)
+
+
 def iter_openmetrics_families(families: Sequence[Family], eof: bool = True, naming: str = "0.x") -> Iterator[str]:
     """OpenMetrics 1.0 text as jmx_exporter 0.x (simpleclient 0.16) or 1.x (client_java 1.x)
     writes it: TYPE before HELP, untyped as `unknown`, timestamps in seconds. A counter family is
@@ -301,16 +321,7 @@ def iter_openmetrics_families(families: Sequence[Family], eof: bool = True, nami
     1.x writes no HELP line for an empty help; 0.x always does."""
     one_x = naming == "1.x"
     for f in families:
-        name, sample_type = f.name, f.type
-        family = name
-        series = name
-        if sample_type == "counter":
-            if one_x:
-                series = name + "_total"
-            elif name.endswith("_total"):
-                family = name[:-6]
-        elif sample_type == "untyped":
-            sample_type = "unknown"
+        family, sample_type, series = openmetrics_names(f.name, f.type, naming)
         if one_x and not f.help:
             yield f"# TYPE {family} {sample_type}\n"
         else:
