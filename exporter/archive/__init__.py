@@ -4,4 +4,8 @@ recompute every health series later with the same formulas and rules.
     format.py     the records and their one encoding (JSON Lines; README "Archive format")
     reader.py     typed records, complete polls, and the state known at any time (pure)
     writer.py     hourly files, keyframe + changes, append-safe, with retention (driven by the poll)
+    encoder.py    a poll as a keyframe or as its changes; retention.py, settings.py
+
+May import: base, rule_engine, source (a poll's read and the Admin API's view), recompute,
+reassignment, output, mbeans; the poll hands it each poll, the backfill reads it.
 """

@@ -21,4 +21,7 @@ Describe dumps give one row per partition per observation: `t` (seconds), `topic
 `counts_of`, so no formula is re-typed in Spark. An archive gives MBean values directly (a
 broker's own view, recomputed as the live sidecar did).
 Importing this package needs pyspark (the `spark` extra); the sidecar never imports it.
+
+May import: every stage before it (the archive's reader, the live recompute, the rule engine, the
+writers, the configuration); only the commands import it.
 """

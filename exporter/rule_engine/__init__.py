@@ -4,6 +4,10 @@
     engine = RuleEngine(config)                       # naming="1.x" for OpenMetrics-style names
     families = engine.series(mbeans, ranks, tables)   # one call per poll, as the collector makes it
     samples = engine.samples(mbeans)                  # the same poll as samples (the reference path)
+
+It sits low, right after base: the jmx_exporter file it reads also says what the source reads
+(include/exclude patterns, attribute filters) and in which order jmx_exporter visits the names
+(order.py). May import: base, mbeans.
 """
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, Rule, load_config, parse_config
 from kafka_jmx_sidecar.exporter.rule_engine.engine import EngineStats, RuleEngine
