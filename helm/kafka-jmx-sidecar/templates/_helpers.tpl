@@ -92,6 +92,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and .Values.archive.enabled (eq .Values.mode "cluster") }}
 {{- fail "values: archive.enabled: the cluster mode does not archive yet; set archive.enabled to false" }}
 {{- end }}
+{{- /* Refused rather than dropped: an operator who asked for the probe should learn why it is
+not there, not find out from a rolling restart that never ends. */}}
+{{- if and (eq .Values.mode "sidecar") .Values.readinessProbe.enabled }}
+{{- fail "values: readinessProbe.enabled: the sidecar mode puts the container into the BROKER's pod, and /-/ready answers 503 until the first complete poll (a minute or more on a big broker, never while JMX is misconfigured): the broker pod would leave its Service, stall a StatefulSet rolling restart and block node drains behind a PodDisruptionBudget. Remove readinessProbe.enabled (the sidecar mode has no readiness probe; livenessProbe checks the process on /-/healthy)" }}
+{{- end }}
+{{- end }}
+
+{{/* The readiness probe on /-/ready: on by default in the standalone and cluster modes (a pod of
+its own, out of its Service until it has polled), never in the sidecar mode (the broker's pod,
+whose readiness must not wait on a poll; the validation above refuses an explicit true). */}}
+{{- define "kafka-jmx-sidecar.readinessProbe" -}}
+{{- if hasKey .Values.readinessProbe "enabled" }}
+{{- if and .Values.readinessProbe.enabled (ne .Values.mode "sidecar") }}true{{ end }}
+{{- else if ne .Values.mode "sidecar" }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -99,6 +113,8 @@ The sidecar container. Include it in a broker pod's containers (with "kafka-jmx-
 in its volumes) from a chart that has this chart as a dependency:
   {{ include "kafka-jmx-sidecar.container" (index .Subcharts "kafka-jmx-sidecar") | nindent 8 }}
 or use its output as it is rendered into examples/ (Bitnami's `sidecars`, a StatefulSet).
+In the sidecar mode it carries no readiness probe: a container's readiness is its pod's, and the
+broker's pod must not wait on the sidecar's first poll.
 */}}
 {{- define "kafka-jmx-sidecar.container" -}}
 - name: kafka-jmx-sidecar
@@ -151,6 +167,8 @@ or use its output as it is rendered into examples/ (Bitnami's `sidecars`, a Stat
       containerPort: {{ .Values.containerPort }}
       protocol: TCP
   {{- $scheme := include "kafka-jmx-sidecar.scheme" . | upper }}
+  {{- /* liveness and startup ask /-/healthy, which the HTTP server answers without JMX or a poll:
+  in a broker's pod they may restart the sidecar, never hold the broker back */}}
   {{- if .Values.livenessProbe.enabled }}
   livenessProbe:
     httpGet:
@@ -159,7 +177,7 @@ or use its output as it is rendered into examples/ (Bitnami's `sidecars`, a Stat
       scheme: {{ $scheme }}
     {{- toYaml (omit .Values.livenessProbe "enabled") | nindent 4 }}
   {{- end }}
-  {{- if .Values.readinessProbe.enabled }}
+  {{- if include "kafka-jmx-sidecar.readinessProbe" . }}
   readinessProbe:
     httpGet:
       path: /-/ready
