@@ -1,3 +1,16 @@
+{{/* jobLabel and the per-scrape limits, the same keys in both monitors' spec (0: no limit). */}}
+{{- define "kafka-jmx-sidecar.monitorLimits" -}}
+{{- with .jobLabel }}
+jobLabel: {{ . | quote }}
+{{- end }}
+{{- with .sampleLimit }}
+sampleLimit: {{ . }}
+{{- end }}
+{{- with .labelLimit }}
+labelLimit: {{ . }}
+{{- end }}
+{{- end }}
+
 {{/* The scrape settings ServiceMonitor endpoints and PodMonitor podMetricsEndpoints share. */}}
 {{- define "kafka-jmx-sidecar.scrapeEndpoint" -}}
 {{- $m := .monitor }}
