@@ -66,14 +66,19 @@ def _add_sidecar(sub) -> None:
     p = sub.add_parser("check-config", help="validate a configuration file (exit 0 or 2)")
     p.add_argument("file", metavar="FILE", nargs="?")
     p.add_argument("--config", metavar="FILE", help="the same as FILE, spelled as serve and scrape take it")
+    p.add_argument("--web.config.file", dest="web_config_file", metavar="WEB",
+                   help="also check this web-config file, as serve would read it (alone: only this file, "
+                        "like promtool check web-config)")
     p.set_defaults(func=_run_check_config)
 
 
 def _run_check_config(args) -> int:
-    if (args.file is None) == (args.config is None):
-        print("error: check-config takes one configuration file: FILE or --config FILE", file=sys.stderr)
+    if args.file is not None and args.config is not None or \
+            args.file is None and args.config is None and args.web_config_file is None:
+        print("error: check-config takes one configuration file (FILE or --config FILE) and/or "
+              "--web.config.file WEB", file=sys.stderr)
         return 2
-    return _sidecar().check_config(args.file or args.config)
+    return _sidecar().check_config(args.file or args.config, web_config_file=args.web_config_file)
 
 
 def _sidecar():

@@ -5,6 +5,7 @@ import dataclasses
 import logging
 import os
 import signal
+import ssl
 import sys
 import threading
 from typing import IO
@@ -14,6 +15,7 @@ from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.config.load import Loaded, load
 from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, assemble
+from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 from kafka_jmx_sidecar.exporter.http.web_config_reload import WebConfigReloader
 
 log = logging.getLogger("kafka_jmx_sidecar")
@@ -30,9 +32,17 @@ def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
                      freeze_gc=True)
 
 
-def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr) -> int:
+def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | None = None,
+                 web_config_file: str | None = None) -> int:
+    """0 and an OK line per file, or 2 and why: the configuration file, and the web-config file it
+    names or `web_config_file` names (alone when `path` is None, as `promtool check web-config`)."""
+    out, err = out or sys.stdout, err or sys.stderr
     try:
-        loaded = load(path)
+        if path is None:
+            web = load_web_config(web_config_file)
+            out.write(_web_ok(web_config_file, web))
+            return 0
+        loaded = load(path, {"web_config_file": web_config_file})
     except ConfigError as e:
         err.write(f"{e}\n")
         return 2
@@ -47,7 +57,17 @@ def check_config(path: str, out: IO[str] = sys.stdout, err: IO[str] = sys.stderr
     target = (f"the whole cluster from the Admin API at {','.join(s.admin.bootstrap_servers)} (sidecar.mode: cluster)"
               if s.cluster else f"target {c.jmx_url}")
     out.write(f"{path}: OK: {len(c.rules)} rule(s), {target}, listening on {s.listen_address}\n")
+    if s.web_config_file:
+        out.write(_web_ok(s.web_config_file, loaded.web))
     return 0
+
+
+def _web_ok(path: str, web: WebConfig) -> str:
+    tls = "TLS" if web.ssl_context is not None else "plain HTTP"
+    if web.ssl_context is not None and web.ssl_context.verify_mode == ssl.CERT_REQUIRED:
+        tls += " with client certificates" + (f" ({len(web.client_allowed_sans)} allowed SAN(s))"
+                                              if web.client_allowed_sans else "")
+    return f"{path}: OK: web config, {tls}, {len(web.users)} basic auth user(s)\n"
 
 
 def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,

@@ -4,7 +4,8 @@ port, a disconnect mid-request) is answered with its status or closed quietly, c
 kafka_jmx_sidecar_http_client_errors_total{reason} and logged as one debug line, never a traceback.
 
 TLS: the handshake runs per connection with the web config's current SSLContext, so a rotated
-certificate, key or client CA (web_config_reload.py) applies to the next connection.
+certificate, key or client CA (web_config_reload.py) applies to the next connection; a client
+certificate without one of `client_allowed_sans` ends the connection right after the handshake.
 
 The GIL: the poll thread holds it most of the time, and every turn of the loop and every
 system call of the loop's thread waits up to the switch interval to get it back. So an answer
@@ -76,11 +77,11 @@ class Connection(asyncio.Protocol):
             return
         self.server.opened(self)
         self._arm("request", self.limits.header_timeout)
-        context = self.server.web().ssl_context
-        if context is None:
+        web = self.server.web()
+        if web.ssl_context is None:
             self._serve_on(transport)
         else:
-            self.task = self.loop.create_task(self._handshake(context))  # held: the loop keeps tasks weakly
+            self.task = self.loop.create_task(self._handshake(web))  # held: the loop keeps tasks weakly
 
     def data_received(self, data: bytes) -> None:
         if self.closed:
@@ -129,11 +130,11 @@ class Connection(asyncio.Protocol):
         transport.set_write_buffer_limits(high=self.limits.write_chunk)
         self.ready = True
 
-    async def _handshake(self, context: ssl.SSLContext) -> None:
+    async def _handshake(self, web: WebConfig) -> None:
         raw = self.transport
         try:
             # the header timer (which includes the handshake) fires first and counts the timeout
-            tls = await self.loop.start_tls(raw, self, context, server_side=True,
+            tls = await self.loop.start_tls(raw, self, web.ssl_context, server_side=True,
                                             ssl_handshake_timeout=self.limits.header_timeout + 5)
         except (OSError, EOFError, asyncio.CancelledError) as e:  # ssl.SSLError is an OSError
             if not self.closed:
@@ -145,6 +146,15 @@ class Connection(asyncio.Protocol):
         if self.closed or tls is None:  # closed during the handshake (start_tls then gives None)
             if tls is not None:
                 tls.abort()
+            self._gone()
+            return
+        refused = web.client_refused(tls.get_extra_info("peercert"))
+        if refused:
+            # Go's VerifyPeerCertificate fails the handshake; Python's ssl has no such hook, so the
+            # connection ends as soon as the handshake is done, before a byte of a request is read
+            self.server.client_error(ClientError.TLS_HANDSHAKE, self.peer, refused)
+            self.closed = True
+            tls.abort()
             self._gone()
             return
         self._serve_on(tls)

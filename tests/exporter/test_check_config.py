@@ -97,3 +97,34 @@ def test_serve_refuses_a_web_config_file_with_a_repeated_key(tmp_path):
     with pytest.raises(ConfigError) as e:
         load(str(path))
     assert str(e.value) == f"{web}:3: basic_auth_users: duplicate key (first at line 1); remove one of them"
+
+
+def test_check_config_checks_the_web_config_file_too(tmp_path, capsys):
+    from kafka_jmx_sidecar.exporter.commands.cli import main
+
+    config = tmp_path / "exporter.yml"
+    config.write_text("hostPort: 127.0.0.1:9999\n" + RULE)
+    web = tmp_path / "web.yml"
+    web.write_text("basic_auth_users:\n  prometheus: $2b$04$abcdefghijklmnopqrstuu\n")
+    assert main(["check-config", str(config), "--web.config.file", str(web)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"{web}: OK: web config, plain HTTP, 1 basic auth user(s)\n") and f"{config}: OK" in out
+    assert main(["check-config", "--web.config.file", str(web)]) == 0  # alone, as promtool check web-config
+    assert capsys.readouterr().out == f"{web}: OK: web config, plain HTTP, 1 basic auth user(s)\n"
+
+    web.write_text("http_server_config:\n  http2: true\n")
+    for argv in (["check-config", str(config), "--web.config.file", str(web)],
+                 ["check-config", "--web.config.file", str(web)]):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith(
+            f"{web}:2: http_server_config.http2: HTTP/2 is not served here")
+    # the web-config file named by sidecar.webConfigFile is checked the same way
+    config.write_text(f"hostPort: 127.0.0.1:9999\nsidecar:\n  webConfigFile: {web}\n" + RULE)
+    assert main(["check-config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith(f"{web}:2: http_server_config.http2:")
+    web.write_text("rate_limit: {burst: 1}\n")
+    assert main(["check-config", str(config)]) == 2
+    assert capsys.readouterr().err.startswith(f"{web}:1: rate_limit: is an exporter-toolkit setting")
+    assert main(["check-config"]) == 2
+    assert "--web.config.file WEB" in capsys.readouterr().err
