@@ -22,7 +22,7 @@ CI = ci_values()
 STANDALONE = {"jmx": {"hostPort": "kafka-0.kafka-headless.kafka.svc:9999"}}
 
 
-def test_the_ci_folder_has_every_case_the_issue_names():
+def test_the_ci_folder_has_every_case():
     assert {"default-values.yaml", "sidecar-only-values.yaml", "standalone-values.yaml",
             "cluster-wide-values.yaml", "all-options-values.yaml"} <= set(CI)
 
