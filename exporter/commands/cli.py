@@ -6,6 +6,7 @@ import argparse
 import sys
 from importlib import resources
 
+from kafka_jmx_sidecar.exporter import __version__
 from kafka_jmx_sidecar.mbeans.health import PROFILES
 
 
@@ -51,8 +52,11 @@ def _add_sidecar(sub) -> None:
                    help="jmx_exporter YAML (rules unchanged) with the sidecar's settings under `sidecar:`")
     p.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                    help="TLS and basic auth for /metrics (Prometheus exporter web-config format)")
-    p.add_argument("--listen", metavar="HOST:PORT", help="overrides sidecar.listenAddress")
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    # Prometheus exporters' flag names first; the first spellings stay as aliases
+    p.add_argument("--web.listen-address", "--listen", dest="listen", metavar="HOST:PORT",
+                   help="overrides sidecar.listenAddress")
+    p.add_argument("--log.level", "--log-level", dest="log_level", default="info",
+                   choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser("scrape", help="poll the broker once and print the metrics",
@@ -214,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kafka-jmx-sidecar",
         description="A Prometheus sidecar for Apache Kafka: JMX scrape with jmx_exporter rules, "
                     "and partition health recomputed the way Kafka defines it.")
+    parser.add_argument("--version", action="version", version=f"kafka-jmx-sidecar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_health(sub)
     _add_sidecar(sub)
