@@ -7,6 +7,7 @@ import sys
 from importlib import resources
 
 from kafka_jmx_sidecar.exporter import __version__
+from kafka_jmx_sidecar.exporter.commands import logs
 from kafka_jmx_sidecar.mbeans.health import PROFILES
 
 
@@ -52,11 +53,9 @@ def _add_sidecar(sub) -> None:
                    help="jmx_exporter YAML (rules unchanged) with the sidecar's settings under `sidecar:`")
     p.add_argument("--web.config.file", dest="web_config_file", metavar="FILE",
                    help="TLS and basic auth for /metrics (Prometheus exporter web-config format)")
-    # Prometheus exporters' flag names first; the first spellings stay as aliases
+    # Prometheus exporters' flag name first; the first spelling stays as an alias
     p.add_argument("--web.listen-address", "--listen", dest="listen", metavar="HOST:PORT",
                    help="overrides sidecar.listenAddress")
-    p.add_argument("--log.level", "--log-level", dest="log_level", default="info",
-                   choices=("debug", "info", "warning", "error"))
     p.set_defaults(func=_run_serve)
 
     p = sub.add_parser("scrape", help="poll the broker once and print the metrics",
@@ -92,9 +91,6 @@ def _sidecar():
 
 
 def _run_serve(args) -> int:
-    import logging
-
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     overrides = {"web_config_file": args.web_config_file, "listen_address": args.listen}
     return _sidecar().serve(args.config, overrides)
 
@@ -213,12 +209,31 @@ def _run_backfill(args) -> int:
         return 2
 
 
+def _logging_flags() -> argparse.ArgumentParser:
+    """--log.level and --log.format, taken by every command (after its name)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--log.level", "--log-level", dest="log_level", default="info", choices=logs.LEVELS,
+                        help="the least severe log line written (default info; --log-level is the same flag)")
+    common.add_argument("--log.format", dest="log_format", default="text", choices=logs.FORMATS,
+                        help="text (default), logfmt or json: one line per record on stderr")
+    return common
+
+
+class _Subcommands(argparse._SubParsersAction):
+    """Every command gets the logging flags."""
+
+    def add_parser(self, name, **kwargs):
+        kwargs.setdefault("parents", []).append(_logging_flags())
+        return super().add_parser(name, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-jmx-sidecar",
         description="A Prometheus sidecar for Apache Kafka: JMX scrape with jmx_exporter rules, "
                     "and partition health recomputed the way Kafka defines it.")
     parser.add_argument("--version", action="version", version=f"kafka-jmx-sidecar {__version__}")
+    parser.register("action", "parsers", _Subcommands)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_health(sub)
     _add_sidecar(sub)
@@ -230,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    logs.configure(args.log_level, args.log_format)
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -1,0 +1,57 @@
+"""The log lines every command writes to stderr, in the formats Prometheus exporters offer
+(`--log.format`): `text` for people, `logfmt` and `json` for log pipelines. The field names are
+stable, since pipelines parse them: ts (RFC 3339, UTC, milliseconds), level, logger, msg, and err
+(the exception's one-line summary) when a record carries one."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+LEVELS = ("debug", "info", "warning", "error")
+FORMATS = ("text", "logfmt", "json")
+
+
+def _fields(record: logging.LogRecord) -> dict[str, str]:
+    t = time.gmtime(record.created)
+    out = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{int(record.msecs):03d}Z",
+           "level": record.levelname.lower(), "logger": record.name, "msg": record.getMessage()}
+    if record.exc_info and record.exc_info[1] is not None:
+        e = record.exc_info[1]
+        out["err"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+class LogfmtFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return " ".join(f"{k}={_logfmt_value(v)}" for k, v in _fields(record).items())
+
+
+def _logfmt_value(v: str) -> str:
+    # quoted when logfmt parsers would split or misread it; newlines escaped to keep one line a record
+    if v and not any(c in v for c in ' ="\\\n\t\r'):
+        return v
+    return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace(
+        "\t", "\\t").replace("\r", "\\r") + '"'
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(_fields(record), ensure_ascii=False)
+
+
+def configure(level: str = "info", fmt: str = "text") -> None:
+    """Route every logger to stderr at `level` in `fmt` (replacing handlers set before)."""
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "logfmt":
+        handler.setFormatter(LogfmtFormatter())
+    elif fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:  # text: the traceback of a logged exception stays, for people reading it
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())

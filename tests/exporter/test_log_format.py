@@ -1,0 +1,87 @@
+"""--log.format: text for people, logfmt and json with stable field names (ts, level, logger,
+msg, err) for log pipelines; every line one record."""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kafka_jmx_sidecar.exporter.commands import logs
+
+REPO = Path(__file__).resolve().parents[2]
+TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+@pytest.fixture
+def restore_logging():
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def records(capfd) -> list[str]:
+    return capfd.readouterr().err.splitlines()
+
+
+def test_logfmt_quotes_what_would_split_and_keeps_one_line_per_record(capfd, restore_logging):
+    logs.configure("info", "logfmt")
+    logging.getLogger("kafka_jmx_sidecar.t").warning('broker "b1" at %s\nsecond line', "h:1")
+    logging.getLogger("kafka_jmx_sidecar.t").debug("not at info")
+    [line] = records(capfd)
+    fields = dict((k, json.loads(v) if v.startswith('"') else v)
+                  for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line))
+    assert list(fields) == ["ts", "level", "logger", "msg"]
+    assert TS.match(fields["ts"]) and fields["level"] == "warning" and fields["logger"] == "kafka_jmx_sidecar.t"
+    assert fields["msg"] == 'broker "b1" at h:1\nsecond line'
+
+
+def test_json_carries_the_exception_as_err_without_a_traceback(capfd, restore_logging):
+    logs.configure("debug", "json")
+    try:
+        raise ConnectionError("refused")
+    except ConnectionError:
+        logging.getLogger("x").exception("poll failed")
+    [line] = records(capfd)
+    record = json.loads(line)
+    assert record == {"ts": record["ts"], "level": "error", "logger": "x", "msg": "poll failed",
+                      "err": "ConnectionError: refused"}
+    assert TS.match(record["ts"])
+
+
+def test_serve_logs_json_lines_from_the_start(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on: the broker is unreachable
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        http_port = s.getsockname()[1]
+    cfg = tmp_path / "c.yml"
+    cfg.write_text(f"hostPort: 127.0.0.1:{closed}\nsidecar:\n  listenAddress: 127.0.0.1:{http_port}\n")
+    cmd = [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(cfg),
+           "--log.format", "json"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        lines, deadline = [], time.monotonic() + 60
+        while time.monotonic() < deadline and not any("cannot" in ln or "refused" in ln for ln in lines):
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+    finally:
+        proc.terminate()
+        rest = proc.communicate(timeout=30)[1]
+    lines += rest.splitlines(keepends=True)
+    assert lines, shlex.join(cmd)
+    parsed = [json.loads(ln) for ln in lines]  # every line is one JSON record
+    assert any(r["msg"].startswith("serving http://127.0.0.1") for r in parsed), lines
+    assert {r["level"] for r in parsed} <= {"info", "warning", "error"}
