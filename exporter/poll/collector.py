@@ -262,6 +262,7 @@ class Collector:
         self._archive_poll(snap.taken_at, poll.raw)
         if self._freeze_gc:
             self._freeze()
+        first = not self.ready
         with self._lock:  # the new snapshot and the end of any failure are seen together
             self._snapshot = snap
             self._last_poll_failed = False
@@ -271,6 +272,9 @@ class Collector:
         result = poll.result
         self.last_poll = PollStats(poll.phases, result.round_trips, result.queries, result.count, snap.series)
         self._record_success(result, snap, elapsed, poll.phases)
+        if first:  # the moment /-/ready turns 200: worth one line, with what it took
+            log.info("first complete poll of %s: %d MBeans, %d series in %.1f s; ready", self.target,
+                     result.count, snap.series, elapsed)
         if recovered:
             log.info("poll of %s succeeded again", self.target)
         self._withdrawal_told = False
