@@ -56,6 +56,28 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if .Values.rules.existingConfigMap }}{{ .Values.rules.existingConfigMapKey }}{{ else }}config.yml{{ end }}
 {{- end }}
 
+{{/* "true" where OpenShift assigns the user, group and fsGroup (its restricted-v2 SCC refuses ids
+outside the namespace's range): global.compatibility.openshift.adaptSecurityContext force, or auto
+on a cluster serving the security.openshift.io/v1 API. */}}
+{{- define "kafka-jmx-sidecar.adaptForOpenShift" -}}
+{{- $adapt := (((.Values.global).compatibility).openshift).adaptSecurityContext | default "auto" }}
+{{- if not (has $adapt (list "auto" "force" "disabled")) }}
+{{- fail (printf "values: global.compatibility.openshift.adaptSecurityContext: %q; set auto, force or disabled" $adapt) }}
+{{- end }}
+{{- if or (eq $adapt "force") (and (eq $adapt "auto") (.Capabilities.APIVersions.Has "security.openshift.io/v1")) }}true{{ end }}
+{{- end }}
+
+{{/* A pod's or container's securityContext: (dict "root" $ "context" .Values.podSecurityContext).
+Adapted for OpenShift it keeps everything but runAsUser, runAsGroup and fsGroup (the image runs as
+any uid with group 0). */}}
+{{- define "kafka-jmx-sidecar.securityContext" -}}
+{{- $context := .context }}
+{{- if include "kafka-jmx-sidecar.adaptForOpenShift" .root }}
+{{- $context = omit $context "runAsUser" "runAsGroup" "fsGroup" }}
+{{- end }}
+{{- toYaml $context }}
+{{- end }}
+
 {{/* http or https: what probes and monitors speak to the metrics port. */}}
 {{- define "kafka-jmx-sidecar.scheme" -}}
 {{- if and .Values.webConfig.secretName .Values.webConfig.tls }}https{{ else }}http{{ end }}
@@ -198,7 +220,7 @@ broker's pod must not wait on the sidecar's first poll.
     {{- toYaml . | nindent 4 }}
   {{- end }}
   securityContext:
-    {{- toYaml .Values.securityContext | nindent 4 }}
+    {{- include "kafka-jmx-sidecar.securityContext" (dict "root" . "context" .Values.securityContext) | nindent 4 }}
   volumeMounts:
     - name: kafka-jmx-sidecar-config
       mountPath: /etc/kafka-jmx-sidecar/config.yml

@@ -41,14 +41,21 @@ def _chart(path: str) -> helm_python.Chart:
     return helm_python.Chart.load(path)
 
 
-def render_files(values: dict, release: str = RELEASE, chart: Path = CHART) -> dict[str, str]:
-    return _chart(str(chart)).render(values, name=release, namespace=NAMESPACE, is_install=True)
+def render_files(values: dict, release: str = RELEASE, chart: Path = CHART,
+                 api_versions: tuple[str, ...] = ()) -> dict[str, str]:
+    """api_versions: what .Capabilities.APIVersions has besides the built-in ones, as `helm template
+    --api-versions` adds them (Chart.render does not pass them on; the library's render takes them)."""
+    if not api_versions:
+        return _chart(str(chart)).render(values, name=release, namespace=NAMESPACE, is_install=True)
+    options = {"name": release, "namespace": NAMESPACE, "is_install": True, "api_versions": list(api_versions)}
+    return json.loads(helm_python._native.call_string(
+        "helm_render", _chart(str(chart))._raw(), json.dumps(values), json.dumps(options)))
 
 
-def render(values: dict, release: str = RELEASE) -> list[dict]:
+def render(values: dict, release: str = RELEASE, api_versions: tuple[str, ...] = ()) -> list[dict]:
     """Every manifest the chart renders for `values`, parsed."""
     docs = []
-    for path, text in render_files(values, release).items():
+    for path, text in render_files(values, release, api_versions=api_versions).items():
         if path.endswith(".yaml"):
             docs.extend(d for d in yaml.safe_load_all(text) if d)
     return docs
@@ -116,8 +123,8 @@ volumes:
             "dependencies:\n  - name: kafka-jmx-sidecar\n    version: 0.1.0\n")
         (self.directory / "templates" / "pod.yaml").write_text(self.TEMPLATE)
 
-    def pod_parts(self, values: dict, release: str) -> dict:
-        files = render_files({"kafka-jmx-sidecar": values}, release, chart=self.directory)
+    def pod_parts(self, values: dict, release: str, api_versions: tuple[str, ...] = ()) -> dict:
+        files = render_files({"kafka-jmx-sidecar": values}, release, chart=self.directory, api_versions=api_versions)
         return yaml.safe_load(files["brokers/templates/pod.yaml"])
 
     def remove(self) -> None:
