@@ -45,7 +45,8 @@ LABEL org.opencontainers.image.title="kafka-jmx-sidecar" \
       org.opencontainers.image.source="https://github.com/kafka-jmx-sidecar/kafka-jmx-sidecar" \
       org.opencontainers.image.licenses="Apache-2.0"
 # /opt/java: one JAVA_HOME whatever the architecture's directory name under /usr/lib/jvm.
-# /var/lib/kafka-jmx-sidecar: owned by the user so a volume mounted there starts writable.
+# /var/lib/kafka-jmx-sidecar: owned by the user so a volume mounted there starts writable, and by
+# group 0 with the same rights: OpenShift runs the image as an arbitrary uid in group 0.
 RUN mkdir -p /usr/share/man/man1 \
  && apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless=17.* \
@@ -53,7 +54,7 @@ RUN mkdir -p /usr/share/man/man1 \
  && ln -s "$(dirname "$(dirname "$(readlink -f /usr/bin/java)")")" /opt/java \
  && groupadd --gid 10001 kafka-jmx-sidecar \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin kafka-jmx-sidecar \
- && install -d -o 10001 -g 10001 -m 0750 /var/lib/kafka-jmx-sidecar \
+ && install -d -o 10001 -g 0 -m 0770 /var/lib/kafka-jmx-sidecar \
  && install -d -m 0755 /etc/kafka-jmx-sidecar /etc/kafka-jmx-sidecar/web /etc/kafka-jmx-sidecar/secrets
 # HOME is never written (it does not exist); the JMX helper comes compiled (compile-helper).
 ENV JAVA_HOME=/opt/java \
