@@ -59,6 +59,12 @@ APP_INFO_PATTERN = "kafka.server:type=app-info,*"
 APP_INFO_ID_KEY = "id"
 APP_INFO_VERSION = "Version"
 
+# Where a node says its cluster's id: Yammer's gauge `kafka.server:type=KafkaServer,name=ClusterId`
+# (`Value`, a String) on a broker; a KRaft controller-only node has it only as ControllerServer's
+# (a combined node has both, the same id). Brokers before cluster ids (0.10.1) have neither.
+CLUSTER_ID_NAMES = ("kafka.server:type=KafkaServer,name=ClusterId", "kafka.server:type=ControllerServer,name=ClusterId")
+CLUSTER_ID_VALUE = "Value"
+
 
 class ValueKind(Enum):
     """What a gauge's Value holds, member by member in a per-partition family."""

@@ -189,6 +189,17 @@ class SelfMetrics:
             _PREFIX + "web_config_reload_failure", "Times a changed web config file could not be used (the last "
             "good one stays).", registry=r)
 
+    def record_broker(self, broker) -> None:
+        """Which broker the source read (an exporter.source.protocol.BrokerReadings): made at the
+        first poll that knows it (never in the cluster-wide mode), kept while polls fail."""
+        if not hasattr(self, "broker_info"):
+            self.broker_info = Gauge(
+                _PREFIX + "broker_info", "1, labelled with the broker's id and release (kafka.server:type=app-info,"
+                "id=N, Version) and its cluster's id (kafka.server:type=KafkaServer,name=ClusterId); a label the "
+                "broker does not tell is empty.", ["broker_id", "cluster_id", "broker_version"], registry=self.registry)
+        self.broker_info.clear()
+        self.broker_info.labels(broker.broker_id or "", broker.cluster_id or "", broker.version or "").set(1)
+
     def enable_recompute(self) -> None:
         """The recompute's metrics (exporter/recompute/stage.py): only when sidecar.recompute is set."""
         if hasattr(self, "recompute_info"):
@@ -268,6 +279,10 @@ class SelfMetrics:
                                         registry=r)
         self.cluster_live_brokers = Gauge(_PREFIX + "cluster_live_brokers", "Brokers the Admin API listed as live "
                                           "(registered and not fenced) in the last poll.", registry=r)
+        # not kafka_jmx_sidecar_broker_info: a join on `instance` with that one stays one-to-one
+        self.cluster_broker_info = Gauge(_PREFIX + "cluster_broker_info", "1 per broker the Admin API listed as live "
+                                         "in the last poll, labelled with its id and the cluster's id.",
+                                         ["broker_id", "cluster_id"], registry=r)
         self.admin_unknown = Gauge(
             _PREFIX + "admin_unknown", "What the Admin API could not tell in the last poll, by input and reason "
             "(unsupported, unauthorized, unreachable, hidden, error): topics or brokers concerned, 1 for a "
@@ -284,6 +299,9 @@ class SelfMetrics:
         self.cluster_info.labels(outcome.semantics, outcome.cluster_id or "unknown").set(1)
         self.cluster_partitions.set(outcome.partitions)
         self.cluster_live_brokers.set(outcome.live_brokers)
+        self.cluster_broker_info.clear()
+        for broker_id in outcome.broker_ids:
+            self.cluster_broker_info.labels(str(broker_id), outcome.cluster_id or "").set(1)
         for gauge, counts in ((self.admin_unknown, outcome.unknowns), (self.cluster_fallbacks, outcome.fallbacks)):
             seen = self._cluster_seen[gauge]  # listed once, then 0 when known again (an alert sees it recover)
             for labels in seen:

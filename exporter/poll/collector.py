@@ -221,6 +221,8 @@ class Collector:
             return False
         snap = Snapshot.render_families(families, self.clock(), time.monotonic() - started, self.formats(),
                                         self.settings.naming)
+        if result.broker is not None:
+            self.metrics.record_broker(result.broker)
         with self._lock:
             self._snapshot, self._partial = snap, True
             self._generation += 1
@@ -330,6 +332,8 @@ class Collector:
             m.record_reassignment(self._reassignment.outcome)
         if self.settings.cluster:
             m.record_cluster(self.source.outcome)
+        if result.broker is not None:
+            m.record_broker(result.broker)
         m.mbeans_read.set(result.count)
         m.round_trips.set(result.round_trips)
         m.series.set(snap.series)

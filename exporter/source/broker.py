@@ -157,7 +157,8 @@ class JmxSource:
         self._recompute = settings.partition_counts
         self._reassignment = settings.reassignment
         self._meter_names: tuple[str | None, list[str]] | None = None
-        self._app_info: tuple[str | None, str | None, str | None] | None = None  # (id, version, problem)
+        # which broker it is, read with the names: (id, release, cluster id, what is missing)
+        self._identity: tuple[str | None, str | None, str | None, str | None] | None = None
 
     @property
     def connected(self) -> bool:
@@ -293,10 +294,12 @@ class JmxSource:
         names = [n for n in map(ObjectName.parse, _BROKER_HEALTH) if self.config.wants_mbean(n)]
         try:
             read = self.client.read([str(n) for n in jmx_exporter_order(names)]) if names else []
+            self._identity = self._read_identity()
         except JmxError as e:
             raise SourceError(str(e)) from e
         stats = self.client.take_stats()
-        return ReadResult(read, stats.round_trips, {"reads": time.monotonic() - started})
+        return ReadResult(read, stats.round_trips, {"reads": time.monotonic() - started},
+                          broker=self._broker_readings())
 
     def _read(self) -> ReadResult:
         t0 = time.monotonic()
@@ -304,6 +307,7 @@ class JmxSource:
         listed = self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds
         if listed:
             self._refresh_names()
+            self._identity = self._read_identity()  # a broker restarted since may run another release
             self._listed_at = now
         t1 = time.monotonic()
         shared = self.family_reads.shared_queries(self._families)
@@ -330,10 +334,10 @@ class JmxSource:
             by_id = {id(mb.name): mb for mb in read}
             mbeans = [mb for mb in map(by_id.get, map(id, self._ordered)) if mb is not None]
         phases = {"names": t1 - t0, "queries": t2 - t1, "reads": t3 - t2, "assemble": time.monotonic() - t3}
-        broker = None
+        broker = self._broker_readings()
         if self._recompute or self._reassignment:
             t4 = time.monotonic()
-            broker = self._broker_readings(listed)
+            self._counts_and_meters(broker)
             more = self.client.take_stats()
             stats.round_trips += more.round_trips
             stats.queries += more.queries
@@ -341,26 +345,26 @@ class JmxSource:
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
                           tables=[f.table for f in self._families], ranks=ranks, broker=broker)
 
-    # --- what the recompute reads whatever the rules want ---------------------------------------
+    # --- what is read whatever the rules want ----------------------------------------------------
 
-    def _broker_readings(self, listed: bool) -> BrokerReadings:
-        """The broker's release (read again with the names) and its per-partition counts: the
+    def _broker_readings(self) -> BrokerReadings:
+        """Which broker it is, as read with the names (no round trip)."""
+        broker_id, version, cluster_id, problem = self._identity or (None, None, None, None)
+        return BrokerReadings(broker_id, version, problems=[problem] if problem else [], cluster_id=cluster_id)
+
+    def _counts_and_meters(self, out: BrokerReadings) -> None:
+        """The replication meters (reassignment) and the per-partition counts (recompute): the
         listed families' columns when the configuration lists them, else asked by value."""
-        if listed or self._app_info is None:
-            self._app_info = self._read_app_info()
-        broker_id, version, problem = self._app_info
-        out = BrokerReadings(broker_id, version, problems=[problem] if problem else [])
         if self._reassignment:
-            out.meters = self._read_meters(version)
+            out.meters = self._read_meters(out.version)
         if not self._recompute:
-            return out
+            return
         families = {f.key: f for f in self._families}
         replicas, isr = families.get(_REPLICAS_KEY), families.get(_ISR_KEY)
         if replicas is not None and isr is not None:
             out.hosted = _aligned(replicas.table, isr.table)
         else:
             out.hosted = self._queried_counts()
-        return out
 
     def _read_meters(self, version: str | None) -> dict[str, float]:
         """The replication meters' counts (the ones the broker's release has, when known): one
@@ -372,16 +376,21 @@ class JmxSource:
         return {mb.name.get("name"): float(a.value) for mb in self.client.read(names, attributes=["Count"])
                 for a in mb.attributes if a.name == "Count" and isinstance(a.value, (int, float))}
 
-    def _read_app_info(self) -> tuple[str | None, str | None, str | None]:
-        names = [n for n in self.client.query_names(catalog.APP_INFO_PATTERN) if n.get(catalog.APP_INFO_ID_KEY)]
+    def _read_identity(self) -> tuple[str | None, str | None, str | None, str | None]:
+        """(id, release, cluster id, what is missing of the first two): app-info's id key and
+        Version, the ClusterId gauge's Value; one query and one read, whatever the filters say."""
+        names = [str(n) for n in self.client.query_names(catalog.APP_INFO_PATTERN) if n.get(catalog.APP_INFO_ID_KEY)]
+        read = {str(mb.name): {a.name: a.value for a in mb.attributes} for mb in self.client.read(
+            names[:1] + list(catalog.CLUSTER_ID_NAMES), attributes=[catalog.APP_INFO_VERSION, catalog.CLUSTER_ID_VALUE])}
+        cluster_id = next((v for n in catalog.CLUSTER_ID_NAMES
+                           if isinstance(v := read.get(n, {}).get(catalog.CLUSTER_ID_VALUE), str) and v), None)
         if not names:
-            return None, None, f"the broker has no {catalog.APP_INFO_PATTERN.replace(',*', ',id=N')} MBean"
-        name = names[0]
-        read = self.client.read([name], attributes=[catalog.APP_INFO_VERSION])
-        value = read[0].attributes[0].value if read and read[0].attributes else None
-        if not isinstance(value, str) or not value:
-            return name.get(catalog.APP_INFO_ID_KEY), None, f"{name} has no {catalog.APP_INFO_VERSION} attribute"
-        return name.get(catalog.APP_INFO_ID_KEY), value, None
+            return None, None, cluster_id, f"the broker has no {catalog.APP_INFO_PATTERN.replace(',*', ',id=N')} MBean"
+        version = read.get(names[0], {}).get(catalog.APP_INFO_VERSION)
+        broker_id = ObjectName.parse(names[0]).get(catalog.APP_INFO_ID_KEY)
+        if not isinstance(version, str) or not version:
+            return broker_id, None, cluster_id, f"{names[0]} has no {catalog.APP_INFO_VERSION} attribute"
+        return broker_id, version, cluster_id, None
 
     def _queried_counts(self) -> HostedPartitions:
         """The counts when the configuration does not list them: one query per small value (the

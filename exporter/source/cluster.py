@@ -58,6 +58,7 @@ class Outcome:
     cluster_id: str | None = None
     partitions: int = 0
     live_brokers: int = 0
+    broker_ids: tuple[int, ...] = ()  # the live ones
     unknowns: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, reason) -> topics/brokers (1: cluster-wide)
     fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, fallback) -> topics or partitions
 
@@ -124,7 +125,7 @@ class ClusterSource:
         judged = time.monotonic()
 
         out = self.outcome = Outcome(self.profile.name, view.cluster.cluster_id, len(cluster),
-                                     len(view.cluster.live_brokers))
+                                     len(view.cluster.live_brokers), tuple(sorted(view.cluster.live_brokers)))
         for u in view.unknowns:
             key = (u.input.value, u.reason.value)
             out.unknowns[key] = out.unknowns.get(key, 0) + 1

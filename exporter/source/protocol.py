@@ -13,11 +13,12 @@ from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
 @dataclass
 class BrokerReadings:
-    """What the recompute (exporter/recompute/stage.py) and the reassignment series
-    (exporter/reassignment/stage.py) read of the broker whether or not the configuration's filters
-    let it reach the rules: its id and release, its per-partition counts (recompute) and its
-    replication meters' counts (reassignment). None where it could not be read; `problems` says
-    why, for the log."""
+    """What the sidecar reads of the broker whether or not the configuration's filters let it
+    reach the rules: which broker it is (its id, release and cluster id: every poll, for
+    kafka_jmx_sidecar_broker_info; read again with the names), its per-partition counts (the
+    recompute, exporter/recompute/stage.py) and its replication meters' counts (the reassignment
+    series, exporter/reassignment/stage.py). None where it could not be read; `problems` says why
+    the id or release is missing, for the log."""
 
     broker_id: str | None = None
     version: str | None = None
@@ -26,6 +27,7 @@ class BrokerReadings:
     # BrokerTopicMetrics meter name (ReplicationBytesInPerSec, ...) -> Count; a meter the broker
     # lacks is absent
     meters: dict[str, float] = field(default_factory=dict)
+    cluster_id: str | None = None
 
 
 class SourceError(Exception):
@@ -40,7 +42,7 @@ class ReadResult:
     queries: int = 0  # of the round trips, server-side queries
     tables: Sequence[BeanTable] = ()  # MBeans read as columns (their members hold their ranks)
     ranks: Sequence[int] | None = None  # each of `mbeans`' place in the visiting order (with tables)
-    broker: BrokerReadings | None = None  # when the recompute is on
+    broker: BrokerReadings | None = None  # from a broker (JmxSource); its counts and meters when asked for
 
     @property
     def count(self) -> int:
