@@ -47,9 +47,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The ConfigMap holding config.yml: the user's own, or the chart's. */}}
+{{/* The ConfigMap holding config.yml: the user's own, or the chart's (one per broker with brokers). */}}
 {{- define "kafka-jmx-sidecar.configMapName" -}}
-{{- default (include "kafka-jmx-sidecar.fullname" .) .Values.rules.existingConfigMap }}
+{{- default (include "kafka-jmx-sidecar.sidecarName" .) .Values.rules.existingConfigMap }}
 {{- end }}
 
 {{- define "kafka-jmx-sidecar.configMapKey" -}}
@@ -96,10 +96,11 @@ any uid with group 0). */}}
 {{- if or .Values.jmx.hostPort .Values.jmx.url }}
 {{- fail "values: jmx.hostPort/jmx.url: the cluster mode reads no JMX; leave jmx.hostPort and jmx.url empty" }}
 {{- end }}
-{{- else if and (not .Values.jmx.hostPort) (not .Values.jmx.url) }}
-{{- fail (printf "values: jmx.hostPort: the %s mode reads a broker over JMX; set jmx.hostPort (host:port) or jmx.url" .Values.mode) }}
+{{- else if and (not .Values.jmx.hostPort) (not .Values.jmx.url) (not .Values.brokers) }}
+{{- fail (printf "values: jmx.hostPort: the %s mode reads a broker over JMX; set jmx.hostPort (host:port) or jmx.url%s" .Values.mode (ternary ", or brokers for several" "" (eq .Values.mode "standalone"))) }}
 {{- end }}
 {{- end }}
+{{- include "kafka-jmx-sidecar.validateBrokers" . }}
 {{- with .Values.rules.inline }}
 {{- $doc := fromYaml . }}
 {{- if hasKey $doc "Error" }}

@@ -32,9 +32,9 @@ tlsConfig:
 basicAuth:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with $m.relabelings }}
+{{- with include "kafka-jmx-sidecar.monitorRelabelings" (dict "monitor" $m) }}
 relabelings:
-  {{- toYaml . | nindent 2 }}
+  {{- . | nindent 2 }}
 {{- end }}
 {{- with $m.metricRelabelings }}
 metricRelabelings:
