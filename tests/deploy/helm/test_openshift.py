@@ -11,7 +11,7 @@ import copy
 import helm_python
 import pytest
 
-from tests.deploy.helm.chart import Umbrella, ci_values, manifest_errors, one, render
+from tests.deploy.helm.chart import Umbrella, ci_values, manifest_errors, one, render, render_files
 
 OPENSHIFT = ("security.openshift.io/v1",)  # the API group `auto` looks for, as a cluster serves it
 CI = ci_values()
@@ -136,3 +136,13 @@ def test_an_unknown_setting_is_refused_by_name():
     with pytest.raises(helm_python.HelmError) as e:
         render(adapt(ALL, "yes"))
     assert "/global/compatibility/openshift/adaptSecurityContext" in str(e.value)
+
+
+def test_notes_say_the_ids_are_the_sccs_and_that_the_backfill_cannot_run_so():
+    def notes(values: dict, api_versions: tuple[str, ...] = ()) -> str:
+        return render_files(values, api_versions=api_versions)["kafka-jmx-sidecar/templates/NOTES.txt"]
+    backfill = {**SIDECAR, "backfill": ALL["backfill"]}
+    text = notes(backfill, OPENSHIFT)
+    assert "left to the namespace's SCC" in text and "nonroot-v2" in text
+    assert "nonroot-v2" not in notes(SIDECAR, OPENSHIFT)
+    assert "OpenShift" not in notes(backfill) and "OpenShift" not in notes(adapt(backfill, "disabled"), OPENSHIFT)
