@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench chart-readme clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: could not create a virtual environment; install python3-venv (apt-get install python3-venv)" >&2; exit 1; }
@@ -28,6 +28,10 @@ bench: $(STAMP)
 	@# every program in bench/, run as a module from here (modules without a __main__ guard are helpers)
 	@for b in bench/*.py; do grep -q '__main__' $$b || continue; name=$$(basename $$b .py); \
 		echo "== bench.$$name"; $(PY) -m bench.$$name || exit 1; done
+
+# the values table of helm/kafka-jmx-sidecar/README.md, from values.yaml (a test checks it is current)
+chart-readme: $(STAMP)
+	@$(PY) scripts/chart-values-table
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,8 +1,16 @@
 """What users of prometheus-community's and Bitnami's charts expect of this one: commonLabels and
 commonAnnotations on every object, jobLabel and the scrape limits on the monitors, a hint about
-the Prometheus release label, Artifact Hub's annotations in Chart.yaml, and a values schema that
-knows every key and refuses any other by name."""
+the Prometheus release label, Artifact Hub's annotations in Chart.yaml, a values schema that
+knows every key, describes each and refuses any other by name, and the chart README's values table
+as scripts/chart-values-table writes it from values.yaml."""
 from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
 
 import helm_python
 import pytest
@@ -124,8 +132,7 @@ def test_unknown_or_wrong_keys_are_refused_by_name(values, says):
     assert says in str(e.value)
 
 
-def test_every_key_of_values_yaml_is_in_the_schema_and_the_new_ones_are_described():
-    import json
+def test_every_key_of_values_yaml_is_in_the_schema():
     schema = json.loads((CHART / "values.schema.json").read_text())
     values = yaml.safe_load((CHART / "values.yaml").read_text())
 
@@ -140,8 +147,99 @@ def test_every_key_of_values_yaml_is_in_the_schema_and_the_new_ones_are_describe
                 out.extend(missing(value, sub, f"{path}{key}."))
         return out
     assert missing(values, schema, "") == []
-    props = schema["properties"]
-    described = [props["commonLabels"], props["commonAnnotations"], props["readinessProbe"], props["livenessProbe"],
-                 *(props[m]["properties"][k] for m in ("serviceMonitor", "podMonitor")
-                   for k in ("jobLabel", "sampleLimit", "labelLimit", "labels"))]
-    assert all(p.get("description") for p in described)
+
+
+def undescribed(node, path: str = "") -> list[str]:
+    """Every property of a JSON schema, wherever it is (nested, under items, oneOf, $defs), that
+    has no description."""
+    out = []
+    if isinstance(node, dict):
+        for key, sub in node.get("properties", {}).items():
+            if not (isinstance(sub, dict) and sub.get("description")):
+                out.append(f"{path}{key}")
+        for key, sub in node.items():
+            out.extend(undescribed(sub, path if key == "properties" else f"{path}{key}/"))
+    elif isinstance(node, list):
+        for i, sub in enumerate(node):
+            out.extend(undescribed(sub, f"{path}{i}/"))
+    return out
+
+
+def test_every_property_of_the_values_schema_has_a_description():
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert undescribed(schema) == []
+    # the walk finds one anywhere: here under a oneOf branch's items
+    assert undescribed({"properties": {"a": {"description": "x", "oneOf": [
+        {"items": {"properties": {"b": {"type": "string"}}}}]}}}) == ["a/oneOf/0/items/b"]
+
+
+def values_table():
+    """scripts/chart-values-table, imported (its file name has no .py)."""
+    loader = importlib.machinery.SourceFileLoader("chart_values_table", str(REPO / "scripts" / "chart-values-table"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_the_chart_readmes_values_table_is_the_one_values_yaml_makes(tmp_path):
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "chart-values-table"), "--check"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, f"{run.stderr} (the values table is written by: make chart-readme)"
+    # a stale table fails the check, and the message names the command
+    for name in ("README.md", "values.yaml", "values.schema.json"):
+        shutil.copy(CHART / name, tmp_path / name)
+    with (tmp_path / "values.yaml").open("a") as f:
+        f.write("\n# a key the table does not have yet\nnewKey: 1\n")
+    stale = subprocess.run([sys.executable, str(REPO / "scripts" / "chart-values-table"), "--check", "--chart",
+                            str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert stale.returncode == 1 and "make chart-readme" in stale.stderr, stale.stderr
+    # and writing it brings the key in
+    subprocess.run([sys.executable, str(REPO / "scripts" / "chart-values-table"), "--chart", str(tmp_path)], check=True)
+    assert "| `newKey` | `1` | a key the table does not have yet |" in (tmp_path / "README.md").read_text()
+
+
+def test_the_values_table_takes_comments_else_the_schemas_descriptions():
+    text = """# the file's own opening words
+#
+# the mode
+mode: a
+image:
+  # default: the appVersion
+  tag: ""
+  pullPolicy: Always
+probe:
+  # enabled: true
+  period: 10
+resources: {requests: {cpu: 1}}
+# list:
+#   first   one item, whose text
+#           runs on
+#   second  another <one>
+# jmx.* too
+names: []
+"""
+    schema = {"properties": {
+        "mode": {"description": "unused: the comment wins"},
+        "image": {"properties": {"tag": {}, "pullPolicy": {"description": "from the schema"}}},
+        "probe": {"properties": {"enabled": {}, "period": {"description": "seconds"}}},
+        "resources": {"description": "free-form: one row"},
+        "names": {}}}
+    assert values_table().table(text, schema).splitlines() == [
+        "| key | default | description |",
+        "|---|---|---|",
+        '| `mode` | `"a"` | the mode |',
+        '| `image.tag` | `""` | default: the appVersion |',
+        '| `image.pullPolicy` | `"Always"` | from the schema |',
+        "| `probe.period` | `10` | seconds |",
+        '| `resources` | `{"requests": {"cpu": 1}}` | free-form: one row |',
+        "| `names` | `[]` | list:<br>&nbsp;&nbsp;first one item, whose text runs on"
+        "<br>&nbsp;&nbsp;second another &lt;one&gt;<br>jmx.\\* too |",
+    ]
+
+
+def test_every_row_of_the_values_table_is_described():
+    module = values_table()
+    text = (CHART / "values.yaml").read_text()
+    rows = module.rows(yaml.safe_load(text), json.loads((CHART / "values.schema.json").read_text()),
+                       module.comments(text))
+    assert len(rows) > 100 and [path for path, _, description in rows if not description] == []
