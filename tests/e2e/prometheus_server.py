@@ -26,10 +26,10 @@ class Prometheus:
     def __init__(self, target: str | list[str] | None, scrape_interval: str = "1s", scheme: str = "http",
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
                  cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None,
-                 rule_files: list[str] | None = None):
+                 rule_files: list[str] | None = None, scrape_configs: list[dict] | None = None):
         """`target`: one address, or a list (one job scrapes them all); None: no scrape job;
         `tsdb`: serve that TSDB directory (one promtool filled, samples of any age kept) instead of
-        a fresh one; `rule_files`: rules it evaluates."""
+        a fresh one; `rule_files`: rules it evaluates; `scrape_configs`: further jobs, as written."""
         if not shutil.which("prometheus"):
             raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
@@ -46,7 +46,7 @@ class Prometheus:
             job["tls_config"] = {k: v for k, v in (("ca_file", ca_file), ("cert_file", cert_file),
                                                    ("key_file", key_file)) if v}
         config = {"global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
-                  "scrape_configs": [job] if target is not None else []}
+                  "scrape_configs": ([job] if target is not None else []) + list(scrape_configs or [])}
         if rule_files:
             config["rule_files"] = list(rule_files)
         self.config_path = os.path.join(self.dir, "prometheus.yml")

@@ -167,16 +167,16 @@ the target as the operator labelled it.
 {{- if kindIs "map" $v.brokers }}
 {{- $svc := get $v.brokers "headlessService" | default dict }}
 {{- if not (get $svc "name") }}
-{{- fail "values: brokers.headlessService.name: the brokers' headless Service (Strimzi: <cluster>-kafka-brokers)" }}
+{{- fail "values: brokers.headlessService.name: set the brokers' headless Service (Strimzi: <cluster>-kafka-brokers)" }}
 {{- end }}
 {{- if not (get $svc "port") }}
-{{- fail "values: brokers.headlessService.port: the brokers' JMX port (Strimzi's jmxOptions: 9999)" }}
+{{- fail "values: brokers.headlessService.port: set the brokers' JMX port (Strimzi's jmxOptions: 9999)" }}
 {{- end }}
 {{- if and (get $svc "podNames") (or (get $svc "podNamePrefix") (get $svc "ids") (get $svc "replicas")) }}
 {{- fail "values: brokers.headlessService.podNames: the pods are named either outright (podNames) or as podNamePrefix-<id> (ids or replicas), not both" }}
 {{- end }}
 {{- if and (not (get $svc "podNames")) (not (get $svc "podNamePrefix")) }}
-{{- fail "values: brokers.headlessService.podNamePrefix: the brokers' pods are <podNamePrefix>-<id> (Strimzi: <cluster>-kafka, with KafkaNodePools <cluster>-<pool>); or list them as podNames" }}
+{{- fail "values: brokers.headlessService.podNamePrefix: set it, the brokers' pods being <podNamePrefix>-<id> (Strimzi: <cluster>-kafka, with KafkaNodePools <cluster>-<pool>); or list them as podNames" }}
 {{- end }}
 {{- if and (get $svc "podNamePrefix") (get $svc "ids") (get $svc "replicas") }}
 {{- fail "values: brokers.headlessService.ids and .replicas: set one of them (ids: the node ids, replicas: ids 0 to replicas-1)" }}

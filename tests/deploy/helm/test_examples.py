@@ -86,20 +86,20 @@ def test_the_statefulset_example_carries_the_named_templates_output(named):
     assert [e for v in KUBE_VERSIONS for e in k8s_errors(pod_spec, v)] == []
 
 
-def test_strimzi_values_render_one_standalone_sidecar_per_broker():
+def test_strimzi_values_render_one_release_for_the_whole_cluster():
+    # what each broker's sidecar reads and with which credentials; the labels Strimzi's dashboards
+    # need are proven in test_cluster_release.py
     values = load("strimzi-values.yaml")
-    docs = render(values, release="my-cluster-metrics-0")
-    assert sorted(d["kind"] for d in docs) == ["ConfigMap", "Deployment", "NetworkPolicy", "Service", "ServiceMonitor"]
+    docs = render(values, release="my-cluster-metrics")
+    assert sorted(d["kind"] for d in docs) == ["ConfigMap"] * 3 + ["Deployment"] * 3 + ["NetworkPolicy", "PodMonitor", "Service"]
     assert [e for d in docs for e in manifest_errors(d)] == []
-    config = yaml.safe_load(config_file(docs, "my-cluster-metrics-0"))
-    assert config["hostPort"] == "my-cluster-kafka-0.my-cluster-kafka-brokers.kafka.svc:9999"
-    assert (config["username"], config["password"]) == ("${JMX_USERNAME}", "${JMX_PASSWORD}")
-    env = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]["env"]
-    assert {e["name"]: e["valueFrom"]["secretKeyRef"] for e in env} == {
-        "JMX_USERNAME": {"name": "my-cluster-kafka-jmx", "key": "jmx-username"},
-        "JMX_PASSWORD": {"name": "my-cluster-kafka-jmx", "key": "jmx-password"}}
-    broker_1 = render({**values, "jmx": {**values["jmx"], "hostPort": "my-cluster-kafka-1.my-cluster-kafka-brokers.kafka.svc:9999"}},
-                      release="my-cluster-metrics-1")
-    assert one(broker_1, "Deployment")["metadata"]["name"] == "my-cluster-metrics-1-kafka-jmx-sidecar"
-    relabel = one(docs, "ServiceMonitor")["spec"]["endpoints"][0]["relabelings"]
-    assert relabel == [{"targetLabel": "kafka_broker", "replacement": "0", "action": "replace"}]
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        name = deployment["metadata"]["name"]
+        broker = name.removeprefix("my-cluster-metrics-kafka-jmx-sidecar-")
+        config = yaml.safe_load(one(docs, "ConfigMap", name)["data"]["config.yml"])
+        assert config["hostPort"] == f"{broker}.my-cluster-kafka-brokers.kafka.svc:9999"
+        assert (config["username"], config["password"]) == ("${JMX_USERNAME}", "${JMX_PASSWORD}")
+        env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        assert {e["name"]: e["valueFrom"]["secretKeyRef"] for e in env} == {
+            "JMX_USERNAME": {"name": "my-cluster-kafka-jmx", "key": "jmx-username"},
+            "JMX_PASSWORD": {"name": "my-cluster-kafka-jmx", "key": "jmx-password"}}
