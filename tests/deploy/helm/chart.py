@@ -67,8 +67,10 @@ def one(docs: list[dict], kind: str, name: str | None = None) -> dict:
     return found[0]
 
 
-def config_file(docs: list[dict], release: str = RELEASE) -> str:
-    return one(docs, "ConfigMap", f"{release}-kafka-jmx-sidecar")["data"]["config.yml"]
+def config_file(docs: list[dict], release: str = RELEASE, broker: str = "") -> str:
+    """The config file of the release's sidecar, or of one broker's with `brokers`."""
+    name = f"{release}-kafka-jmx-sidecar" + (f"-{broker}" if broker else "")
+    return one(docs, "ConfigMap", name)["data"]["config.yml"]
 
 
 def k8s_errors(doc: dict, version: str) -> list[str]:

@@ -23,7 +23,7 @@ STANDALONE = {"jmx": {"hostPort": "kafka-0.kafka-headless.kafka.svc:9999"}}
 
 
 def test_the_ci_folder_has_every_case():
-    assert {"default-values.yaml", "sidecar-only-values.yaml", "standalone-values.yaml",
+    assert {"default-values.yaml", "sidecar-only-values.yaml", "standalone-values.yaml", "brokers-values.yaml",
             "cluster-wide-values.yaml", "all-options-values.yaml"} <= set(CI)
 
 
@@ -53,6 +53,7 @@ EXPECTED_KINDS = {
     "default-values.yaml": ["ConfigMap", "Deployment", "Service"],
     "sidecar-only-values.yaml": ["ConfigMap", "PodMonitor"],
     "standalone-values.yaml": ["ConfigMap", "Deployment", "Service", "ServiceMonitor"],
+    "brokers-values.yaml": ["ConfigMap", "ConfigMap", "Deployment", "Deployment", "Service", "ServiceMonitor"],
     "cluster-wide-values.yaml": ["ConfigMap", "Deployment", "PrometheusRule", "Service", "ServiceMonitor"],
     "all-options-values.yaml": ["ConfigMap", "ConfigMap", "Deployment", "Job", "NetworkPolicy", "PodMonitor",
                                 "PrometheusRule", "Service", "ServiceAccount", "ServiceMonitor"],
@@ -90,17 +91,20 @@ def test_the_schemas_refuse_what_kubernetes_refuses():
 
 @pytest.mark.parametrize("values_file", sorted(CI))
 def test_the_rendered_config_file_is_one_the_sidecar_accepts(values_file, tmp_path):
-    path = tmp_path / "config.yml"
-    path.write_text(config_file(render(CI[values_file])))
-    env = {**os.environ, **{n: "from-a-secret" for n in ("JMX_USERNAME", "JMX_PASSWORD", "TRUSTSTORE_PASSWORD")}}
-    run = subprocess.run([*command(), "check-config", str(path)], capture_output=True, text=True, env=env, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert "OK:" in run.stdout and "listening on 0.0.0.0:9404" in run.stdout
-    if CI[values_file].get("mode") == "cluster":
-        assert "(sidecar.mode: cluster)" in run.stdout
-    else:
-        host_port = CI[values_file]["jmx"]["hostPort"]
-        assert f"target service:jmx:rmi:///jndi/rmi://{host_port}/jmxrmi," in run.stdout
+    values, docs = CI[values_file], render(CI[values_file])
+    # one config file per broker with `brokers`, each naming its broker
+    sidecars = [(b["name"], b["hostPort"]) for b in values.get("brokers", [])] or [("", values.get("jmx", {}).get("hostPort"))]
+    for broker, host_port in sidecars:
+        path = tmp_path / "config.yml"
+        path.write_text(config_file(docs, broker=broker))
+        env = {**os.environ, **{n: "from-a-secret" for n in ("JMX_USERNAME", "JMX_PASSWORD", "TRUSTSTORE_PASSWORD")}}
+        run = subprocess.run([*command(), "check-config", str(path)], capture_output=True, text=True, env=env, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert "OK:" in run.stdout and "listening on 0.0.0.0:9404" in run.stdout
+        if values.get("mode") == "cluster":
+            assert "(sidecar.mode: cluster)" in run.stdout
+        else:
+            assert f"target service:jmx:rmi:///jndi/rmi://{host_port}/jmxrmi," in run.stdout
 
 
 def test_config_file_of_the_standalone_mode():

@@ -38,7 +38,8 @@ PANELS = {  # Brokers Online, Under Replicated Partitions, ...: the whole cluste
     # Log Size, Connection Count per Listener, ...: one broker (or all: ".*")
     "broker": 'namespace="{kubernetes_namespace}",strimzi_io_cluster="{strimzi_cluster_name}",'
               'kubernetes_pod_name=~"{strimzi_cluster_name}-{kafka_broker}"',
-    # JVM Memory Used, JVM GC Time, ...
+    # JVM Memory Used, JVM GC Time, ...: the labels hold, though their jvm_* series come from
+    # jmx_exporter's agent in the broker's JVM, which the sidecar is not
     "jvm": 'namespace="{kubernetes_namespace}",kubernetes_pod_name=~"{strimzi_cluster_name}-{kafka_broker}",'
            'strimzi_io_name="{strimzi_cluster_name}-kafka"'}
 
