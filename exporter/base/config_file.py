@@ -29,6 +29,47 @@ class ConfigError(ValueError):
         super().__init__(f"{where}: {key}: {problem}; {fix}" if key else f"{where}: {problem}; {fix}")
 
 
+class ConfigErrors(ConfigError):
+    """Every error found in a file (or a file and the files it names), one a line, in the order
+    found; caught as a ConfigError, so each place that reports one reports them all."""
+
+    def __init__(self, errors: list[ConfigError]):
+        first = errors[0]
+        super().__init__(first.source, first.line, first.key, first.problem, first.fix)
+        self.errors = errors
+        self.args = ("\n".join(str(e) for e in errors),)
+
+
+class Problems:
+    """Gathers the errors of independent parts of a file, so one run names them all:
+
+        problems = Problems()
+        value = problems.check(parse_part, raw)   # None when it failed
+        problems.raise_any()                      # ConfigErrors with each error found
+    """
+
+    def __init__(self) -> None:
+        self.errors: list[ConfigError] = []
+
+    def check(self, parse, *args, **kwargs):
+        try:
+            return parse(*args, **kwargs)
+        except ConfigErrors as e:
+            self.errors.extend(e.errors)
+        except ConfigError as e:
+            self.errors.append(e)
+        return None
+
+    def add(self, error: ConfigError) -> None:
+        self.errors.extend(error.errors if isinstance(error, ConfigErrors) else [error])
+
+    def raise_any(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ConfigErrors(self.errors)
+
+
 class ConfigFile:
     """The data of one YAML file, where each key path stands, and the environment its `${NAME}`
     values are read from."""

@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, Problems
 from kafka_jmx_sidecar.exporter.config.sidecar import (SidecarSettings, jvm_start_options, require_same_mode,
                                                       require_source, sidecar_settings)
 from kafka_jmx_sidecar.exporter.http.server_block import read_http_server_block
@@ -42,10 +43,20 @@ class Loaded:
 
 def load(config_path: str, overrides: dict | None = None) -> Loaded:
     """Everything a sidecar reads before it starts; ConfigError names file, line and key."""
-    config = load_config(config_path)
-    settings = sidecar_settings(config, overrides)  # first: sidecar.mode says what must be read
-    require_source(config)
-    web = load_web_config(settings.web_config_file)
+    problems = Problems()  # the rules, the sidecar: key and the web-config file: every error in one run
+    config = problems.check(load_config, config_path)
+    rules_ok = config is not None
+    if not rules_ok:
+        try:
+            config = Config(file=ConfigFile.read(config_path))
+        except ConfigError:  # unreadable, or not YAML: said once above, nothing more to check
+            problems.raise_any()
+    settings = problems.check(sidecar_settings, config, overrides)  # first: sidecar.mode says what must be read
+    if rules_ok and settings is not None:  # what must be read depends on sidecar.mode
+        problems.check(require_source, config)
+    web_file = settings.web_config_file if settings is not None else (overrides or {}).get("web_config_file")
+    web = problems.check(load_web_config, web_file) if settings is not None or web_file else None
+    problems.raise_any()
     block, warnings, mistakes = read_http_server_block(config.file)
     if warnings:
         config = dataclasses.replace(config, warnings=config.warnings + tuple(warnings),

@@ -33,7 +33,7 @@ from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings, admi
 from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings, archive_settings
 from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings, reassignment_settings
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings, recompute_settings
-from kafka_jmx_sidecar.exporter.base.config_file import kind
+from kafka_jmx_sidecar.exporter.base.config_file import Problems, kind
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -205,6 +205,25 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 _BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
 
 
+def _setting(key: str, value: Any, raw: Mapping, error, values: dict[str, Any]) -> None:
+    """One key of `sidecar:` into `values` (by field name), or its error."""
+    name = _BY_KEY.get(key)
+    if name is None:
+        raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
+    features = {"recompute": lambda: recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER),
+                "archive": lambda: archive_settings(value, error),
+                "reassignment": lambda: reassignment_settings(value, error),
+                "admin": lambda: admin_settings(value, error)}
+    if name in features:
+        values[name] = features[name]()
+        return
+    check, expected = _CHECKS[name]
+    if value is not None and not check(value):
+        raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")
+    if value is not None:
+        values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
+
+
 def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None) -> SidecarSettings:
     """The `sidecar:` key of `config`'s file, validated; command-line `overrides` (field name -> value) win."""
     raw = _raw(config)
@@ -213,27 +232,10 @@ def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None)
         raise error(("sidecar",), f"must be a mapping, not {kind(raw)}",
                     "put the sidecar's settings as `key: value` lines under sidecar:")
     values: dict[str, Any] = {}
+    problems = Problems()  # each key on its own: a file's every wrong setting in one run
     for key, value in raw.items():
-        name = _BY_KEY.get(key)
-        if name is None:
-            raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
-        if name == "recompute":
-            values[name] = recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER)
-            continue
-        if name == "archive":
-            values[name] = archive_settings(value, error)
-            continue
-        if name == "reassignment":
-            values[name] = reassignment_settings(value, error)
-            continue
-        if name == "admin":
-            values[name] = admin_settings(value, error)
-            continue
-        check, expected = _CHECKS[name]
-        if value is not None and not check(value):
-            raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")
-        if value is not None:
-            values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
+        problems.check(_setting, key, value, raw, error, values)
+    problems.raise_any()
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     settings = SidecarSettings(**values)
     if settings.reassignment is not None and settings.admin is not None and not settings.admin.log_dirs:

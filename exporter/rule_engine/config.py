@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, kind
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, Problems, kind
 from kafka_jmx_sidecar.exporter.base.model import ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine import customizers
 from kafka_jmx_sidecar.exporter.rule_engine.customizers import MetricCustomizer
@@ -169,6 +169,35 @@ class _Parser:
             self.warnings.append(text)
             self.mistakes.append(text)
         kw: dict[str, Any] = {"file": self.file}
+        problems = Problems()  # the parts below are independent: one run names every error
+        for step in (self._target, self._credentials, self._ssl, self._start_delay):
+            problems.check(step, d, kw)
+        for key, attr in (("lowercaseOutputName", "lowercase_output_name"),
+                          ("lowercaseOutputLabelNames", "lowercase_output_label_names"),
+                          ("autoExcludeObjectNameAttributes", "auto_exclude_object_name_attributes"),
+                          ("inferCounterTypeFromName", "infer_counter_type_from_name")):
+            if key in d:
+                kw[attr] = problems.check(self._bool, d, key)
+        for new, legacy, attr in (("includeObjectNames", "whitelistObjectNames", "include_object_names"),
+                                  ("excludeObjectNames", "blacklistObjectNames", "exclude_object_names")):
+            key = new if new in d else legacy if legacy in d else None
+            if new in d and legacy in d:
+                self.warn((legacy,), f"ignored because {new} is set (the new key wins)")
+            if key is not None:
+                kw[attr] = problems.check(self._patterns, d, key)
+        for key, attr in (("includeObjectNameAttributes", "include_object_name_attributes"),
+                          ("excludeObjectNameAttributes", "exclude_object_name_attributes")):
+            if key in d:
+                kw[attr] = problems.check(self._attribute_map, d, key)
+        if "metricCustomizers" in d:
+            kw["metric_customizers"] = problems.check(customizers.parse, d["metricCustomizers"], self.error)
+        if "rules" in d:
+            kw["rules"] = problems.check(self._rules, d["rules"])
+        problems.raise_any()
+        kw["warnings"], kw["mistakes"] = tuple(self.warnings), tuple(self.mistakes)
+        return Config(**kw)
+
+    def _target(self, d: dict, kw: dict) -> None:
         if "hostPort" in d and "jmxUrl" in d:
             raise self.error(("jmxUrl",), "both hostPort and jmxUrl are set", "keep only one of them")
         if "hostPort" in d:
@@ -179,48 +208,32 @@ class _Parser:
             if not kw["jmx_url"].startswith("service:jmx:"):
                 raise self.error(("jmxUrl",), f"{kw['jmx_url']!r} is not a JMX service URL",
                                  "write service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi (or use hostPort)")
+
+    def _credentials(self, d: dict, kw: dict) -> None:
         for key, attr in (("username", "username"), ("password", "password")):
             if key in d:
                 kw[attr] = self.file.variable((key,), self._string(d, key))
-        if "ssl" in d:
-            ssl = d["ssl"]
-            if isinstance(ssl, bool):
-                kw["ssl"] = ssl
-            elif isinstance(ssl, dict):
-                kw["ssl"], kw["ssl_options"] = True, ssl
-                kw["trust_store"], kw["key_store"] = self._store(ssl, "trustStore"), self._store(ssl, "keyStore")
-            else:
-                raise self.error(("ssl",), f"must be true/false or a mapping, not {kind(ssl)}",
-                                 "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
+
+    def _ssl(self, d: dict, kw: dict) -> None:
+        if "ssl" not in d:
+            return
+        ssl = d["ssl"]
+        if isinstance(ssl, bool):
+            kw["ssl"] = ssl
+        elif isinstance(ssl, dict):
+            kw["ssl"], kw["ssl_options"] = True, ssl
+            kw["trust_store"], kw["key_store"] = self._store(ssl, "trustStore"), self._store(ssl, "keyStore")
+        else:
+            raise self.error(("ssl",), f"must be true/false or a mapping, not {kind(ssl)}",
+                             "write `ssl: true` or a map with keyStore/trustStore/protocols/ciphers")
+
+    def _start_delay(self, d: dict, kw: dict) -> None:
         if "startDelaySeconds" in d:
             delay = d["startDelaySeconds"]
             if isinstance(delay, bool) or not isinstance(delay, int):
                 raise self.error(("startDelaySeconds",), f"{delay!r} is not a whole number of seconds",
                                  "write a number such as 120")
             kw["start_delay_seconds"] = max(delay, 0)  # jmx_exporter takes a negative delay as none
-        for key, attr in (("lowercaseOutputName", "lowercase_output_name"),
-                          ("lowercaseOutputLabelNames", "lowercase_output_label_names"),
-                          ("autoExcludeObjectNameAttributes", "auto_exclude_object_name_attributes"),
-                          ("inferCounterTypeFromName", "infer_counter_type_from_name")):
-            if key in d:
-                kw[attr] = self._bool(d, key)
-        for new, legacy, attr in (("includeObjectNames", "whitelistObjectNames", "include_object_names"),
-                                  ("excludeObjectNames", "blacklistObjectNames", "exclude_object_names")):
-            key = new if new in d else legacy if legacy in d else None
-            if new in d and legacy in d:
-                self.warn((legacy,), f"ignored because {new} is set (the new key wins)")
-            if key is not None:
-                kw[attr] = self._patterns(d, key)
-        for key, attr in (("includeObjectNameAttributes", "include_object_name_attributes"),
-                          ("excludeObjectNameAttributes", "exclude_object_name_attributes")):
-            if key in d:
-                kw[attr] = self._attribute_map(d, key)
-        if "metricCustomizers" in d:
-            kw["metric_customizers"] = customizers.parse(d["metricCustomizers"], self.error)
-        if "rules" in d:
-            kw["rules"] = self._rules(d["rules"])
-        kw["warnings"], kw["mistakes"] = tuple(self.warnings), tuple(self.mistakes)
-        return Config(**kw)
 
     # --- typed getters
     def _string(self, d: dict, key: str, path: tuple = ()) -> str:
@@ -300,7 +313,10 @@ class _Parser:
         if not isinstance(rules, list):
             raise self.error(("rules",), f"must be a list of rules, not {kind(rules)}",
                              "write each rule as a `- pattern: ...` item")
-        return tuple(self._rule(i, r) for i, r in enumerate(rules))
+        problems = Problems()  # each rule on its own: a file's every broken rule in one run
+        parsed = tuple(problems.check(self._rule, i, r) for i, r in enumerate(rules))
+        problems.raise_any()
+        return parsed
 
     def _rule(self, i: int, r: Any) -> Rule:
         path = ("rules", i)
