@@ -200,7 +200,7 @@ the target as the operator labelled it.
 {{- if or (gt (len $b.podName) 63) (not (regexMatch "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" $b.podName)) }}
 {{- fail (printf "values: %s.podName: %q is no label value (at most 63 letters, digits, '-', '_' or '.')" $b.from $b.podName) }}
 {{- end }}
-{{- range $key := list "name" "hostPort" "url" "fullname" }}
+{{- range $key := list "name" "hostPort" "url" "podName" "fullname" }}
 {{- $value := get $b $key }}
 {{- if $value }}
 {{- $id := printf "%s=%s" $key $value }}

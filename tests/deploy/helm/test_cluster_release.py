@@ -228,10 +228,10 @@ def test_the_strimzi_example_is_one_release_of_three_sidecars():
         assert deployment["spec"]["selector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
         mounted = {v["name"]: v.get("configMap", {}).get("name") for v in template["spec"]["volumes"]}
         assert mounted["kafka-jmx-sidecar-config"] == deployment["metadata"]["name"]
-    # the Deployments' selectors are disjoint: each selects its own pods only
-    selectors = [d["spec"]["selector"]["matchLabels"] for d in deployments]
-    assert all(not a.items() <= b["spec"]["template"]["metadata"]["labels"].items()
-               for a, b in ((selectors[i], deployments[j]) for i in range(3) for j in range(3) if i != j))
+    # each Deployment's selector takes its own pods only
+    for deployment in deployments:
+        selector = deployment["spec"]["selector"]["matchLabels"].items()
+        assert [d for d in deployments if selector <= d["spec"]["template"]["metadata"]["labels"].items()] == [deployment]
 
 
 @pytest.mark.parametrize("service, hosts", [
@@ -265,6 +265,8 @@ HEADLESS = {"name": "my-cluster-kafka-brokers", "podNamePrefix": "my-cluster-kaf
      'brokers[1]: the name "kafka-0" is brokers[0]\'s too'),
     ({"brokers": [{"name": "kafka-0", "hostPort": "a:9999"}, {"name": "kafka-1", "hostPort": "a:9999"}]},
      'brokers[1]: the hostPort "a:9999" is brokers[0]\'s too'),
+    ({"brokers": [{"name": "kafka-0", "hostPort": "a:9999"}, {"name": "kafka-1", "hostPort": "b:9999", "podName": "kafka-0"}]},
+     'brokers[1]: the podName "kafka-0" is brokers[0]\'s too'),
     ({"brokers": {"headlessService": {**HEADLESS, "replicas": None, "ids": [0, 1, 1]}}},
      'brokers.headlessService.ids[2]: the name "my-cluster-kafka-1" is brokers.headlessService.ids[1]\'s too'),
     ({"brokers": [{"name": "kafka-0", "hostPort": "a:9999"}], "jmx": {"hostPort": "kafka-0:9999"}},
