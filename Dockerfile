@@ -18,7 +18,7 @@ RUN mkdir -p /usr/share/man/man1 \
  && rm -rf /var/lib/apt/lists/*
 ENV PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY scripts/image/ scripts/image/
 COPY mbeans/ mbeans/
 COPY exporter/ exporter/

@@ -282,6 +282,22 @@ def test_the_project_installs_beneath_one_name_of_its_own(installed, tmp_path):
     assert (verdict["under_replicated"], verdict["under_min_isr"]) == (True, True)
 
 
+def test_the_installed_command_tells_its_version_checks_a_config_and_ships_the_license(installed, tmp_path):
+    """What a user runs first after an install: --version (the packaged version), check-config on a
+    file with the shipped rules; the wheel carries the license text."""
+    cmd = str(installed.venv / "bin" / "kafka-jmx-sidecar")
+    run = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, f"kafka-jmx-sidecar {PYPROJECT['project']['version']}\n"), run.stderr
+    config = tmp_path / "sidecar.yml"
+    config.write_text("hostPort: kafka-0.kafka-headless:9999\n" + (REPO / "rules" / "kafka-health.yml").read_text())
+    run = subprocess.run([cmd, "check-config", str(config)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.startswith(f"{config}: OK: "), run.stdout + run.stderr
+    site = next(installed.venv.glob("lib/python3*/site-packages"))
+    dist = next(site.glob("kafka_jmx_sidecar-*.dist-info"))
+    shipped = [p for p in dist.rglob("LICENSE*") if p.is_file()]
+    assert shipped and shipped[0].read_text() == (REPO / "LICENSE").read_text()
+
+
 def tree(*roots: Path) -> dict[str, tuple]:
     """Every path under the roots, with what a write would change."""
     out = {}
