@@ -62,6 +62,17 @@ class ClientError:
     ALL = (BAD_REQUEST, DISCONNECTED, TIMEOUT, TLS_HANDSHAKE, TOO_MANY_CONNECTIONS)
 
 
+class AuthFailure:
+    """The reasons of kafka_jmx_sidecar_http_auth_failures_total: requests basic auth refused."""
+
+    MISSING = "missing"  # no Authorization header, or another scheme than Basic (a 401)
+    MALFORMED = "malformed"  # Basic, but not base64 of UTF-8 `user:password` (a 401)
+    UNKNOWN_USER = "unknown_user"  # a user name the configuration does not list (a 401)
+    WRONG_PASSWORD = "wrong_password"  # a listed user, a wrong password (a 401)
+    BUSY = "busy"  # not checked: too many password checks under way (a 429)
+    ALL = (MISSING, MALFORMED, UNKNOWN_USER, WRONG_PASSWORD, BUSY)
+
+
 class JmxExporterMetrics:
     """jmx_exporter's self metrics, in the words of the release `naming` follows."""
 
@@ -181,6 +192,12 @@ class SelfMetrics:
             "client did, by reason.", ["reason"], registry=r)
         for reason in ClientError.ALL:
             self.http_client_errors.labels(reason)
+        self.http_auth_failures = Counter(
+            _PREFIX + "http_auth_failures", "Requests refused by basic auth, by reason: missing or malformed "
+            "credentials, unknown_user, wrong_password, busy (429: too many password checks under way).",
+            ["reason"], registry=r)
+        for reason in AuthFailure.ALL:
+            self.http_auth_failures.labels(reason)
         self.http_connections = Gauge(_PREFIX + "http_connections", "Open HTTP connections.", registry=r)
         self.web_config_reload_success = Counter(
             _PREFIX + "web_config_reload_success", "Times the web config file was reloaded after a change.",
