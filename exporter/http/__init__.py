@@ -7,6 +7,8 @@
     framing.py            the Server and Date headers, error answers written without h11
     endpoints.py          a request -> an answer (pure); Served, what it needs of the collector
     web_config.py         the Prometheus web-config file: TLS and basic auth
+    basic_auth.py         the Authorization header, the users' hashes, the credentials already checked
+    logins.py             password checks bounded (a flood cannot hold up scrapers), failed logins counted
     web_config_reload.py  the web-config file re-read when it or a file it names changes
     server_block.py       jmx_exporter 1.x's `httpServer:` block -> the same WebConfig
     key_store.py          Java key stores -> PEM, through keytool

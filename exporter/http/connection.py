@@ -52,6 +52,7 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_header_bytes)
         self.peer = "?"
+        self.client = "?"  # the peer's address without its port: password checks are bounded per address
         self.ready = False  # TLS (if any) done: requests may be answered
         self.busy = False  # a request is being answered
         self.closed = False
@@ -70,6 +71,7 @@ class Connection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.client = str(peer[0]) if peer else "?"
         if len(self.server.connections) >= self.server.max_connections:
             self.closed = True
             self.server.client_error(ClientError.TOO_MANY_CONNECTIONS, self.peer, "the connection limit is reached")
@@ -273,14 +275,15 @@ class Connection(asyncio.Protocol):
             name = name.decode("latin-1")
             value = value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        request = Request(event.method.decode("ascii", "replace"), event.target.decode("latin-1"), headers)
+        request = Request(event.method.decode("ascii", "replace"), event.target.decode("latin-1"), headers,
+                          self.client)
         server = self.server
         try:
             async with server.responding:
                 if self.closed:
                     return
                 web = server.web()
-                got = await answer(request, web, server.collector, server.check_password, server.body)
+                got = await answer(request, web, server.collector, server.logins, server.body)
                 if self.closed:  # went away while the answer was made (counted in connection_lost)
                     return
                 await self._write(got, web, request.method == "HEAD")

@@ -1,21 +1,22 @@
 """What each path answers: /metrics (the collector's current snapshot, in the format the Accept
 header chooses, gzipped when Accept-Encoding takes gzip), /-/healthy and /-/ready for probes (no
-credentials needed), the landing page, 404 for the rest; basic auth from the web config.
+credentials needed), the landing page, 404 for the rest; basic auth from the web config
+(basic_auth.py; the checks bounded and the failures counted by logins.py).
 
 No sockets here: connection.py parses the request, calls `answer` and writes the Answer. The
-work that may take long (a password hash, the body) runs through the `offload` callables, off
-the event loop.
+work that may take long (a password hash, the body) runs off the event loop, through `logins`
+and the `work` callable.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping, Protocol
 
 from kafka_jmx_sidecar.exporter.output import exposition
 from kafka_jmx_sidecar.exporter.output.exposition import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.http.basic_auth import is_basic, parse_authorization
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
+from kafka_jmx_sidecar.exporter.output.self_metrics import AuthFailure
 
 Offload = Callable[..., Awaitable]  # offload(fn, *args): fn(*args) in a worker thread
 
@@ -43,6 +44,7 @@ class Request:
     method: str
     target: str
     headers: Mapping[str, str]  # lower-case names; repeated headers joined with ", "
+    client: str = "?"  # the client's address
 
 
 @dataclass(frozen=True)
@@ -84,41 +86,44 @@ def gzip_accepted(accept_encoding: str | None) -> bool:
     return False
 
 
-def basic_credentials(header: str) -> tuple[str | None, str | None]:
-    """(user, password) of a `Basic` Authorization header, (None, None) when there are none."""
-    if not header.startswith("Basic "):
-        return None, None
-    encoded = header[6:]
-    try:
-        # Padding is optional, as for Java's decoder (jmx_exporter); anything else is strict.
-        decoded = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None, None
-    if ":" not in decoded:
-        return None, None
-    user, _, password = decoded.partition(":")
-    return user, password
+class Logins(Protocol):
+    """The password checks and failed logins (logins.Logins)."""
+
+    def check(self, web: WebConfig, user: str, password: str, client: str) -> Awaitable[bool] | None:
+        """The verdict, checked off the loop; None when too many checks are under way."""
+
+    def failed(self, reason: str, client: str) -> None:
+        """Count and log a refused login (an AuthFailure reason)."""
 
 
-async def _authorized(request: Request, web: WebConfig, check_password: Offload) -> Answer | None:
-    """None when the request may go on, else the 401 to send."""
+async def _authorized(request: Request, web: WebConfig, logins: Logins) -> Answer | None:
+    """None when the request may go on, else the 401 (or 429) to send."""
     if not web.users:
         return None
     header = request.headers.get("authorization", "")
-    user, password = basic_credentials(header)
-    ok = web.remembered(user, password)
-    if ok is None:
-        ok = await check_password(web.verify, user, password)
-    if ok:
-        return None
+    credentials = parse_authorization(header)
+    if isinstance(credentials, str):
+        reason = credentials
+    else:
+        user, password = credentials
+        ok = web.remembered(user, password)
+        if ok is None:
+            pending = logins.check(web, user, password, request.client)
+            if pending is None:  # too many checks under way: no hash, no wait
+                logins.failed(AuthFailure.BUSY, request.client)
+                return _plain(429, b"Too many password checks under way, try again\n", (("Retry-After", "1"),))
+            ok = await pending
+        if ok:
+            return None
+        reason = AuthFailure.WRONG_PASSWORD if user in web.users else AuthFailure.UNKNOWN_USER
+    logins.failed(reason, request.client)
     # jmx_exporter (the JDK's BasicAuthenticator) challenges only a request with no credentials
     # or wrong Basic ones, not one that sent another scheme.
-    challenge = not header or header.startswith("Basic ") or web.challenge_any_scheme
+    challenge = not header or is_basic(header) or web.challenge_any_scheme
     return _plain(401, b"Unauthorized\n", (("WWW-Authenticate", web.challenge),) if challenge else ())
 
 
-async def answer(request: Request, web: WebConfig, collector: Served, check_password: Offload,
-                 work: Offload) -> Answer:
+async def answer(request: Request, web: WebConfig, collector: Served, logins: Logins, work: Offload) -> Answer:
     if request.method not in ("GET", "HEAD"):
         return _plain(405, b"Method not allowed\n", (("Allow", "GET, HEAD"),))
     path = request.target.split("?", 1)[0]
@@ -129,7 +134,7 @@ async def answer(request: Request, web: WebConfig, collector: Served, check_pass
             return _plain(200, b"Ready\n")
         # Probes need no credentials, so this says nothing about the broker's address.
         return _plain(503, b"Not ready: no complete poll of the broker yet\n")
-    refused = await _authorized(request, web, check_password)
+    refused = await _authorized(request, web, logins)
     if refused is not None:
         return refused
     if path == "/metrics":

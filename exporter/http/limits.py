@@ -1,8 +1,8 @@
 """The bounds of the HTTP server (`Limits`): connections (more are closed at once), time to send
 the request headers (from the connection, TLS handshake included, or the first byte after a
 keep-alive pause), keep-alive idle time and requests per connection, header size, responses being
-written at once and the time to write one, worker threads; and the open-files limit the
-connections need.
+written at once and the time to write one, worker threads, password checks; and the
+open-files limit the connections need.
 """
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ class Limits:
     write_timeout: float = 60.0  # seconds to write one response (a client that does not read)
     write_chunk: int = 1 << 20  # bytes handed to the socket at a time: bounds the copies a slow reader holds
     workers: int = 4  # threads that build bodies
-    password_workers: int = 2  # threads that check passwords (bcrypt, PBKDF2), apart so a flood of bad ones
-    #                            cannot hold up the scrapes whose credentials are remembered
+    password_workers: int = 1  # threads that check passwords (bcrypt, PBKDF2): one hash at a time, as the toolkit
+    password_queue: int = 4  # password checks waiting, at most one per client address; more are a 429 (logins.py)
+    auth_log_seconds: float = 60.0  # failed logins are logged at most once per this (with their count)
 
 
 def raise_file_limit(wanted: int) -> int:

@@ -36,7 +36,8 @@ from typing import Any
 from kafka_jmx_sidecar.exporter.http import key_store
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, kind
 from kafka_jmx_sidecar.exporter.base.java_text import java_str
-from kafka_jmx_sidecar.exporter.http.web_config import TlsError, Verifier, WebConfig, require_client_certificates, server_context, \
+from kafka_jmx_sidecar.exporter.http.basic_auth import Verifier
+from kafka_jmx_sidecar.exporter.http.web_config import TlsError, WebConfig, require_client_certificates, server_context, \
     server_context_from_pem
 
 KEY = "httpServer"
@@ -177,7 +178,8 @@ class _Block:
             password = self.secret(basic, k + ("password",),
                                    "write the password (for a hashed one, also set algorithm, passwordHash and salt)")
             expected = password.encode()
-            return {username: lambda given: hmac.compare_digest(given.encode(), expected)}
+            return {username: Verifier(b"plaintext:" + hashlib.sha256(expected).digest(),
+                                       lambda given: hmac.compare_digest(given.encode(), expected))}
         if algorithm not in SHA and algorithm not in PBKDF2:
             raise self.error(k + ("algorithm",), f"unsupported algorithm {algorithm!r}",
                              f"use plaintext, {', '.join(SHA)} or {', '.join(PBKDF2)} (spelled exactly so)")
@@ -203,7 +205,7 @@ class _Block:
             # releases in full: a hash made for either matches.
             return hmac.compare_digest(digits, full) or hmac.compare_digest(digits, full.lstrip("0") or "0")
 
-        return verify
+        return Verifier(f"{algorithm}:{digits}:{salt}".encode(), verify)
 
     def _pbkdf2_verifier(self, algorithm: str, digits: str, salt: str, basic: dict, k: tuple) -> Verifier:
         iterations = self.integer(basic, k + ("iterations",), 1, PBKDF2[algorithm][1])
@@ -224,7 +226,7 @@ class _Block:
         def verify(password: str) -> bool:
             return hmac.compare_digest(bytes.fromhex(pbkdf2_hex(algorithm, password, salt, iterations, size)), expected)
 
-        return verify
+        return Verifier(f"{algorithm}:{digits}:{salt}:{iterations}".encode(), verify)
 
     def threads(self, threads: dict) -> None:
         """Validated as jmx_exporter does, then unused: the sidecar answers each connection in a

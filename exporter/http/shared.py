@@ -1,5 +1,5 @@
 """What the connections share (`Shared`, in the event loop's thread): the thread pools, the
-limits, the open connections, the self metrics; and `Offload`, the work an answer hands to a
+limits, the open connections, the self metrics, the logins (logins.py); and `Offload`, the work an answer hands to a
 thread: a /metrics body that was quick lately is taken on the loop instead, since with the poll
 holding the GIL each hand-over to a thread and back waits for it.
 """
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from kafka_jmx_sidecar.exporter.http.endpoints import Served
 from kafka_jmx_sidecar.exporter.http.framing import Date
 from kafka_jmx_sidecar.exporter.http.limits import Limits
+from kafka_jmx_sidecar.exporter.http.logins import Logins
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig
 
 if TYPE_CHECKING:
@@ -65,8 +66,7 @@ class Shared:
         self.date = Date()
         self._timings: dict = {}  # body key -> (when, seconds) of its last call
         self._workers = concurrent.futures.ThreadPoolExecutor(limits.workers, thread_name_prefix="http-worker")
-        self._hashers = concurrent.futures.ThreadPoolExecutor(limits.password_workers,
-                                                              thread_name_prefix="http-password")
+        self.logins = Logins(loop, limits, self.metrics)  # password checks, failed logins
         # one thread per big answer being written, at most max_responses (the semaphore's bound)
         self.senders = concurrent.futures.ThreadPoolExecutor(limits.max_responses, thread_name_prefix="http-send")
 
@@ -95,9 +95,6 @@ class Shared:
             ended = time.monotonic()
             self._timings[key] = (ended, ended - started)
 
-    def check_password(self, fn, *args) -> Offload:
-        return Offload(self._hashers, fn, args)
-
     def opened(self, conn: Connection) -> None:
         self.connections.add(conn)
         if self.metrics is not None:
@@ -115,5 +112,6 @@ class Shared:
         log.debug("client %s: %s (%s)", peer, reason, detail)
 
     def shutdown_pools(self) -> None:
-        for pool in (self._workers, self._hashers, self.senders):
+        for pool in (self._workers, self.senders):
             pool.shutdown(wait=False, cancel_futures=True)
+        self.logins.shutdown()

@@ -24,16 +24,14 @@ ignored. The running sidecar re-reads the file when it changes (web_config_reloa
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import os
 import ssl
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
+from kafka_jmx_sidecar.exporter.http.basic_auth import Verdicts, Verifier, read_users
 
 _CLIENT_AUTH = {
     "NoClientCert": ssl.CERT_NONE,
@@ -141,18 +139,6 @@ def require_client_certificates(ctx: ssl.SSLContext, mode: int, cafile: str | No
         raise TlsError(f"cannot load the client CA certificates ({getattr(e, 'reason', None) or e})") from None
 
 
-Verifier = Callable[[str], bool]
-
-
-def bcrypt_verifier(hashed: bytes) -> Verifier:
-    def verify(password: str) -> bool:
-        import bcrypt
-
-        return bcrypt.checkpw(password.encode(), hashed)
-
-    return verify
-
-
 @dataclass
 class WebConfig:
     source: str | None = None
@@ -163,9 +149,7 @@ class WebConfig:
     challenge_any_scheme: bool = True  # also when the request sent another scheme than Basic
     files: tuple[str, ...] = ()  # what it was read from (the file, its certificate, key and CA): watched for changes
     client_allowed_sans: tuple[str, ...] = ()  # a verified client certificate must carry one of them
-    _verified: dict[str, bool] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _cache_key: bytes = field(default_factory=lambda: os.urandom(32), repr=False)
+    verdicts: Verdicts = field(default_factory=Verdicts, repr=False)  # kept across reloads (web_config_reload.py)
 
     def authorized(self, username: str | None, password: str | None) -> bool:
         known = self.remembered(username, password)
@@ -174,15 +158,13 @@ class WebConfig:
     def remembered(self, username: str | None, password: str | None) -> bool | None:
         """The verdict on these credentials without hashing anything, or None when they must be
         verified. bcrypt and PBKDF2 cost tens of milliseconds to seconds by design; a scraper sends
-        the same credentials every time, so a checked pair is remembered (by a keyed digest, never
-        in clear), right or wrong, as jmx_exporter and the exporter toolkit do. Unknown and known
-        user names take the same path here and in `verify`, so timing does not tell them apart."""
+        the same credentials every time, so a checked pair is remembered, right or wrong, as
+        jmx_exporter and the exporter toolkit do (basic_auth.Verdicts)."""
         if not self.users:
             return True
         if username is None or password is None:
             return False
-        with self._lock:
-            return self._verified.get(self._key(username, password))
+        return self.verdicts.get(self.verdict_key(username, password))
 
     def verify(self, username: str | None, password: str | None) -> bool:
         """The slow check (run it off the event loop). An unknown user's password is checked
@@ -194,11 +176,12 @@ class WebConfig:
             return False
         check = self.users.get(username)
         ok = check(password) if check is not None else next(iter(self.users.values()))(password) and False
-        with self._lock:
-            if len(self._verified) > 1024:
-                self._verified.clear()
-            self._verified[self._key(username, password)] = ok
+        self.verdicts.put(self.verdict_key(username, password), ok)
         return ok
+
+    def verdict_key(self, username: str, password: str) -> bytes:
+        check = self.users.get(username)
+        return self.verdicts.key(username, check.identity if check is not None else b"", password)
 
     def client_refused(self, peercert: dict | None) -> str | None:
         """Why a client whose certificate was verified in the TLS handshake may not go on (None:
@@ -212,9 +195,6 @@ class WebConfig:
         if any(san in self.client_allowed_sans for san in found):
             return None
         return f"the client certificate's SANs {found} are none of client_allowed_sans"
-
-    def _key(self, username: str, password: str) -> str:
-        return hmac.new(self._cache_key, f"{username}:{password}".encode(), hashlib.sha256).hexdigest()
 
 
 def certificate_sans(peercert: dict) -> list[str]:
@@ -252,15 +232,7 @@ def load_web_config(path: str | None) -> WebConfig:
     if tls:
         cfg.ssl_context, cfg.client_allowed_sans = _ssl_context(tls, base, err, named)
     cfg.headers = _http_server_config(data.get("http_server_config"), err)
-    users = data.get("basic_auth_users") or {}
-    if not isinstance(users, dict):
-        raise err(("basic_auth_users",), "must map user names to bcrypt hashes", "write `name: $2b$...`")
-    for user, hashed in users.items():
-        if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
-            raise err(("basic_auth_users", user), "is not a bcrypt hash",
-                      "generate one with `htpasswd -nBC 12 '' | tr -d ':\\n'` or python -c "
-                      "\"import bcrypt; print(bcrypt.hashpw(b'secret', bcrypt.gensalt()).decode())\"")
-        cfg.users[str(user)] = bcrypt_verifier(hashed.encode())
+    cfg.users = read_users(data.get("basic_auth_users"), err)
     cfg.files = (path, *named)
     return cfg
 

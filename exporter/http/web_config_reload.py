@@ -6,7 +6,9 @@ line and counts kafka_jmx_sidecar_web_config_reload_failure_total.
 The files are compared by content (they are small), so a Kubernetes secret swapped under a
 symlink, or rewritten within one mtime tick, is seen too. Whether the endpoint speaks TLS is
 fixed at start: a file that adds or drops `tls_server_config` is refused rather than turning
-TLS off by an edit.
+TLS off by an edit. The credentials already checked stay remembered for the users whose hash
+did not change, so a scraper's next request after a reload (a rotated certificate) needs no
+hashing.
 """
 from __future__ import annotations
 
@@ -66,6 +68,9 @@ class WebConfigReloader:
             self.metrics.web_config_reload_failure.inc()
             log.error("web config reload failed, keeping the last good one: %s", e)
             return False
+        # verdicts are keyed by each user's stored hash: the remembered logins of unchanged users
+        # hold (as the toolkit's cache does), a changed password's are never found again
+        new.verdicts = self._current.verdicts
         self._current = new
         self._seen = _fingerprint(self._watched())  # the files the new config names
         self.metrics.web_config_reload_success.inc()

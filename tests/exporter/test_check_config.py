@@ -105,7 +105,8 @@ def test_check_config_checks_the_web_config_file_too(tmp_path, capsys):
     config = tmp_path / "exporter.yml"
     config.write_text("hostPort: 127.0.0.1:9999\n" + RULE)
     web = tmp_path / "web.yml"
-    web.write_text("basic_auth_users:\n  prometheus: $2b$04$abcdefghijklmnopqrstuu\n")
+    # a whole bcrypt hash: a truncated one is refused
+    web.write_text("basic_auth_users:\n  prometheus: $2b$04$IJrYI0A3khzR2WT9uO5JHOP2l4XkvvN2nfY8O96nIbNPH7iHh4NEa\n")
     assert main(["check-config", str(config), "--web.config.file", str(web)]) == 0
     out = capsys.readouterr().out
     assert out.endswith(f"{web}: OK: web config, plain HTTP, 1 basic auth user(s)\n") and f"{config}: OK" in out

@@ -159,7 +159,8 @@ import socket  # noqa: E402
 import time  # noqa: E402
 
 from kafka_jmx_sidecar.exporter.http.limits import Limits  # noqa: E402
-from kafka_jmx_sidecar.exporter.http.endpoints import basic_credentials, gzip_accepted  # noqa: E402
+from kafka_jmx_sidecar.exporter.http.basic_auth import Verifier, parse_authorization  # noqa: E402
+from kafka_jmx_sidecar.exporter.http.endpoints import gzip_accepted  # noqa: E402
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics  # noqa: E402
 
 
@@ -223,13 +224,20 @@ def test_accept_encoding_is_parsed_with_its_q_values(header, gzip_wanted):
 
 
 def test_basic_credentials():
-    enc = lambda s: "Basic " + base64.b64encode(s.encode()).decode()  # noqa: E731
-    assert basic_credentials(enc("u:p:q")) == ("u", "p:q")
-    assert basic_credentials(enc("u:")) == ("u", "")
-    assert basic_credentials(enc("u:p").rstrip("=")) == ("u", "p")
-    assert basic_credentials(enc("no-colon")) == (None, None)
-    assert basic_credentials("Basic !!!") == (None, None)
-    assert basic_credentials("Bearer abc") == (None, None)
+    token = lambda s: base64.b64encode(s.encode()).decode()  # noqa: E731
+    assert parse_authorization("Basic " + token("u:p:q")) == ("u", "p:q")
+    assert parse_authorization("Basic " + token("u:")) == ("u", "")
+    assert parse_authorization("Basic " + token("u:p").rstrip("=")) == ("u", "p")
+    # the scheme in any case, then one or more spaces (RFC 7235's 1*SP)
+    for scheme in ("basic ", "BASIC ", "bAsIc  "):
+        assert parse_authorization(scheme + token("u:p")) == ("u", "p")
+    assert parse_authorization("Basic " + token("no-colon")) == "malformed"
+    assert parse_authorization("Basic !!!") == "malformed"
+    assert parse_authorization("Basic") == "malformed"
+    assert parse_authorization("Basic " + base64.b64encode(b"u:\xff").decode()) == "malformed"  # not UTF-8
+    assert parse_authorization("Bearer abc") == "missing"
+    assert parse_authorization("Basically " + token("u:p")) == "missing"
+    assert parse_authorization("") == "missing"
 
 
 def test_an_unknown_user_costs_one_password_check_as_a_known_one_does():
@@ -239,7 +247,7 @@ def test_an_unknown_user_costs_one_password_check_as_a_known_one_does():
         def check(password):
             calls.append((name, password))
             return password == "right"
-        return check
+        return Verifier(name.encode(), check)
 
     web = WebConfig(users={"alice": verifier("alice"), "bob": verifier("bob")})
     assert web.remembered("mallory", "right") is None  # not yet checked: must be verified
