@@ -4,9 +4,9 @@ checked. The bounded checking itself runs in the server (logins.py).
 
 bcrypt reads at most 72 bytes of a password. Go's bcrypt.CompareHashAndPassword, which the
 exporter toolkit calls, checks a longer password on its first 72 bytes (only hashing refuses
-more); Python's bcrypt >= 4.1 raises ValueError instead. So a password is cut to 72 bytes here,
-as Go reads it: a user whose long password was hashed by a tool that cut it (htpasswd, Go
-before 2023) logs in, as with the toolkit.
+more); Python's bcrypt 5 raises ValueError instead. So a password is cut to 72 bytes here,
+as Go reads it: a user whose long password was hashed by a tool that cut it (Go before 2023,
+older releases of Python's bcrypt) logs in, as with the toolkit.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@
       headers: {X-Frame-Options: deny}
       http2: false              # HTTP/1.1 only: `true` is refused
     basic_auth_users:
-      prometheus: $2b$12$...   # bcrypt hash (htpasswd -nBC 12 "" | tr -d ':\\n')
+      prometheus: $2b$12$...   # bcrypt hash (htpasswd -nBC 12 "" | tr -d ':\\n'), checked whole (basic_auth.py)
 
 Relative paths are relative to the web-config file, as in the exporter toolkit. It fails closed:
 a key this sidecar does not honour exactly (an unknown one, an exporter-toolkit one not

@@ -51,8 +51,8 @@ def failures(collector, reason: str) -> float:
 
 @pytest.fixture(scope="module")
 def web_yml(tmp_path_factory):
-    """Users whose long passwords were hashed by a tool that cut them to 72 bytes (htpasswd does,
-    as Go did before 2023; Python's bcrypt >= 4.1 refuses to hash more)."""
+    """Users whose long passwords were hashed by a tool that cut them to 72 bytes (as Go did
+    before 2023 and older releases of Python's bcrypt; both refuse to hash more now)."""
     d = tmp_path_factory.mktemp("web")
     hashes = {USER: bcrypt.hashpw(b"s3cret", bcrypt.gensalt(4)),
               "long": bcrypt.hashpw(LONG[:72], bcrypt.gensalt(4)),
