@@ -41,9 +41,25 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(_fields(record), ensure_ascii=False)
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record comes (a caller in the same process may
+    have replaced it since, as pytest does), never to a stream closed since."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def configure(level: str = "info", fmt: str = "text") -> None:
     """Route every logger to stderr at `level` in `fmt` (replacing handlers set before)."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Stderr()
     if fmt == "logfmt":
         handler.setFormatter(LogfmtFormatter())
     elif fmt == "json":
