@@ -1,10 +1,11 @@
 """The partition alerts in the cluster-wide mode (sidecar.mode: cluster), evaluated by a real
-Prometheus scraping the sidecar: the per-partition series carry a `leader` label, a leaderless
-partition is named by KafkaPartitionUnavailable and the controller's count stays quiet (it would
-page twice for the same partition). The Admin API is answered from a cluster model by
-harness/admin_wire.py (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the
-shipped ones with `for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked
-out by hand from Kafka's definitions (kafka-3.7)."""
+Prometheus scraping the sidecar: the broker alerts come once for the cluster (the one sidecar serves
+the cluster's counts), the controller's offline count is the view's; the opt-in per-partition alerts
+carry the partition's `leader` label, and a leaderless partition is named by
+KafkaPartitionUnavailable. The Admin API is answered from a cluster model by harness/admin_wire.py
+(Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the shipped ones with
+`for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked out by hand from
+Kafka's definitions (kafka-3.7)."""
 from __future__ import annotations
 
 import threading
@@ -14,13 +15,16 @@ from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.commands.serve import make_collector
 from harness.admin_wire import AdminWire
 from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
-from tests.deploy.alerts.scenario_run import (AT, OFFLINE, REPO, URP, alerts, rules_with_short_for, settle)
+from tests.deploy.alerts.scenario_run import (AT, OFFLINE, PER_PARTITION, REPO, RULES, URP, alerts,
+                                              rules_with_short_for, settle)
 from tests.e2e.prometheus_server import Prometheus
 
 UNAVAILABLE = "KafkaPartitionUnavailable"
+URP_1, AT_1 = "KafkaUnderReplicatedPartition", "KafkaAtMinIsrPartition"  # the per-partition ones
 # Broker 3 is down. orders-0: ISR [1,2] of 3, min ISR 2: under-replicated, at min ISR with a replica
 # missing. audit-0: only on broker 3, no leader (its last ISR member kept): unavailable, 0 on every
-# broker gauge. payments-0 healthy.
+# broker gauge, counted by the controller's OfflinePartitionsCount. payments-0 healthy. Each broker
+# alert once, for the cluster (value 1); each per-partition alert once per partition.
 MODEL = {
     "brokers": [1, 2, 3], "controllers": [1], "offline": [3],
     "topics": [
@@ -32,7 +36,8 @@ MODEL = {
          "partitions": [{"replicas": [3], "isr": [3], "leader": None}]},
     ],
 }
-EXPECTED = frozenset(alerts(URP, "orders-0") | alerts(AT, "orders-0") | alerts(UNAVAILABLE, "audit-0"))
+EXPECTED = frozenset(alerts(URP) | alerts(AT) | alerts(OFFLINE)
+                     | alerts(URP_1, "orders-0") | alerts(AT_1, "orders-0") | alerts(UNAVAILABLE, "audit-0"))
 
 
 def test_cluster_mode_alerts(tmp_path):
@@ -49,15 +54,20 @@ def test_cluster_mode_alerts(tmp_path):
     poller.start()
     prom = None
     try:
-        prom = Prometheus(f"127.0.0.1:{server.port}", rule_files=[str(rules_with_short_for(tmp_path))])
+        rules = [str(rules_with_short_for(tmp_path, r)) for r in (RULES, PER_PARTITION)]
+        prom = Prometheus(f"127.0.0.1:{server.port}", rule_files=rules)
         seen = settle(prom, EXPECTED)
         assert seen == EXPECTED
-        # the alerts carry the partition's leader as the cluster view serves it
-        leaders = {(a["labels"]["alertname"], a["labels"]["leader"]) for a in prom.alerts() if a["state"] == "firing"}
-        assert leaders == {(URP, "1"), (AT, "1"), (UNAVAILABLE, "none")}
-        # the controller's count is served (1) and its alert is silent only because of the view
+        firing = [a for a in prom.alerts() if a["state"] == "firing"]
+        # the cluster's alerts name no partition and count one each; the per-partition ones carry
+        # the partition's leader as the cluster view serves it
+        assert {(a["labels"]["alertname"], float(a["value"])) for a in firing if "partition" not in a["labels"]} == \
+            {(URP, 1.0), (AT, 1.0), (OFFLINE, 1.0)}
+        assert not any("leader" in a["labels"] or "topic" in a["labels"] for a in firing
+                       if a["labels"]["alertname"] in (URP, AT, OFFLINE))
+        leaders = {(a["labels"]["alertname"], a["labels"]["leader"]) for a in firing if "partition" in a["labels"]}
+        assert leaders == {(URP_1, "1"), (AT_1, "1"), (UNAVAILABLE, "none")}
         assert prom.value("kafka_controller_kafkacontroller_offlinepartitionscount") == 1
-        assert (OFFLINE, "") not in seen
     finally:
         if prom:
             prom.stop()
