@@ -17,14 +17,18 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from kafka_jmx_sidecar.exporter.backfill.grid import ISO_TIME, iso_ms, parse_time_ms
+from kafka_jmx_sidecar.mbeans.bounded_lines import HEAD, NOT_TEXT, TOO_LONG, LineReader, Unread
 from kafka_jmx_sidecar.mbeans.health import counts_of, has_leader, placeholder_count
-from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
+from kafka_jmx_sidecar.mbeans.partition_states import (
+    IMPOSSIBLE, UNPARSABLE, Parsed, header_context, is_describe_header, read_describe,
+)
 
-# Reject reasons (codes the summary and the rejects file use).
+# Reject reasons (codes the summary and the rejects file use). A rejected line's reason is the
+# describe reader's kind of problem: UNPARSABLE (neither a topic header nor a partition line, or a
+# malformed field), IMPOSSIBLE (a state Kafka cannot be in: more ids than a partition can have, a
+# broker listed twice), TOO_LONG (longer than any real line: skipped unread), NOT_TEXT (not UTF-8).
 UNREADABLE = "unreadable-file"  # the file could not be opened or read
-NOT_TEXT = "not-text"  # a line that is not UTF-8 (a corrupt or binary file)
 TORN_LAST_LINE = "torn-last-line"  # the last line has no newline: the dump was cut while written
-UNPARSABLE = "unparsable-line"  # neither a topic header nor a partition line
 DUPLICATE = "duplicate-partition"  # a partition listed twice in one dump
 NO_PARTITIONS = "no-partitions"  # a file without a single partition line (empty, or not a dump)
 
@@ -100,52 +104,51 @@ assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == DumpRow._fields
 
 
 def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[DumpRow]:
-    """The rows of one dump. Runs on the executors."""
+    """The rows of one dump, read in bounded pieces (mbeans/bounded_lines.py: a line longer than
+    any real one is skipped unread, never held). Runs on the executors."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        f = open(path, "rb")
     except OSError as e:
         yield DumpRow("r", time_ms, file=path, line=0, reason=UNREADABLE, detail=str(e), text="")
         yield DumpRow("f", time_ms, file=path, line=0)
         return
     rejects: list[tuple] = []
-    try:
-        # a whole good file in one call; line by line only to find the lines that are not text
-        lines = data.decode("utf-8").split("\n")
-        torn = lines.pop().encode()  # after the last newline: b"" unless torn
-    except UnicodeDecodeError:
-        raw_lines = data.split(b"\n")
-        torn = raw_lines.pop()
-        lines = []
-        for line_no, raw in enumerate(raw_lines, 1):
-            try:
-                lines.append(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                lines.append("")  # keeps line numbers; reported here
-                rejects.append((line_no, NOT_TEXT, str(e), raw[:200].decode("utf-8", "replace")))
-    read = len(lines)
-    if torn:
-        read += 1
-        rejects.append((read, TORN_LAST_LINE, "the file does not end with a newline: cut while written?",
-                        torn[:200].decode("utf-8", "replace")))
     seen: set[tuple[str, int]] = set()
-    states = 0
-    for item in read_describe(lines, default_min_isr):
-        if item.__class__ is Parsed:
-            s = item.state
-            key = (s.topic, s.partition)
-            if key in seen:
-                rejects.append((item.line_no, DUPLICATE, f"{s.topic}-{s.partition} is listed twice in this dump",
-                                lines[item.line_no - 1][:200]))
-                continue
-            seen.add(key)
-            states += 1
-            c = counts_of(s)
-            yield DumpRow("s", time_ms, s.topic, s.partition, s.leader if has_leader(s.leader) else -1,
-                          bool(c.has_leader), bool(c.leader_live), c.replicas, c.adding, bool(c.reassigning),
-                          c.isr, c.min_isr, placeholder_count(s), file=path, line=item.line_no)
-        else:
-            rejects.append((item.line_no, UNPARSABLE, item.reason, lines[item.line_no - 1][:200]))
+    read = states = 0
+    header = None
+    tails: dict = {}  # the describe reader's parsed line tails, kept from block to block
+    with f:
+        reader = LineReader(f)
+        try:
+            for lines in reader.blocks():
+                first, read = read + 1, read + len(lines)
+                if reader.torn:
+                    text = lines[0].head if lines[0].__class__ is Unread else lines[0][:HEAD]
+                    rejects.append((read, TORN_LAST_LINE, "the file does not end with a newline: cut while written?", text))
+                    break
+                for item in read_describe(lines, default_min_isr, first, header_context(header, default_min_isr),
+                                          tails):
+                    if item.__class__ is Parsed:
+                        s = item.state
+                        key = (s.topic, s.partition)
+                        if key in seen:
+                            rejects.append((item.line_no, DUPLICATE, f"{s.topic}-{s.partition} is listed twice in "
+                                            "this dump", lines[item.line_no - first][:HEAD]))
+                            continue
+                        seen.add(key)
+                        states += 1
+                        c = counts_of(s)
+                        yield DumpRow("s", time_ms, s.topic, s.partition, s.leader if has_leader(s.leader) else -1,
+                                      bool(c.has_leader), bool(c.leader_live), c.replicas, c.adding,
+                                      bool(c.reassigning), c.isr, c.min_isr, placeholder_count(s), file=path,
+                                      line=item.line_no)
+                    else:
+                        line = lines[item.line_no - first]
+                        rejects.append((item.line_no, item.kind, item.reason,
+                                        line.head if line.__class__ is Unread else line[:HEAD]))
+                header = next((line for line in reversed(lines) if is_describe_header(line)), header)
+        except OSError as e:  # a read failing midway: what was read stands, the rest is reported
+            rejects.append((read, UNREADABLE, str(e), ""))
     if not states and not rejects:
         rejects.append((0, NO_PARTITIONS, "no partition line (Topic: ... Partition: ... Leader: ...)", ""))
     for line_no, reason, detail, text in sorted(rejects):

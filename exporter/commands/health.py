@@ -12,9 +12,10 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from itertools import chain, islice, product
+from itertools import chain, product
 from typing import IO, Iterable, Iterator, Sequence
 
+from kafka_jmx_sidecar.mbeans.bounded_lines import LineReader, Unread
 from kafka_jmx_sidecar.mbeans.health import PROFILES, HealthFlags, PartitionState, counts_of, judge_counts
 from kafka_jmx_sidecar.mbeans.partition_states import (
     Parsed, Rejected, header_context, is_describe_header, looks_like_jsonl, read_describe, read_jsonl,
@@ -209,20 +210,43 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
 
 
 BATCH_LINES = 20_000
+# A batch also ends once it holds this much text: lines of the longest real kind (bounded_lines)
+# are few to a batch, so the batches in flight stay small.
+BATCH_CHARS = 4 * 1024 * 1024
 
 
-def _batches(lines: Iterable[str]) -> Iterator[tuple[list[str], int, bool, str | None]]:
+def _grouped(blocks: Iterable[list[str]]) -> Iterator[list[str]]:
+    """The reader's blocks regrouped into batches of at most BATCH_LINES lines or about BATCH_CHARS."""
+    batch: list[str] = []
+    size = 0
+    for block in blocks:
+        batch.extend(block)
+        size += sum(map(len, block))
+        while len(batch) >= BATCH_LINES:
+            yield batch[:BATCH_LINES]
+            batch = batch[BATCH_LINES:]
+            size = sum(map(len, batch))
+        if size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _batches(blocks: Iterable[list[str]]) -> Iterator[tuple[list[str], int, bool, str | None]]:
     """Split input into batches of lines, detecting the form once and carrying the describe
     header in force into each batch."""
-    it = iter(lines)
+    it = _grouped(blocks)
     line_no, header = 1, None
-    batch = list(islice(it, BATCH_LINES))
+    batch = next(it, [])
     if batch and batch[0].startswith("\ufeff"):  # a byte-order mark (Windows editors) is no content
         batch[0] = batch[0][1:]
     first = next((l for l in batch if l.strip()), None)
-    while first is None and batch:  # only blank lines so far: skip them, keep counting
+    while first is None and batch:  # only blank (or unread) lines so far: skip them, keep counting
+        if any(l.__class__ is Unread for l in batch):  # either reader rejects them alike
+            yield batch, line_no, True, None
         line_no += len(batch)
-        batch = list(islice(it, BATCH_LINES))
+        batch = next(it, [])
         first = next((l for l in batch if l.strip()), None)
     if first is None:
         return
@@ -232,7 +256,7 @@ def _batches(lines: Iterable[str]) -> Iterator[tuple[list[str], int, bool, str |
         if not jsonl_input:
             header = next((l for l in reversed(batch) if is_describe_header(l)), header)
         line_no += len(batch)
-        batch = list(islice(it, BATCH_LINES))
+        batch = next(it, [])
 
 
 def _parallel_map(job: Job, batches: Iterator) -> Iterator[BatchResult]:
@@ -256,9 +280,10 @@ def _judge_task(task) -> BatchResult:
     return judge_batch(*task)
 
 
-def judge_lines(lines: Iterable[str], source: str, job: Job, out: IO[str], summary: Summary) -> None:
+def judge_stream(stream: IO, source: str, job: Job, out: IO[str], summary: Summary) -> None:
+    """Judge every line of `stream` (binary, or text), read in bounded pieces (bounded_lines)."""
     rows: list[tuple[str, ...]] = []
-    for result in _parallel_map(job, _batches(lines)):
+    for result in _parallel_map(job, _batches(LineReader(stream).blocks())):
         if result.text:
             out.write(result.text)
         rows.extend(result.rows)
@@ -294,18 +319,15 @@ def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = N
     summary = Summary()
     for name in files or ["-"]:
         if name == "-":
-            judge_lines(sys.stdin, "<stdin>", job, out, summary)
+            judge_stream(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", job, out, summary)
             continue
         try:
-            f = open(name, encoding="utf-8")
+            f = open(name, "rb")
         except OSError as e:
             summary.rejected.append((name, 0, f"cannot read: {e.strerror}"))
             continue
-        try:
-            with f:
-                judge_lines(f, name, job, out, summary)
-        except UnicodeDecodeError as e:
-            summary.rejected.append((name, 0, f"not UTF-8 text ({e.reason} at byte {e.start})"))
+        with f:  # (not inside the try: a BrokenPipeError writing the output is no unreadable file)
+            judge_stream(f, name, job, out, summary)
     for source, line_no, reason in summary.rejected:
         where = f"{source}:{line_no}" if line_no else source
         err.write(f"{where}: {reason}\n")

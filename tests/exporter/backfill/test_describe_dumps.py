@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from kafka_jmx_sidecar.exporter.backfill import describe_dumps as dd
+from kafka_jmx_sidecar.mbeans.bounded_lines import MAX_LINE_BYTES
 
 T0 = 1795298400_000  # 2026-11-21T22:00:00Z
 HEADER = "Topic: orders\tTopicId: x\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
@@ -80,3 +81,21 @@ def test_listing_orders_by_time(tmp_path):
     dumps = dd.list_dumps([str(tmp_path)])
     assert [(os.path.basename(d.path), d.time_ms) for d in dumps] == [
         ("2026-11-21T22-00-00Z.txt", T0), ("2026-11-21T22-01-00Z.txt", T0 + 60_000)]
+
+
+def test_a_line_longer_than_any_real_one_and_impossible_states(tmp_path):
+    """The bounds `health` applies (mbeans/bounded_lines.py, partition_states.py), here per line and
+    counted by reason: a line past MAX_LINE_BYTES is skipped unread, a broker listed twice is no state."""
+    f = tmp_path / "d"
+    with open(f, "wb") as out:
+        out.write((HEADER + line(0, 1, "1,2,3", "1,2")).encode())
+        out.write(b"\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: " + b"1," * (MAX_LINE_BYTES // 2) + b"1\tIsr: 1\n")
+        out.write((line(2, 1, "1,2,1", "1") + line(1, 1, "1,2,3", "1,2,3")).encode())
+    rows = _rows(f)
+    assert _reasons(rows) == {dd.TOO_LONG: 1, dd.IMPOSSIBLE: 1}
+    rejects = [r for r in rows if r[0] == "r"]
+    assert [(r.line, r.reason) for r in rejects] == [(3, dd.TOO_LONG), (4, dd.IMPOSSIBLE)]
+    assert rejects[0].text.startswith("\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 1,1,")
+    assert len(rejects[0].text) == 200 and "Replicas: lists broker 1 more than once" in rejects[1].detail
+    assert [(r.partition, r.replicas, r.isr, r.min_isr) for r in rows if r[0] == "s"] == [(0, 3, 2, 2), (1, 3, 3, 2)]
+    assert [r.line for r in rows if r[0] == "f"] == [5]
