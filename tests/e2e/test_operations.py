@@ -125,13 +125,6 @@ def serve(tmp_path):
         s.kill()
 
 
-@pytest.fixture(scope="module")
-def big_broker():
-    """40,000 partitions: the first poll with no rules reads ~430,000 MBeans (a minute or more)."""
-    with Simulator.start(partitions=40_000) as sim:
-        yield sim
-
-
 def no_traceback(log: str) -> None:
     assert "Traceback" not in log and "unexpectedly" not in log, log[-3000:]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -54,10 +55,40 @@ def targets(fed_by: str) -> list[tuple[str, str]]:
             for p in members for t in p.get("targets", [])]
 
 
+VARIABLES = ("cluster", "namespace", "broker")  # the dashboard's filters, besides the data source
+
+
 def substitute(expr: str) -> str:
-    """As Grafana sends it with every variable at All (allValue .*) and a 1m rate interval."""
-    return expr.replace("$__rate_interval", "1m").replace("$namespace", ".*").replace(
-        "$instance", ".*").replace("$topic", ".*")
+    """As Grafana sends it with every variable at All (allValue .*) and a 1m rate interval
+    (label_replace's `$1` is PromQL's own)."""
+    return re.sub(r"\$(\w+)", lambda m: {"__rate_interval": "1m"}.get(m[1], ".*" if m[1] in VARIABLES else m[0]),
+                  expr)
+
+
+BROKER_JOIN = "* on (instance) group_left (broker_id) "
+
+
+def _group_end(expr: str, i: int) -> int:
+    """Just past the parenthesized group opening at or after `i`."""
+    i = expr.index("(", i)
+    depth = 0
+    for j in range(i, len(expr)):
+        depth += {"(": 1, ")": -1}.get(expr[j], 0)
+        if depth == 0:
+            return j + 1
+    raise ValueError(f"unbalanced parentheses: {expr}")
+
+
+def broker_joins(expr: str) -> list[str]:
+    """The right-hand sides of `expr`'s joins with the broker info series: `group by (...) (...)`."""
+    out = []
+    start = expr.find(BROKER_JOIN)
+    while start >= 0:
+        i = start + len(BROKER_JOIN)
+        end = _group_end(expr, _group_end(expr, i))  # the `by` clause, then what it groups
+        out.append(expr[i:end])
+        start = expr.find(BROKER_JOIN, end)
+    return out
 
 
 def numbers_returned(prom, expr: str, start: float, end: float) -> list[float]:

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.deploy.alerts.dashboard_panels import (PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, dashboard, panels,
-                                                  numbers_returned, rows, targets)
+from tests.deploy.alerts.dashboard_panels import (PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, VARIABLES, broker_joins,
+                                                  dashboard, panels, numbers_returned, rows, targets)
 
 
 def test_dashboard_is_well_formed():
@@ -35,9 +35,15 @@ def test_dashboard_is_well_formed():
         assert not cells & mine, f"{p['title']} overlaps another panel"
         cells |= mine
     variables = {v["name"]: v for v in d["templating"]["list"]}
+    assert list(variables) == ["datasource", *VARIABLES]
     assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
-    for name in ("namespace", "instance", "topic"):
+    for name in VARIABLES:
         assert variables[name]["type"] == "query" and variables[name]["allValue"] == ".*"
+        assert variables[name]["includeAll"] and variables[name]["current"]["value"] == ["$__all"]
+    # cluster and broker are the broker info series' ids (no per-partition label_values)
+    for name, label in (("cluster", "cluster_id"), ("broker", "broker_id")):
+        assert re.fullmatch(rf"label_values\(kafka_jmx_sidecar_broker_info\b.*, {label}\)",
+                            variables[name]["query"]["query"]), name
     for p in panels(d):
         if p["type"] == "row":
             continue
@@ -45,9 +51,25 @@ def test_dashboard_is_well_formed():
         assert p["targets"], p["title"]
         for t in p["targets"]:
             # every variable a query uses is defined, and matched with =~ (All is a regular expression)
-            for used in re.findall(r"\$(\w+)", t["expr"]):
+            for used in re.findall(r"\$([a-z_]\w*)", t["expr"]):  # not label_replace's $1
                 assert used == "__rate_interval" or used in variables, (p["title"], used)
             assert not re.search(r'[^=!]=\s*"\$', t["expr"]), (p["title"], t["expr"])
+
+
+def test_every_query_filters_and_names_brokers_through_one_join():
+    """Each query joins the broker info series the same way (cluster, namespace and broker
+    filters, legends by broker id, a target without the series kept under its address): one
+    join, written once per query, never a variant of it."""
+    joins = {}
+    for p in panels(dashboard()):
+        for t in p.get("targets", []):
+            found = broker_joins(t["expr"])
+            assert found, (p["title"], t["expr"])
+            joins.update((j, p["title"]) for j in found)
+    assert len(joins) == 1, joins
+    (join,) = joins
+    for variable in VARIABLES:
+        assert f'=~"${variable}"' in join
 
 
 def test_the_progress_row_is_left_to_the_real_broker_test():
