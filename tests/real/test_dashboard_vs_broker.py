@@ -2,7 +2,8 @@
 row tests/deploy/alerts/dashboard_panels.py gives to this module), real against real: every query
 of it returns data from a real Prometheus scraping the sidecars of a real Kafka 4.1 cluster while a
 throttled reassignment runs; the rest of the dashboard is fed by the simulator scenario
-(tests/deploy/alerts/test_dashboard.py).
+(tests/deploy/alerts/test_dashboard.py). The broker info series its filters and legends use names
+the real brokers.
 
     MOVING (RF 1 on broker 1, RECORDS records of RECORD_SIZE bytes) is moved to [1, 2] with the
     tool's --throttle THROTTLE, which throttles broker 1's leader and broker 2's follower
@@ -135,3 +136,17 @@ def test_the_throttle_panels_show_what_the_tool_set(progress_run):
     assert rates == {(b, t): {THROTTLE} for b in (1, 2) for t in ("leader", "follower")}, rates  # only once set
     replicas = {k: v[-1] for k, v in seen("kafka_replication_throttled_replicas").items()}  # 0 before the tool ran
     assert replicas == {(1, "leader"): 1, (1, "follower"): 0, (2, "leader"): 0, (2, "follower"): 1}, replicas
+
+
+def test_each_sidecar_names_its_broker_and_cluster(progress_run, real_kafka):
+    """kafka_jmx_sidecar_broker_info, which the dashboard's cluster and broker filters and its
+    legends use, from real brokers: app-info's id and Version, and the cluster id their storage
+    was formatted with (meta.properties)."""
+    run, cluster = progress_run, real_kafka("4.1", brokers=3)
+    properties = (cluster.brokers[1].directory / "data" / "meta.properties").read_text()
+    cluster_id = re.search(r"^cluster\.id=(\S+)$", properties, re.M)[1]
+    seen = set()
+    for labels in run.prom.query_range("kafka_jmx_sidecar_broker_info", run.started, run.ended, 1):
+        fields = dict(f.split("=", 1) for f in labels.split(","))
+        seen.add((fields["instance"], fields["broker_id"], fields["cluster_id"], fields["broker_version"]))
+    assert seen == {(run.instances[b], str(b), cluster_id, cluster.release.version) for b in (1, 2)}, seen
