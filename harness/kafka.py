@@ -23,6 +23,7 @@ them. Everything is stopped by PID, also when a test fails (processes.spawn).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -83,6 +84,10 @@ RELEASES: dict[str, Release] = {r.name: r for r in (
 TOOL_RUNS = Path(__file__).with_name("ToolRuns.java")
 CONTROLLER_ID = 100  # KRaft: the dedicated controller's node id, apart from the brokers' 1..n
 BROKER_HEAP = ("-Xms64m", "-Xmx384m")
+# Every JVM here: the client compiler only (C2's compile threads cost a few CPU seconds per JVM
+# start, more than a test's brokers and tools ever win back on a machine of two cores), the serial
+# collector, and no perf-data file under /tmp (jps/jcmd are not used).
+JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData")
 _STARTED = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)|"
                       r"\], started \(kafka\.server\.KafkaServer\)")
 
@@ -94,6 +99,15 @@ class KafkaError(RuntimeError):
 def _tool_runs_classes() -> Path:
     """ToolRuns.java compiled once into the programs cache (keyed by its source)."""
     return processes.compiled(TOOL_RUNS, programs.cache_root(), javac=str(Path(java()).resolve().parent / "javac"))
+
+
+def _cluster_id() -> str:
+    """A new cluster id as `kafka-storage.sh random-uuid` makes one (16 random bytes, URL-safe
+    base64 without padding, never starting with "-"), without a JVM for it."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def java() -> str:
@@ -220,40 +234,42 @@ class KafkaCluster:
     # -- start and stop ----------------------------------------------------------------------
 
     def start(self) -> "KafkaCluster":
+        """Every node's JVM at once (a KRaft broker waits for its controller by itself, a ZooKeeper
+        one for ZooKeeper), then until each says it started and the metadata lists every broker."""
         try:
             for node in self._all_nodes():
                 node.directory.mkdir(parents=True, exist_ok=True)
             if self.release.kraft:
                 self._format_kraft()
-                self._start_node(self.controller)
+                self._start_node(self.controller, wait=False)
             else:
                 self._start_zookeeper()
             for node in self.brokers.values():
                 self._start_node(node, wait=False)
-            for node in self.brokers.values():
-                self._wait_started(node)
+            for node in [self.controller, *self.brokers.values()]:
+                if node is not None:
+                    self._wait_started(node)
             self._wait_for_brokers(len(self.brokers))
         except BaseException:
-            self.stop()
+            self.stop(hard=True)
             raise
         return self
 
-    def stop(self) -> None:
-        """Stops every process by PID (brokers first, so their controlled shutdown can finish)."""
+    def stop(self, hard: bool = False) -> None:
+        """Stops every process by PID: the brokers together first (SIGTERM: so their controlled
+        shutdowns can finish; SIGKILL when `hard`), then the controller or ZooKeeper."""
         errors = []
-        for node in [*self.brokers.values(), self.controller, self.zookeeper]:
-            if node is None:
-                continue
-            try:
-                processes.stop(node.process, grace=20)
-            except RuntimeError as e:
-                errors.append(str(e))
-            node.process = None
+        for group in ([n for n in self.brokers.values()], [n for n in (self.controller, self.zookeeper) if n]):
+            errors += processes.stop_all([n.process for n in group], grace=20, hard=hard)
+            for node in group:
+                node.process = None
         if errors:
             raise KafkaError("; ".join(errors))
 
     def remove(self) -> None:
-        self.stop()
+        """Every process killed (SIGKILL: the cluster's data goes with it, so nothing is owed a
+        clean shutdown) and the working directory deleted."""
+        self.stop(hard=True)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> "KafkaCluster":
@@ -292,7 +308,8 @@ class KafkaCluster:
         """Runs one of the release's command-line classes (or a class of `extra_classpath`);
         returns the finished process (exit code, stdout, stderr) whatever it exits with."""
         cp = f"{extra_classpath}:{self.classpath}/*" if extra_classpath else f"{self.classpath}/*"
-        cmd = [java(), "-Xmx256m", *self._logging_flags(self.workdir / "tools.log"), "-cp", cp, main_class, *args]
+        cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
+               main_class, *args]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
     def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:
@@ -331,27 +348,45 @@ class KafkaCluster:
                      min_isr: int | None = None, assignment: list[list[int]] | None = None,
                      config: dict[str, str] | None = None) -> None:
         """`assignment`: the replicas of each partition, leader first (instead of a count and RF)."""
-        args = ["--create", "--topic", name, *self._topic_target()]
-        if assignment:
-            args += ["--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment)]
-        else:
-            args += ["--partitions", str(partitions), "--replication-factor", str(replication_factor)]
-        settings = dict(config or {})
-        if min_isr is not None:
-            settings["min.insync.replicas"] = str(min_isr)
-        for k, v in settings.items():
-            args += ["--config", f"{k}={v}"]
-        self.tool(self.release.topic_command, *args)
-        count = len(assignment) if assignment else partitions
-        self.wait_for(lambda: self._leaders_known(name, count), f"topic {name} with leaders", 60)
+        self.create_topics({name: dict(partitions=partitions, replication_factor=replication_factor,
+                                       min_isr=min_isr, assignment=assignment, config=config)})
 
-    def _leaders_known(self, topic: str, partitions: int) -> bool:
+    def create_topics(self, topics: dict[str, dict]) -> None:
+        """Topic name -> create_topic's keyword arguments: every topic created in one JVM
+        (TopicCommand once per topic), then until --describe shows a leader for each partition."""
+        creates, counts = [], {}
+        for name, spec in topics.items():
+            assignment = spec.get("assignment")
+            args = ["--create", "--topic", name, *self._topic_target()]
+            if assignment:
+                args += ["--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment)]
+            else:
+                args += ["--partitions", str(spec.get("partitions", 1)),
+                         "--replication-factor", str(spec.get("replication_factor", 1))]
+            settings = dict(spec.get("config") or {})
+            if spec.get("min_isr") is not None:
+                settings["min.insync.replicas"] = str(spec["min_isr"])
+            for k, v in settings.items():
+                args += ["--config", f"{k}={v}"]
+            creates.append(args)
+            counts[name] = len(assignment) if assignment else spec.get("partitions", 1)
+        for (code, out), args in zip(self.tool_runs(self.release.topic_command, *creates), creates):
+            if code != 0:
+                raise KafkaError(f"TopicCommand {' '.join(args)} failed ({code}): {out.strip()[-2000:]}")
+        self.wait_for(lambda: self._leaders_known(counts), f"topics {', '.join(topics)} with leaders", 60)
+
+    def _leaders_known(self, counts: dict[str, int]) -> bool:
+        """Whether --describe shows `counts[topic]` partitions with a leader, for every topic."""
         try:
-            text = self.describe(topic)
+            text = self.describe(next(iter(counts)) if len(counts) == 1 else None)
         except KafkaError:  # a topic just created may not be in the metadata the tool asks yet
             return False
-        lines = [l for l in text.splitlines() if re.search(r"\bPartition:\s*\d", l)]
-        return len(lines) == partitions and all(not re.search(r"Leader:\s*(-1|none)", l) for l in lines)
+        led: dict[str, int] = {}
+        for line in text.splitlines():
+            m = re.search(r"Topic:\s*(\S+)\s+Partition:\s*\d", line)
+            if m and m.group(1) in counts and not re.search(r"Leader:\s*(-1|none)", line):
+                led[m.group(1)] = led.get(m.group(1), 0) + 1
+        return led == counts
 
     def describe(self, topic: str | None = None, *filters: str) -> str:
         """`kafka-topics.sh --describe` output (`filters`: e.g. "--under-replicated-partitions")."""
@@ -510,14 +545,19 @@ class KafkaCluster:
         return props
 
     def _format_kraft(self) -> None:
-        cluster_id = self.tool("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
-        for node in [self.controller, *self.brokers.values()]:
-            self.tool("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self._properties(node)))
+        """`kafka-storage.sh format` of every node under one new cluster id, all in one JVM."""
+        cluster_id = _cluster_id()
+        nodes = [self.controller, *self.brokers.values()]
+        runs = self.tool_runs("kafka.tools.StorageTool",
+                              *[["format", "-t", cluster_id, "-c", str(self._properties(n))] for n in nodes])
+        for node, (code, out) in zip(nodes, runs):
+            if code != 0:
+                raise KafkaError(f"StorageTool format of node {node.node_id} exited {code}: {out.strip()[-2000:]}")
 
     def _start_zookeeper(self) -> None:
         zk = self.zookeeper
         zk.process = processes.spawn(
-            [java(), "-Xmx128m", *self._logging_flags(zk.log), "-Dzookeeper.admin.enableServer=false",
+            [java(), "-Xmx128m", *JVM_FLAGS, *self._logging_flags(zk.log), "-Dzookeeper.admin.enableServer=false",
              "-cp", f"{self.classpath}/*", "org.apache.zookeeper.server.ZooKeeperServerMain",
              str(zk.port), str(zk.directory / "data")], zk.directory / "stdout.log")
         processes.wait_until("ZooKeeper", lambda: processes.port_open(zk.port), self.start_timeout,
@@ -529,7 +569,7 @@ class KafkaCluster:
             props = self._properties(node)
         node.log_offset = node.log.stat().st_size if node.log.exists() else 0
         node.process = processes.spawn(
-            [java(), *self.heap, "-XX:+UseSerialGC", *self._logging_flags(node.log), *self._jmx_flags(node),
+            [java(), *self.heap, *JVM_FLAGS, *self._logging_flags(node.log), *self._jmx_flags(node),
              "-cp", f"{self.classpath}/*", "kafka.Kafka", str(props)], node.directory / "stdout.log")
         if wait:
             self._wait_started(node)
@@ -545,10 +585,13 @@ class KafkaCluster:
         """Until the cluster's metadata lists `count` brokers (ZooKeeper registration or KRaft
         registration and unfencing take a moment after each broker says it started)."""
         probe = f"__probe_{uuid.uuid4().hex[:8]}"
+        target = self._topic_target()
 
-        def ready() -> bool:
-            out = self.tool(self.release.topic_command, "--create", "--topic", probe, "--partitions", "1",
-                            "--replication-factor", str(count), *self._topic_target(), check=False)
-            return "Created topic" in out or "already exists" in out
+        def ready() -> bool:  # the probe made and deleted again in one JVM
+            (code, created), _ = self.tool_runs(
+                self.release.topic_command,
+                ["--create", "--topic", probe, "--partitions", "1", "--replication-factor", str(count), *target],
+                ["--delete", "--topic", probe, *target])
+            # the exit code: 2.x's --bootstrap-server create prints nothing when it succeeds
+            return code == 0 or "already exists" in created
         processes.wait_until(f"{count} registered brokers", ready, self.start_timeout, interval=1.0)
-        self.tool(self.release.topic_command, "--delete", "--topic", probe, *self._topic_target(), check=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -63,10 +64,64 @@ def stop(proc: subprocess.Popen | None, grace: float = 30.0, hard: bool = False)
         raise RuntimeError(f"process {proc.pid} ({proc.args[0] if proc.args else '?'}) still runs after stop")
 
 
+def stop_all(procs: Sequence[subprocess.Popen | None], grace: float = 30.0, hard: bool = False) -> list[str]:
+    """`stop` for several processes at once: every one is signalled before any is waited for (their
+    shutdowns overlap); returns what failed, one message per process still running."""
+    sig = signal.SIGKILL if hard else signal.SIGTERM
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            try:
+                os.kill(proc.pid, sig)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + grace
+    errors = []
+    for proc in procs:
+        try:
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            stop(proc, grace=grace, hard=True)  # whatever the signal left: SIGKILL, and the PID checked gone
+        except RuntimeError as e:
+            errors.append(str(e))
+    return errors
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, below the kernel's ephemeral range: a port is chosen
+    seconds before its program binds it (a Kafka cluster's are written into its properties first),
+    and an ephemeral one could meanwhile become another connection's local port. Never the same
+    port twice in one test run."""
+    low = _ephemeral_low()
+    for _ in range(200):
+        if low > 12_000:
+            port = random.randrange(low - 10_000, low)
+        else:  # an unusual port range: the kernel's choice
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError("no free loopback port found")
 
 
 def port_open(port: int) -> bool:
