@@ -28,17 +28,16 @@ class Loaded:
     settings: SidecarSettings  # the `sidecar:` key
     web: WebConfig  # TLS and basic auth of /metrics
 
-    def source_factory(self) -> Callable[[Config], Source]:
-        """The poll source for a rules `Config` (a reload hands a new one): the cluster-wide view
-        from the Admin API, or one broker over JMX."""
-        settings = self.settings
-        if settings.cluster:
+    def source_factory(self) -> Callable[[Config, SidecarSettings], Source]:
+        """The poll source for a rules `Config` and the settings in force (a reload hands new ones):
+        the cluster-wide view from the Admin API, or one broker over JMX."""
+        if self.settings.cluster:
             from kafka_jmx_sidecar.exporter.source.cluster import ClusterSource
 
-            return lambda config: ClusterSource(config, settings)
+            return lambda config, settings: ClusterSource(config, settings)
         from kafka_jmx_sidecar.exporter.source.broker import JmxSource
 
-        return lambda config: JmxSource(config, broker_settings(config, settings))
+        return lambda config, settings: JmxSource(config, broker_settings(config, settings))
 
 
 def load(config_path: str, overrides: dict | None = None) -> Loaded:
@@ -72,10 +71,13 @@ def load(config_path: str, overrides: dict | None = None) -> Loaded:
     return Loaded(config, settings, web)
 
 
-def reload(config_path: str, mode: str) -> Config:
-    """The rules of a changed file, checked as `load` checks a file at start; the mode the sidecar
-    runs in cannot change (it decides what is read)."""
-    return require_same_mode(load(config_path).config, mode)
+def reload(config_path: str, mode: str, overrides: dict | None = None) -> Loaded:
+    """A changed file, checked as `load` checks a file at start, with the same command-line
+    `overrides` (they win at every reload too); the mode the sidecar runs in cannot change (it
+    decides what is read). Which of its settings apply at once: exporter/poll/reload.py."""
+    loaded = load(config_path, overrides)
+    require_same_mode(loaded.config, mode)
+    return loaded
 
 
 def _object_name_text(key: tuple) -> str:

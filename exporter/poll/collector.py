@@ -8,11 +8,18 @@ The first complete poll of a big broker takes a minute or more (it lists every n
 `run` reads the broker-wide health MBeans alone (the source's `read_health`, a few round trips)
 and serves them as a partial snapshot (`kafka_jmx_sidecar_snapshot_partial 1`); the sidecar is
 ready, and its last-successful-poll time set, only with the first complete poll, whose output is
-jmx_exporter's. Polls start on the interval's ticks (poll_schedule.py): one that overruns the
+jmx_exporter's. Polls start on the interval's ticks (schedule.py, loop.py): one that overruns the
 interval is counted (`kafka_jmx_sidecar_poll_overruns_total`; the first is logged, the later ones
 at debug level: the first poll of a big broker, and those that list the names again, may overrun
 now and then) and the next starts at the first tick after it. `stop()` gives up the poll in progress when the
 sidecar is stopping, without waiting on the broker.
+
+A poll that hangs (a broker that accepts connections but never answers) counts as failed from
+the clock, not when its read times out (readTimeoutSeconds): once it has run longer than the poll
+interval and twice the last good poll (`hung`), `jmx_scrape_error` is 1 and the snapshot stale,
+and withdrawAfterSeconds after the last good poll the series are withdrawn, as for failed polls.
+Not during the first complete poll after the partial snapshot, which a big broker takes minutes
+to finish.
 
 With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
 names, plans and cached samples of a big broker are millions of long-lived objects, and without
@@ -31,14 +38,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
-from kafka_jmx_sidecar.exporter.poll import process_memory, stages
+from kafka_jmx_sidecar.exporter.poll import loop, process_memory, stages
 from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
-from kafka_jmx_sidecar.exporter.poll.schedule import NextPoll, PollSchedule
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
-from kafka_jmx_sidecar.exporter.poll.reload import ConfigWatcher
+from kafka_jmx_sidecar.exporter.poll.poll_metrics import record_success
+from kafka_jmx_sidecar.exporter.poll.reload import ConfigWatcher, plan, tell, with_settings
 from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, Snapshot, assemble
 from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, Source, SourceError
 
@@ -73,18 +80,22 @@ class _Poll(NamedTuple):
 
 
 class Collector:
-    def __init__(self, source_factory: Callable[[Config], Source], config: Config,
+    def __init__(self, source_factory: Callable[..., Source], config: Config,
                  settings: SidecarSettings, config_path: str | None = None,
                  metrics: SelfMetrics | None = None, clock: Callable[[], float] = time.time,
-                 freeze_gc: bool = False):
+                 freeze_gc: bool = False, overrides: dict | None = None):
+        """`source_factory(config, settings)` (or `(config)`) makes the source, again at each
+        reload; `overrides`: the command-line settings, which win at every reload too."""
         self.metrics = metrics or SelfMetrics(settings.naming)
         self.settings = settings
+        self.config = config
         self.clock = clock
-        self._source_factory = source_factory
-        self._watcher = ConfigWatcher(config_path, config, self.metrics, settings.mode)
+        self._source_factory = with_settings(source_factory)
+        self._config_path = config_path
+        self._watcher = ConfigWatcher(config_path, self.metrics, settings.mode, overrides)
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
-        self.source = source_factory(config)
+        self.source = self._source_factory(config, settings)
         self._admin = stages.admin(settings)
         self._recompute = stages.recompute(config, settings, self._admin, self.metrics)
         self._reassignment = stages.reassignment(settings, self._admin, self.metrics)
@@ -92,10 +103,11 @@ class Collector:
         self._snapshot = Snapshot.empty()
         self._nothing = Snapshot.empty()  # served while the broker's series are withdrawn
         self._withdrawal_told = False
+        self._hang_told = False
         self._last_poll_failed = False
         self._partial = False  # the snapshot holds only the health MBeans read before the first poll
-        self._overrunning = False  # the last poll overran the interval
-        self._overrun_runs = 0  # runs of overrunning polls so far (the first is logged as a warning)
+        self._poll_started: float | None = None  # clock() at the start of the poll in progress
+        self._last_took = 0.0  # seconds the last good poll took
         self._stopping = False
         self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
         self.last_error: str | None = None
@@ -120,6 +132,14 @@ class Collector:
             self.metrics.archive_polls.labels("failed").inc()
 
     @property
+    def recompute_stage(self):
+        return self._recompute
+
+    @property
+    def reassignment_stage(self):
+        return self._reassignment
+
+    @property
     def target(self) -> str:
         return self.source.target
 
@@ -140,16 +160,55 @@ class Collector:
     def stale(self, now: float | None = None) -> bool:
         now = self.clock() if now is None else now
         snap = self._snapshot
-        return self._last_poll_failed or not snap.taken_at or now - snap.taken_at > self.settings.stale_after
+        return (self._last_poll_failed or not snap.taken_at or now - snap.taken_at > self.settings.stale_after
+                or self.hung(now))
+
+    def hung(self, now: float | None = None) -> bool:
+        """The poll in progress counts as failed: it has run longer than the poll interval and
+        twice the last good poll, after a complete poll (see the module docstring)."""
+        started = self._poll_started
+        if started is None or not self.ready:
+            return False
+        now = self.clock() if now is None else now
+        return now - started > max(self.settings.poll_interval_seconds, 2 * self._last_took)
 
     def withdrawn(self, now: float | None = None) -> bool:
-        """Whether the broker's series have left /metrics: polls have failed for longer than
-        `withdraw_after` since the last good one. jmx_exporter serves no broker series while it
-        cannot read the broker, and an alert on a last value (0 under-replicated partitions) must
-        not keep holding while the broker is down. The next good poll brings them back."""
+        """Whether the broker's series have left /metrics: polls have failed (or the one in
+        progress hangs) for longer than `withdraw_after` since the last good one. jmx_exporter
+        serves no broker series while it cannot read the broker, and an alert on a last value (0
+        under-replicated partitions) must not keep holding while the broker is down. The next
+        good poll brings them back."""
         now = self.clock() if now is None else now
         taken_at = self._snapshot.taken_at
-        return self._last_poll_failed and taken_at > 0 and now - taken_at > self.settings.withdraw_after
+        return ((self._last_poll_failed or self.hung(now)) and taken_at > 0
+                and now - taken_at > self.settings.withdraw_after)
+
+    def watch(self, now: float | None = None) -> bool:
+        """A poll that hangs, seen from the clock (the watchdog's and every scrape's look):
+        `jmx_scrape_error` is 1 from then on, and the hang and the withdrawal are logged once.
+        True while the series are withdrawn."""
+        now = self.clock() if now is None else now
+        with self._lock:  # not after the poll's end was published, whose success sets it to 0
+            hung = self.hung(now)
+            if hung:
+                self.metrics.scrape_error.set(1)
+        withdrawn = self.withdrawn(now)
+        if hung and not self._hang_told:
+            self._hang_told = True
+            log.error("poll of %s has had no answer for %.1f s (the last good poll ended %.1f s ago): its series "
+                      "are withdrawn %g s after that one (sidecar.withdrawAfterSeconds) unless it ends; the read "
+                      "itself gives up after sidecar.readTimeoutSeconds (%g s)", self.target,
+                      now - (self._poll_started or now), now - self._snapshot.taken_at, self.settings.withdraw_after,
+                      self.settings.read_timeout_seconds)
+        if withdrawn:
+            self._tell_withdrawal()
+        return withdrawn
+
+    def _tell_withdrawal(self) -> None:
+        if not self._withdrawal_told:
+            self._withdrawal_told = True
+            log.error("no good poll of %s for %g s (sidecar.withdrawAfterSeconds): its series are withdrawn "
+                      "from /metrics until a poll succeeds", self.target, self.settings.withdraw_after)
 
     def exposition(self, fmt: str) -> tuple[Snapshot, bytes]:
         """The snapshot to serve (none while withdrawn) and this moment's self metrics in `fmt`."""
@@ -157,7 +216,7 @@ class Collector:
         with self._lock:
             snap, partial = self._snapshot, self._partial
         now = self.clock()
-        withdrawn = self.withdrawn(now)
+        withdrawn = self.watch(now)
         self.metrics.connected.set(1 if self.source.connected else 0)
         tail = self.metrics.render(fmt, snap.taken_at, self.stale(now), now, withdrawn, partial)
         return (self._nothing if withdrawn else snap), tail
@@ -185,16 +244,28 @@ class Collector:
             self._responses[(fmt, gzip_wanted)] = (key, length, chunks)
         return length, chunks
 
-    def _apply_reload(self) -> None:
-        if not self._watcher.check():
-            return
-        config = self._watcher.config
-        self._engine = RuleEngine(config, naming=self.settings.naming)
-        self._rejected_seen = 0
+    @property
+    def watches_file(self) -> bool:
+        return self._config_path is not None
+
+    def reload(self) -> bool:
+        """Check the configuration file and apply it if it changed (between polls, on the poll
+        thread); True when a new one applies. What applies at once: exporter/poll/reload.py."""
+        return self._watcher.check(self._apply)
+
+    def _apply(self, loaded) -> None:
+        applied = plan(self.settings, self.config, loaded)
+        source = self._source_factory(applied.config, applied.settings)  # SourceError: refused, nothing changed
         self.source.close()
-        self.source = self._source_factory(config)
+        self.source = source
+        self.config, self.settings = applied.config, applied.settings
+        self._engine = RuleEngine(applied.config, naming=self.settings.naming)
+        self._rejected_seen = 0
         if self._recompute is not None:
-            self._recompute.config = config
+            self._recompute.config = applied.config
+        with self._lock:
+            self._generation += 1  # the staleness limits may have changed
+        tell(self._config_path, applied)
 
     def formats(self) -> list[str]:
         """The formats a poll renders: those scraped lately."""
@@ -212,7 +283,7 @@ class Collector:
         try:
             result = read_health()
             # an engine of its own: the first complete poll's starts from nothing, as without this
-            families = RuleEngine(self._watcher.config, naming=self.settings.naming).series(
+            families = RuleEngine(self.config, naming=self.settings.naming).series(
                 result.mbeans, result.ranks, result.tables)
         except (SourceError, RejectedPoll) as e:
             log.debug("no health MBeans read before the first poll: %s", e)
@@ -241,13 +312,16 @@ class Collector:
 
     def poll_once(self) -> bool:
         """One complete poll; True when it produced a new snapshot."""
-        self._apply_reload()
+        if self.watches_file:
+            self.reload()
         started = time.monotonic()
+        self._poll_started = self.clock()
         try:
             poll = self._derive()
         except (SourceError, RejectedPoll) as e:
             if self._stopping:
                 log.info("poll of %s given up: the sidecar is stopping", self.target)
+                self._poll_started = None
                 return False
             self._failed(str(e), time.monotonic() - started)
             return False
@@ -256,6 +330,7 @@ class Collector:
             self._failed(f"internal error: {e!r}", time.monotonic() - started)
             return False
         if poll is None:  # stopping
+            self._poll_started = None
             return False
         derived = time.monotonic()
         elapsed = derived - started
@@ -269,17 +344,21 @@ class Collector:
             self._snapshot = snap
             self._last_poll_failed = False
             self._partial = False
+            self._poll_started = None
+            self._last_took = elapsed
+            self.metrics.scrape_error.set(0)
             self._generation += 1
             recovered, self.last_error = self.last_error, None
         result = poll.result
         self.last_poll = PollStats(poll.phases, result.round_trips, result.queries, result.count, snap.series)
-        self._record_success(result, snap, elapsed, poll.phases)
+        self._rejected_seen = record_success(self.metrics, self, result, snap, elapsed, poll.phases,
+                                             self._engine.stats, self._rejected_seen)
         if first:  # the moment /-/ready turns 200: worth one line, with what it took
             log.info("first complete poll of %s: %d MBeans, %d series in %.1f s; ready", self.target,
                      result.count, snap.series, elapsed)
-        if recovered:
+        if recovered or self._hang_told:
             log.info("poll of %s succeeded again", self.target)
-        self._withdrawal_told = False
+        self._withdrawal_told = self._hang_told = False
         with self._lock:
             self._generation += 1  # the self metrics changed too
         if self._freeze_gc:
@@ -317,41 +396,6 @@ class Collector:
             phases["reassignment"] = time.monotonic() - ruled
         return _Poll(result, raw, families, phases)
 
-    def _record_success(self, result, snap: Snapshot, elapsed: float, phases: dict[str, float]) -> None:
-        """The self metrics of a good poll."""
-        m = self.metrics
-        m.scrape_duration.set(elapsed)
-        m.scrape_error.set(0)
-        m.poll_duration.observe(elapsed)
-        m.polls.labels("success").inc()
-        m.last_success.set(snap.taken_at)
-        if self._recompute is not None:
-            r = self.settings.recompute
-            m.record_recompute(self._recompute.outcome, r.semantics, r.mode)
-        if self._reassignment is not None:
-            m.record_reassignment(self._reassignment.outcome)
-        if self.settings.cluster:
-            m.record_cluster(self.source.outcome)
-        if result.broker is not None:
-            m.record_broker(result.broker)
-        m.mbeans_read.set(result.count)
-        m.round_trips.set(result.round_trips)
-        m.series.set(snap.series)
-        for phase, seconds in phases.items():
-            m.poll_phase.labels(phase).set(seconds)
-        memory = getattr(self.source, "jvm_memory", None)
-        if memory is not None:
-            try:
-                for (area, kind), size in memory().items():
-                    m.jvm_memory.labels(area, kind).set(size)
-            except Exception:  # diagnostics only: never fail a poll over them
-                log.debug("JVM memory not available", exc_info=True)
-        stats = self._engine.stats
-        m.cached_beans.set(stats.jmx_cached_beans)
-        if stats.rejected_values > self._rejected_seen:
-            m.rejected.inc(stats.rejected_values - self._rejected_seen)
-        self._rejected_seen = stats.rejected_values
-
     def _with_reassignment(self, families: list, broker) -> list:
         """The reassignment series after the rules' families (1.x: in its order, by name)."""
         added = self._reassignment.families(broker, time.monotonic())
@@ -377,6 +421,7 @@ class Collector:
         m.polls.labels("failure").inc()
         with self._lock:
             self._last_poll_failed = True
+            self._poll_started = None
             self._generation += 1
         # Log a new problem once, not every poll; the client's retry countdown is not a new problem.
         if _RETRY_HINT.sub("", message) != _RETRY_HINT.sub("", self.last_error or ""):
@@ -386,54 +431,18 @@ class Collector:
                       f"serving the last good snapshot ({age:.0f} s old)")
             log.error("poll of %s failed: %s; %s", self.target, message, served)
         self.last_error = message
-        if self.withdrawn() and not self._withdrawal_told:
-            log.error("no good poll of %s for %.0f s (sidecar.withdrawAfterSeconds): its series are withdrawn "
-                      "from /metrics until a poll succeeds", self.target, self.settings.withdraw_after)
-            self._withdrawal_told = True
+        if self.withdrawn():
+            self._tell_withdrawal()
 
     def run(self, stop: threading.Event) -> None:
-        """Poll on the interval's ticks until `stop` is set, the first time after the
+        """Poll on the interval's ticks until `stop` is set (loop.py), the first time after the
         configuration's `startDelaySeconds` (jmx_exporter's: a broker started beside the sidecar
         is not polled while it starts; until then the sidecar is not ready and serves only its
         own metrics), and after the health MBeans read first (see the module docstring)."""
-        delay = self._watcher.config.start_delay_seconds
-        if delay:
-            log.info("first poll in %d s (startDelaySeconds)", delay)
-            stop.wait(delay)
-        if not stop.is_set():
-            self.poll_health_first()
-        schedule = PollSchedule(self.settings.poll_interval_seconds)
-        while not stop.is_set():
-            started = time.monotonic()
-            self.poll_once()
-            if stop.is_set():
-                break
-            ended = time.monotonic()
-            following = schedule.after(started, ended)
-            self._note_overrun(following, ended - started)
-            stop.wait(max(0.0, following.at - time.monotonic()))
-        self.source.close()
+        loop.run(self, stop)
+
+    def close_stages(self) -> None:
         if self._admin is not None:
             self._admin.close()
         if self._archive is not None:
             self._archive.close()
-
-    def _note_overrun(self, following: NextPoll, took: float) -> None:
-        """Count a poll that took longer than the interval; log the first run of them (later
-        ones at debug level: the counter tells how often)."""
-        interval = self.settings.poll_interval_seconds
-        if following.overran:
-            self.metrics.poll_overruns.inc()
-            if not self._overrunning:
-                self._overrun_runs += 1
-                log.log(logging.WARNING if self._overrun_runs == 1 else logging.DEBUG,
-                        "a poll of %s took %.1f s, longer than sidecar.pollIntervalSeconds (%g s): polls start "
-                        "at the first interval tick after the previous one ends, and "
-                        "kafka_jmx_sidecar_poll_overruns_total counts them (logged once); if it keeps growing, "
-                        "raise pollIntervalSeconds or read fewer MBeans (includeObjectNames)",
-                        self.target, took, interval)
-            self._overrunning = True
-        elif self._overrunning:
-            log.log(logging.INFO if self._overrun_runs == 1 else logging.DEBUG,
-                    "polls of %s fit in sidecar.pollIntervalSeconds again (the last took %.1f s)", self.target, took)
-            self._overrunning = False

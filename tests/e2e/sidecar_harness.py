@@ -26,10 +26,11 @@ class Sidecar:
         self.config_path.write_text(f"hostPort: {host_port(jmx_url)}\n{extra}{rules.read_text() if rules else ''}")
         config = load_config(str(self.config_path))
         # the file's `sidecar:` block (from `extra` or the rules) applies, as `serve` applies it
-        self.settings = sidecar_settings(config, {"poll_interval_seconds": poll_seconds,
-                                                  "listen_address": "127.0.0.1:0"})
-        self.collector = Collector(lambda c: JmxSource(c, broker_settings(c, self.settings)), config, self.settings,
-                                   config_path=str(self.config_path))
+        overrides = {"poll_interval_seconds": poll_seconds, "listen_address": "127.0.0.1:0"}
+        self.settings = sidecar_settings(config, overrides)
+        # as `serve` makes it: the source from the settings in force (a reload hands new ones)
+        self.collector = Collector(lambda c, s: JmxSource(c, broker_settings(c, s)), config, self.settings,
+                                   config_path=str(self.config_path), overrides=overrides)
         self.server = MetricsServer("127.0.0.1", 0, self.collector, web or WebConfig())
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self.collector.run, args=(self.stop_event,), daemon=True)

@@ -119,10 +119,11 @@ def test_openmetrics_tail_has_no_eof_of_its_own():
 
 
 def _rewrite(path, text: str) -> None:
-    """New content with an mtime the watcher cannot miss (a rewrite within the same tick keeps it)."""
-    before = os.stat(path).st_mtime
-    path.write_text(text)
-    os.utime(path, (before + 10, before + 10))
+    """New content, replacing the file whole (a rename, as an editor or Kubernetes does): taken
+    at the next check (one rewritten in place is taken once it settled: test_reload.py)."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def test_a_bad_config_reload_keeps_the_last_good_config_and_counts_a_failure(tmp_path):
@@ -384,9 +385,11 @@ def test_overruns_are_counted_and_logged_once_and_polls_keep_to_the_ticks(monkey
     import logging
 
     import kafka_jmx_sidecar.exporter.poll.collector as collector_module
+    import kafka_jmx_sidecar.exporter.poll.loop as loop_module
 
     fake = FakeTime()
     monkeypatch.setattr(collector_module, "time", fake)
+    monkeypatch.setattr(loop_module, "time", fake)
     c, src = make([[gauge(URP, 1)]], settings=SidecarSettings(poll_interval_seconds=15))
     durations = iter([3, 40, 40, 5, 40])
     real = src.read
