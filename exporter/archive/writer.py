@@ -8,7 +8,10 @@ Append-safety: a poll's lines go out in one write, flushed and fsynced. A file t
 (a start, a new hour, after a failed write) gets a newline first if it ends in a torn line, then
 a header and a keyframe, so a crash loses at most the poll being written, and the reader skips
 and counts what it left. A failed write is counted (`kafka_jmx_sidecar_archive_polls_total
-{outcome="failed"}`) and logged once per distinct error; the next poll opens the file anew.
+{outcome="failed"}`); the next poll opens the file anew. Each episode of failures is logged when
+it starts (a full disk filled again next week is said again), at most one every
+FAILURE_LOG_SECONDS (a disk failing every other poll: the next line says how many episodes went
+unsaid), and its end is logged with how many polls it lost.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ log = logging.getLogger("kafka_jmx_sidecar.archive")
 
 WRITTEN, DROPPED, FAILED = "written", "dropped", "failed"
 OUTCOMES = (WRITTEN, DROPPED, FAILED)
+FAILURE_LOG_SECONDS = 60.0
 # No Admin API answer: min ISR then resolves from the configuration alone, as the recompute's does.
 _NO_VIEW = AdminView(AdminCluster(None, None, (), "none"), ())
 
@@ -64,6 +68,10 @@ class ArchiveWriter:
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._thread: threading.Thread | None = None
         self._told: set[str] = set()
+        self.monotonic = time.monotonic
+        self._failing: list | None = None  # the failure episode under way: [since, failed polls, logged]
+        self._failure_logged_at: float | None = None
+        self._unlogged_episodes = 0
 
     # --- from the poll --------------------------------------------------------------------------
 
@@ -117,18 +125,40 @@ class ArchiveWriter:
             os.fsync(f.fileno())
             self.encoder.commit(written)
             self._count(WRITTEN)
+            self._recovered()
             ok = True
         except Exception as e:  # the disk, the directory, or a bug: never the poll's problem
             self._close_file()
             self.encoder.reset()
             self._count(FAILED)
-            self._tell(f"failed:{type(e).__name__}:{getattr(e, 'errno', '')}",
-                       "archive: writing %s failed: %s; the poll is not archived, the next one opens the file "
-                       "anew (kafka_jmx_sidecar_archive_polls_total{outcome=\"failed\"})",
-                       self.settings.directory, e)
+            self._write_failed(e)
             ok = False
         self._retain(facts.t)
         return ok
+
+    def _write_failed(self, e: Exception) -> None:
+        """A failed write: the start of an episode is logged (see the module docstring)."""
+        if self._failing is not None:
+            self._failing[1] += 1
+            return
+        now = self.monotonic()
+        logged = self._failure_logged_at is None or now - self._failure_logged_at >= FAILURE_LOG_SECONDS
+        self._failing = [now, 1, logged]
+        if not logged:
+            self._unlogged_episodes += 1
+            return
+        self._failure_logged_at = now
+        unsaid = (f"; {self._unlogged_episodes} shorter episode(s) of failures since the last said"
+                  if self._unlogged_episodes else "")
+        self._unlogged_episodes = 0
+        log.warning("archive: writing %s failed: %s; the poll is not archived, the next one opens the file anew "
+                    "(kafka_jmx_sidecar_archive_polls_total{outcome=\"failed\"})%s", self.settings.directory, e, unsaid)
+
+    def _recovered(self) -> None:
+        episode, self._failing = self._failing, None
+        if episode is not None and episode[2]:
+            log.info("archive: writing %s works again, after %d poll(s) not archived in %.0f s",
+                     self.settings.directory, episode[1], self.monotonic() - episode[0])
 
     def _complete(self, facts: PollFacts) -> None:
         """The Admin API's view when the poll brought none, and each topic's min ISR."""

@@ -27,9 +27,9 @@ SWITCH_INTERVAL = 0.0005  # seconds; see serve()
 STOP_SECONDS = 3.0
 
 
-def make_collector(loaded: Loaded, config_path: str | None) -> Collector:
+def make_collector(loaded: Loaded, config_path: str | None, overrides: dict | None = None) -> Collector:
     return Collector(loaded.source_factory(), loaded.config, loaded.settings, config_path=config_path,
-                     freeze_gc=True)
+                     freeze_gc=True, overrides=overrides)
 
 
 def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | None = None,
@@ -53,6 +53,10 @@ def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | No
         err.write(f"{path}: refused: {len(c.mistakes)} mistake(s) above (serve would load the file and ignore "
                   f"them, as jmx_exporter does); fix them\n")
         return 2
+    unwritable = _archive_unwritable(loaded)
+    if unwritable is not None:
+        err.write(f"{unwritable}\n")
+        return 2
     s = loaded.settings
     target = (f"the whole cluster from the Admin API at {','.join(s.admin.bootstrap_servers)} (sidecar.mode: cluster)"
               if s.cluster else f"target {c.jmx_url}")
@@ -60,6 +64,32 @@ def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | No
     if s.web_config_file:
         out.write(_web_ok(s.web_config_file, loaded.web))
     return 0
+
+
+def _archive_unwritable(loaded: Loaded) -> ConfigError | None:
+    """Why `serve` could not write sidecar.archive.directory as this user, here: it must be a
+    writable directory, or one it may create (the nearest existing parent writable). None if it can."""
+    archive = loaded.settings.archive
+    if archive is None:
+        return None
+    directory = os.path.abspath(archive.directory)
+    where, error = ("sidecar", "archive", "directory"), loaded.config.file.error
+    fix = (f"make it writable by the sidecar's user (uid {os.getuid()}; in Kubernetes a volume mounted there, "
+           "with fsGroup), or choose another directory")
+    if os.path.lexists(directory):
+        if not os.path.isdir(directory):
+            return error(where, f"{directory} exists and is not a directory", "give the path of a directory")
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return error(where, f"{directory} is not writable", fix)
+        return None
+    parent = os.path.dirname(directory)
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return error(where, f"{directory} cannot be created: {parent} is not a directory", "give another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return error(where, f"{directory} does not exist and cannot be created: {parent} is not writable", fix)
+    return None
 
 
 def _web_ok(path: str, web: WebConfig) -> str:
@@ -114,7 +144,7 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     # took the p99 of a paced scrape from ~40 ms to ~250 ms. The switch is forced only when another
     # thread waits, so a poll nobody scrapes runs as before.
     sys.setswitchinterval(SWITCH_INTERVAL)
-    collector = make_collector(loaded, path)
+    collector = make_collector(loaded, path, overrides)
     host, port = loaded.settings.listen()
     web = loaded.web
     if loaded.settings.web_config_file and web.source == loaded.settings.web_config_file:

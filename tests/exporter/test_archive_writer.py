@@ -155,20 +155,47 @@ def test_a_restart_after_a_crash_terminates_the_torn_line_and_writes_a_keyframe(
     assert state.counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
 
 
-def test_a_failing_disk_is_counted_logged_once_and_never_raised(tmp_path, caplog):
+def test_a_failing_disk_is_counted_logged_per_episode_and_never_raised(tmp_path, caplog):
+    import shutil
+
     writer, metrics = make_writer(tmp_path)
-    (tmp_path / "archive").write_text("a file where the directory should be")
+    now = [100.0]
+    writer.monotonic = lambda: now[0]
+    directory = tmp_path / "archive"
+
+    def block():  # a file where the directory should be
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.write_text("not a directory")
+
+    def said(level=logging.WARNING):
+        return [r.getMessage() for r in caplog.records if r.levelno == level and "archive: writing" in r.getMessage()]
+
     one, two, three = polls_by_hand()
-    with caplog.at_level(logging.WARNING, logger="kafka_jmx_sidecar.archive"):
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.archive"):
+        block()
         assert not writer.write(one)
         assert not writer.write(two)
-    assert polls_counted(metrics, "failed") == 2
-    assert len([r for r in caplog.records if "writing" in r.getMessage()]) == 1
-    (tmp_path / "archive").unlink()
-    assert writer.write(three)  # the disk is back: a keyframe, so the file reads alone
-    writer.close()
-    polls = list(read_archive([tmp_path / "archive"]))
-    assert [(p.t, p.poll.keyframe) for p in polls] == [(T0 + 30, True)]
+        assert polls_counted(metrics, "failed") == 2
+        assert len(said()) == 1  # one line for the episode, not one per poll
+        directory.unlink()
+        now[0] += 30
+        assert writer.write(three)  # the disk is back: a keyframe, so the file reads alone
+        assert said(logging.INFO) == [f"archive: writing {directory} works again, after 2 poll(s) not archived in 30 s"]
+        writer.close()
+        assert [(p.t, p.poll.keyframe) for p in read_archive([directory])] == [(T0 + 30, True)]
+        block()
+        now[0] += 10  # another episode, 40 s after the last one said: counted, not said
+        assert not writer.write(one)
+        directory.unlink()
+        assert writer.write(two)
+        assert len(said()) == 1 and len(said(logging.INFO)) == 1
+        writer.close()  # the next write opens the file anew, as after a restart
+        block()
+        now[0] += 7 * 86400  # the disk fills again a week later: said again
+        assert not writer.write(three)
+    lines = said()
+    assert len(lines) == 2 and lines[1].endswith("; 1 shorter episode(s) of failures since the last said"), lines
+    assert polls_counted(metrics, "failed") == 4
 
 
 def test_a_busy_writer_drops_polls_and_counts_them(tmp_path):

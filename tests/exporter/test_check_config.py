@@ -1,6 +1,7 @@
 """`check-config` refuses what `serve` would load only with a warning: no target, unknown keys
 (top level, rules, httpServer) and repeated keys. `serve` loads such a file as jmx_exporter loads
 it (SnakeYAML keeps a repeated key's last value; unknown keys are ignored) and says why."""
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -129,3 +130,44 @@ def test_check_config_checks_the_web_config_file_too(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"{web}:1: rate_limit: is an exporter-toolkit setting")
     assert main(["check-config"]) == 2
     assert "--web.config.file WEB" in capsys.readouterr().err
+
+
+def test_check_config_checks_that_the_archive_directory_can_be_written(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    def archive_at(directory) -> str:
+        return f"hostPort: 127.0.0.1:9999\nsidecar:\n  archive:\n    directory: {directory}\n" + RULE
+
+    assert run(tmp_path, archive_at(tmp_path / "archive" / "broker-1"))[0] == 0  # created by serve: nothing made now
+    assert not (tmp_path / "archive").exists()
+    (tmp_path / "blocker").write_text("a file")
+    code, out, err = run(tmp_path, archive_at(tmp_path / "blocker" / "archive"))
+    assert (code, out) == (2, "")
+    assert err == (f"F:4: sidecar.archive.directory: {tmp_path}/blocker/archive cannot be created: "
+                   f"{tmp_path}/blocker is not a directory; give another path\n")
+    code, _, err = run(tmp_path, archive_at(tmp_path / "blocker"))
+    assert code == 2 and f"{tmp_path}/blocker exists and is not a directory" in err
+    # a directory this user may not write: checked as another user (root may write any), in a
+    # directory that user can reach (pytest's own are root's alone)
+    shared = Path(tempfile.mkdtemp(prefix="check-config-"))
+    try:
+        shared.chmod(0o755)
+        locked, config = shared / "locked", shared / "exporter.yml"
+        locked.mkdir(mode=0o555)
+        config.write_text(archive_at(locked / "archive"))
+        config.chmod(0o644)
+        repo = str(Path(__file__).resolve().parents[2])
+        as_nobody = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+             f"import sys; from kafka_jmx_sidecar.exporter.commands.serve import check_config; "
+             f"sys.exit(check_config({str(config)!r}))"],
+            capture_output=True, text=True, timeout=120, cwd=repo, env={**os.environ, "PYTHONPATH": repo})
+    finally:
+        shutil.rmtree(shared)
+    assert as_nobody.returncode == 2, as_nobody.stderr
+    assert as_nobody.stderr.startswith(f"{config}:4: sidecar.archive.directory: {locked}/archive does not exist "
+                                       f"and cannot be created: {locked} is not writable; make it writable by the "
+                                       "sidecar's user (uid 65534"), as_nobody.stderr

@@ -449,3 +449,66 @@ def test_stop_gives_up_the_poll_in_progress_and_publishes_nothing_of_it(caplog):
     assert metric_value(tail, 'kafka_jmx_sidecar_polls_total{result="failure"}') == 0
     assert c.last_error is None and not c.stale()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_poll_that_hangs_counts_as_failed_from_the_clock_and_withdraws_at_withdraw_after(caplog):
+    """A broker that accepts connections but never answers: the read waits for its timeout
+    (readTimeoutSeconds, far later); the serving side does not wait for it."""
+    import logging
+    import threading
+
+    clock = Clock()
+    c, src = make([[gauge(URP, 3)]], clock, SidecarSettings(poll_interval_seconds=10, withdraw_after_seconds=40,
+                                                           read_timeout_seconds=300))
+    assert c.poll_once()
+    entered, release = threading.Event(), threading.Event()
+    real = src.read
+    src.read = lambda: (entered.set(), release.wait(30), real())[2]
+    t0 = clock.t
+    with caplog.at_level(logging.INFO, logger="kafka_jmx_sidecar.collector"):
+        poll = threading.Thread(target=c.poll_once)
+        poll.start()
+        assert entered.wait(10)
+        clock.t = t0 + 10  # as long as the interval: a slow poll, nothing said yet
+        body = _body(c)
+        assert b'UnderReplicatedPartitions",} 3.0' in body and metric_value(body, "jmx_scrape_error") == 0
+        assert metric_value(body, "kafka_jmx_sidecar_snapshot_stale") == 0
+        clock.t = t0 + 11  # longer than the interval (and twice the last poll): it counts as failed
+        body = _body(c)
+        assert b'UnderReplicatedPartitions",} 3.0' in body  # still within withdrawAfterSeconds
+        assert metric_value(body, "jmx_scrape_error") == 1 and metric_value(body, "kafka_jmx_sidecar_snapshot_stale") == 1
+        clock.t = t0 + 40.5  # withdrawAfterSeconds after the last good poll, the read still waiting
+        assert c.watch()  # the watchdog's look
+        body = _body(c)
+        assert b"kafka_server" not in body and metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 1
+        assert metric_value(body, "jmx_scrape_error") == 1
+        assert metric_value(body, 'kafka_jmx_sidecar_polls_total{result="failure"}') == 0  # nothing failed yet
+        release.set()  # the broker answers after all
+        poll.join(10)
+    body = _body(c)
+    assert b'UnderReplicatedPartitions",} 3.0' in body and metric_value(body, "jmx_scrape_error") == 0
+    assert metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 0
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if "has had no answer for" in m]) == 1
+    assert len([m for m in messages if "its series are withdrawn from /metrics" in m]) == 1
+    assert messages[-1] == "poll of 127.0.0.1:9999 succeeded again"
+
+
+def test_a_long_first_complete_poll_after_the_partial_snapshot_is_not_a_hang():
+    import threading
+
+    clock = Clock()
+    c, src = make([[gauge(URP, 3)]], clock, SidecarSettings(poll_interval_seconds=10, withdraw_after_seconds=0))
+    src.read_health = lambda: ReadResult([gauge(URP, 3)], round_trips=1)
+    assert c.poll_health_first() and c.partial
+    entered, release = threading.Event(), threading.Event()
+    real = src.read
+    src.read = lambda: (entered.set(), release.wait(30), real())[2]
+    poll = threading.Thread(target=c.poll_once)
+    poll.start()
+    assert entered.wait(10)
+    clock.t += 300  # listing a big broker's names
+    body = _body(c)
+    release.set()
+    poll.join(10)
+    assert b"kafka_server" in body and metric_value(body, "jmx_scrape_error") == 0

@@ -2,7 +2,13 @@
 
 A connection that breaks is re-established at once on the next call (a broker restart costs no
 poll), then with exponential backoff between failed attempts; meanwhile calls fail fast with the
-last error. Every Java exception leaves here as the JmxError that says what to set (errors.py).
+last error. While the broker was unreachable or did not answer, each call during the backoff
+first probes the registry (probe.py: a TCP connect and the start of the RMI handshake, at most
+PROBE_SECONDS), and one that answers ends the wait: after an outage of any length the connection
+is back at the first poll after the broker answers, not at the end of a backoff of up to
+reconnect_max_seconds. Refused credentials or certificates keep the backoff: they need a new
+configuration, not a retry. Every Java exception leaves here as the JmxError that says what to
+set (errors.py).
 
 `abort()`, from another thread, gives up the call in progress (the waiting Java thread is
 interrupted) and refuses later ones: the sidecar is stopping and must not wait on the broker.
@@ -14,11 +20,18 @@ from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
 from kafka_jmx_sidecar.exporter.source.jmx.engine import BatchFailure
-from kafka_jmx_sidecar.exporter.source.jmx.errors import JmxError, JmxMemoryError, JmxStoppedError, JmxTimeoutError, stub_endpoint, translate
+from kafka_jmx_sidecar.exporter.source.jmx import probe
+from kafka_jmx_sidecar.exporter.source.jmx.errors import (JmxAuthError, JmxConfigError, JmxError, JmxMemoryError,
+                                                          JmxSslError, JmxStoppedError, JmxTimeoutError, stub_endpoint,
+                                                          translate)
 from kafka_jmx_sidecar.exporter.source.jmx.jvm import mark_used
 from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
 
 log = logging.getLogger(__name__)
+
+PROBE_SECONDS = 1.0
+# what a broker answering again does not mend: the backoff stands
+_NOT_PROBED = (JmxAuthError, JmxSslError, JmxConfigError, JmxMemoryError)
 
 
 def _stub_text(settings: JmxSettings) -> str:
@@ -119,7 +132,7 @@ class Connections:
         if self.mbscs:
             return False
         now = self._clock()
-        if self._last_error is not None and now < self._next_attempt:
+        if self._last_error is not None and now < self._next_attempt and not self._answers_again():
             last = self._last_error
             raise type(last)(f"{last.message} (next attempt in {self._next_attempt - now:.0f} s)",
                              endpoint=last.endpoint, java_chain=last.java_chain)
@@ -151,6 +164,16 @@ class Connections:
         self._failures, self._last_error = 0, None
         self._stats.connects += len(connectors)
         return True
+
+    def _answers_again(self) -> bool:
+        """During the backoff: the broker was away and its registry answers now (see the docstring)."""
+        if isinstance(self._last_error, _NOT_PROBED):
+            return False
+        s = self.settings
+        if probe.answers(s.endpoint, s.ssl, min(PROBE_SECONDS, s.connect_timeout_seconds)):
+            log.debug("JMX registry of %s answers again: reconnecting before the backoff ends", s.endpoint)
+            return True
+        return False
 
     def _backoff(self, err: JmxError) -> None:
         """Remember err; the next connection attempt waits reconnect_min * 2^(failures-1) s."""

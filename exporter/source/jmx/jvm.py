@@ -89,8 +89,13 @@ def start_jvm(settings: JmxSettings | None = None) -> None:
             shown_have = "unset" if have is None else ("***" if _secret(key) else have)
             shown_want = "***" if _secret(key) else want
             if not ssl_key:
-                log.warning("the JVM's RMI connections already use %s=%s (this configuration asks for %s): "
-                            "RMI timeouts are per process", key, shown_have, shown_want)
+                # the client bounds each call by the settings itself (a reload's new timeouts
+                # apply); the JVM's socket timeout stays as first used: said once per value
+                if (key, want) not in _timeouts_told:
+                    _timeouts_told.add((key, want))
+                    log.warning("the JVM's RMI sockets already use %s=%s (this configuration asks for %s): RMI "
+                                "socket timeouts are per process; the client's own bounds on each call follow "
+                                "the configuration", key, shown_have, shown_want)
                 continue
             raise JmxConfigError(
                 f"the JVM in this process already used SSL with {key}={shown_have}, but this configuration "
@@ -118,6 +123,7 @@ def shrink_heap() -> None:
 
 _rmi_used = False
 _ssl_used = False
+_timeouts_told: set[tuple[str, str]] = set()
 
 
 def mark_used(ssl: bool) -> None:
