@@ -151,7 +151,10 @@ def test_a_big_broker_serves_its_health_first_and_sigterm_mid_first_poll_ends_it
 
 def test_an_out_of_memory_error_in_the_sidecars_jvm_is_a_poll_error_naming_jvm_max_heap(big_broker, serve):
     # 32m (the least jvmMaxHeap takes) cannot hold the listing of 430,000 names (~45 MB)
-    s = serve(big_broker.url, {"pollIntervalSeconds": 2, "jvmMaxHeap": "32m"})
+    # withdrawAfterSeconds far above the failing poll's length: what is checked is that the health
+    # MBeans read first outlive the failure, which the default (4 intervals, 8 s) would end as soon
+    # as a slow (loaded) first poll fails more than 8 s after they were read
+    s = serve(big_broker.url, {"pollIntervalSeconds": 2, "jvmMaxHeap": "32m", "withdrawAfterSeconds": 600})
     text = s.wait_for("a failed first poll", lambda t: value(t, "jmx_scrape_error") == 1, timeout=180)
     assert value(text, 'kafka_jmx_sidecar_polls_total{result="failure"}') >= 1
     # the health MBeans read first are still served, and the process lives on
