@@ -1,7 +1,8 @@
 """The backfill job (`kafka-jmx-sidecar backfill`): partition states over time -> the health series
 the sidecar would have served at each step, as OpenMetrics files promtool imports (or Parquet).
 
-  session.py        the SparkSession (local[*] by default, --master and --conf passed through)
+  session.py        the SparkSession (local[*] by default, --master and --conf passed through), and
+                    whether its Python workers can import the project
   inputs.py         what an input format is (read on Spark, tallied, turned into series): the job
                     sees only that, and each format below is one implementation
   columns.py        mbeans/health.py's formulas evaluated on Spark Columns (the same definitions)
@@ -13,7 +14,9 @@ the sidecar would have served at each step, as OpenMetrics files promtool import
   cluster_rows.py   partition states -> the cluster-wide view's MBean values per step interval
   naming.py         the rule engine applied once per distinct ObjectName and attribute, joined back
   openmetrics.py    series -> OpenMetrics text promtool accepts (seconds, sorted, `# EOF`)
-  output.py         files of bounded size, the manifest, Parquet, atomic placement, promtool import
+  output.py         files of bounded size, the manifest, Parquet, atomic placement (what killed runs
+                    left beside the output removed), promtool import
+  stopping.py       SIGINT and SIGTERM: the Spark session stopped, one line, no traceback
   job.py            the whole run, step by step, and its summary
 
 Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`,

@@ -124,7 +124,8 @@ def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[Dum
                 first, read = read + 1, read + len(lines)
                 if reader.torn:
                     text = lines[0].head if lines[0].__class__ is Unread else lines[0][:HEAD]
-                    rejects.append((read, TORN_LAST_LINE, "the file does not end with a newline: cut while written?", text))
+                    rejects.append((read, TORN_LAST_LINE, "the file does not end with a newline: cut while written?",
+                                    text))
                     break
                 for item in read_describe(lines, default_min_isr, first, header_context(header, default_min_isr),
                                           tails):

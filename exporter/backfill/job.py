@@ -17,8 +17,11 @@ from importlib import resources
 from kafka_jmx_sidecar.exporter.backfill import archive_input, describe_dumps
 from kafka_jmx_sidecar.exporter.backfill.grid import Grid, parse_duration_ms, parse_time_ms
 from kafka_jmx_sidecar.exporter.backfill.inputs import Input, Reading, Tally, rejects_of
-from kafka_jmx_sidecar.exporter.backfill.output import REJECTS, partial_dir, place, promtool_import, write_manifest
+from kafka_jmx_sidecar.exporter.backfill.output import (
+    REJECTS, check_paths, partial_dir, place, promtool_import, write_manifest,
+)
 from kafka_jmx_sidecar.exporter.backfill.session import log as _log
+from kafka_jmx_sidecar.exporter.backfill.stopping import Interrupted, Signals, signal_name, stop_spark
 from kafka_jmx_sidecar.mbeans.health import PROFILES, Profile
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -116,17 +119,30 @@ def _recompute_settings(opts: Options, configured):
 
 
 def run(opts: Options) -> int:
+    """The run; raises UsageError (and the like) before any Spark session starts, and
+    stopping.Interrupted when SIGINT or SIGTERM ended it."""
     began = time.monotonic()
     plan = _plan(opts)
     partial = partial_dir(opts.output)
-    try:
-        code, summary = _run(plan, partial)
-        place(partial, opts.output)
-    except BaseException:
-        import shutil
+    placed = False
+    with Signals() as signals:
+        try:
+            code, summary = _run(plan, partial, signals)
+            with signals.held():  # the output's rename into place is not cut in two
+                place(partial, opts.output)
+                placed = True
+        except BaseException as e:
+            import shutil
 
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+            interrupted = signals.received is not None and isinstance(e, KeyboardInterrupt)
+            if interrupted:
+                stop_spark()  # first: a task still running could write into the partial output
+            shutil.rmtree(partial, ignore_errors=True)
+            if not interrupted:
+                raise
+            raise Interrupted(signals.received, f"backfill: stopped by {signal_name(signals.received)}; " + (
+                f"the output was complete and is in place: {opts.output}" if placed else
+                f"removed the partial output; {opts.output} is as it was")) from None
     summary["seconds"] = round(time.monotonic() - began, 1)
     _print_summary(summary)
     if opts.import_dir and opts.format == "openmetrics":
@@ -159,6 +175,7 @@ def _plan(opts: Options) -> Plan:
     segment header), each with the rules and settings of the configuration."""
     from kafka_jmx_sidecar.exporter.backfill.naming import Naming
 
+    check_paths(opts.inputs, opts.output)
     listed = describe_dumps.list_dumps(opts.inputs, _check_options(opts))
     if not listed:
         raise UsageError("--input: no files found")
@@ -185,12 +202,14 @@ def _plan(opts: Options) -> Plan:
     return Plan(opts, profile, parse_duration_ms(opts.step), inputs)
 
 
-def _run(plan: Plan, partial: str) -> tuple[int, dict]:
+def _run(plan: Plan, partial: str, signals: Signals) -> tuple[int, dict]:
     """Read every input, lay the grid, judge and name the series, write them, the rejects and the
     manifest into `partial`; returns the exit code and the summary."""
-    from kafka_jmx_sidecar.exporter.backfill.session import conf_pairs, spark_session
+    from kafka_jmx_sidecar.exporter.backfill.session import check_workers, conf_pairs, spark_session
 
     spark = spark_session(plan.opts.master, conf_pairs(plan.opts.conf))
+    signals.install()  # over pyspark's own SIGINT handler (stopping.py)
+    check_workers(spark)
     readings = [source.read(spark) for source in plan.inputs]
     tally = Tally.total(r.tally for r in readings)
     _log(f"read {tally.lines} lines: {tally.partition_states} partition states ({tally.archived_polls} archived "

@@ -204,6 +204,9 @@ def _run_backfill(args) -> int:
                        args.max_hold)
     try:
         return job.run(opts)
+    except job.Interrupted as e:  # SIGINT or SIGTERM: the job stopped Spark and removed its partial output
+        print(e, file=sys.stderr)
+        return e.exit_code
     except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -10,15 +10,18 @@ def test_errors_name_the_option(tmp_path, capsys):
     dumps.mkdir()
     (dumps / "2026-11-21T22-00-00Z.txt").write_text("")
     out = str(tmp_path / "out")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("not a backfill's\n")
     cases = [
         (["--input", str(tmp_path / "nope"), "--output", out], "--input "),
         (["--input", str(dumps), "--output", out, "--step", "15"], "--step: not a duration: '15'"),
         (["--input", str(dumps), "--output", out, "--start", "yesterday"], "--start: not a time: 'yesterday'"),
         (["--input", str(dumps), "--output", out, "--config", str(tmp_path / "x.yml")], "x.yml: cannot read the file"),
-        (["--input", str(dumps), "--output", str(dumps)], "exists and is not a backfill output"),
+        (["--input", str(dumps), "--output", str(other)], "exists and is not a backfill output"),
     ]
     for args, message in cases:
         assert main(["backfill", *args]) == 2, args
         err = capsys.readouterr().err
         assert message in err, (args, err)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dumps"]  # nothing left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dumps", "other"]  # nothing left behind

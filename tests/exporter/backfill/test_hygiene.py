@@ -1,0 +1,195 @@
+"""What a backfill leaves behind and says when it cannot finish: an output inside an input (or the
+reverse) refused before Spark starts; what a killed run left beside the output removed by the next
+run; SIGINT and SIGTERM ending a running job with one line and no traceback; Spark workers that
+cannot import the project named in one line. The runs that must end on their own are real
+processes (`kafka-jmx-sidecar backfill`), started together to share the wait for their JVMs."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kafka_jmx_sidecar.exporter.backfill import job, output
+from kafka_jmx_sidecar.exporter.commands.cli import main
+from tests.exporter.backfill.test_job import DUMPS, options, write_dumps
+
+CLI = [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "backfill"]
+REPO = Path(job.__file__).resolve().parents[2]
+
+
+def test_an_output_inside_an_input_or_the_reverse_is_refused(tmp_path, capsys):
+    dumps = write_dumps(tmp_path / "dumps")
+    for out, message in [
+        (dumps / "backfill", f"--output {dumps / 'backfill'} is inside --input {dumps}: a later run would read"),
+        (dumps, f"--output {dumps} is inside --input {dumps}"),
+        (tmp_path, f"--input {dumps} is inside --output {tmp_path}: the run replaces {tmp_path}, and the input"),
+    ]:
+        assert main(["backfill", "--input", str(dumps), "--output", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
+    # refused before anything was written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dumps"]
+    assert sorted(p.name for p in dumps.iterdir()) == sorted(DUMPS)
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", ""])
+    p.wait()
+    return p.pid
+
+
+def test_a_killed_run_is_cleared_by_the_next_and_others_are_named(tmp_path, spark, capsys):
+    """A backfill killed (SIGKILL: nothing of it runs again) once its partial output exists; the
+    next run into the same output removes it. What it cannot know is over (another host's, a name
+    without its maker) it names and leaves."""
+    dumps = write_dumps(tmp_path / "dumps")
+    out = tmp_path / "out"
+    killed = subprocess.Popen([*CLI, "--input", str(dumps), "--output", str(out)], cwd=REPO,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".out.partial-*")) and time.monotonic() < deadline and killed.poll() is None:
+        time.sleep(0.05)
+    os.killpg(killed.pid, signal.SIGKILL)  # the process and whatever it started
+    killed.wait()
+    (left,) = tmp_path.glob(".out.partial-*")
+    assert left.name.startswith(f".out.partial-{killed.pid}@{socket.gethostname()}-")
+    foreign = tmp_path / ".out.partial-1@elsewhere-abcdefgh"
+    legacy = tmp_path / ".out.partial-k2j3h4g5"
+    for d in (foreign, legacy):
+        d.mkdir()
+    capsys.readouterr()
+    assert job.run(options(dumps, out, max_reject_ratio=1.0)) == 0
+    err = capsys.readouterr().err
+    assert f"removed {left}: left by a run that was killed (process {killed.pid} is gone)" in err
+    assert f"left {foreign}: written by process 1 on elsewhere; remove it once that run is over" in err
+    assert f"left {legacy}: an earlier run's partial output; remove it if no backfill is writing {out}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".out.partial-1@elsewhere-abcdefgh",
+                                                                 ".out.partial-k2j3h4g5", "dumps", "out"])
+    assert (out / "manifest.json").exists()
+
+
+def test_an_output_a_killed_run_was_replacing_is_put_back(tmp_path):
+    """Killed between moving the old output aside and renaming the new one into place: the next
+    run puts the old one back before it begins (and removes what was beside it)."""
+    target = tmp_path / "out"
+    old = tmp_path / f".out.old-{_dead_pid()}@{socket.gethostname()}-abcdefgh"
+    (old / "out").mkdir(parents=True)
+    (old / "out" / "manifest.json").write_text("{}\n")
+    output.clear_stale(target)
+    assert (target / "manifest.json").read_text() == "{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _many_dumps(directory: Path, dumps: int = 3, partitions: int = 6000) -> Path:
+    """Enough for the read to take the Python workers a few seconds."""
+    directory.mkdir(parents=True)
+    for d in range(dumps):
+        lines = []
+        for t in range(partitions // 50):
+            lines.append(f"Topic: t{t}\tTopicId: x\tPartitionCount: 50\tReplicationFactor: 3\t"
+                         "Configs: min.insync.replicas=2")
+            lines += [f"\tTopic: t{t}\tPartition: {p}\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2{',3' * ((p + d) % 2)}"
+                      for p in range(50)]
+        (directory / f"2026-11-21T22-0{d}-00Z_describe.txt").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+class Run:
+    """A backfill process of its own (its own process group, as a shell starts a command), its
+    stderr collected; `signal_when(text, signum)` signals it once a line holding `text` appears."""
+
+    def __init__(self, args: list[str], env: dict | None = None):
+        self.proc = subprocess.Popen([*CLI, *args], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, env=env, start_new_session=True)
+        self.lines: list[str] = []
+        self.signalled_after: int | None = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def signal_when(self, text: str, signum: int, group: bool, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines) and self.proc.poll() is None:
+            assert time.monotonic() < deadline, self.lines
+            time.sleep(0.05)
+        time.sleep(0.5)  # into the Spark job the line announces
+        self.signalled_after = len(self.lines)
+        (os.killpg if group else os.kill)(self.proc.pid, signum)
+
+    def finish(self, timeout: float = 300) -> int:
+        code = self.proc.wait(timeout)
+        self._reader.join(timeout)
+        return code
+
+    def group_gone(self, timeout: float = 30) -> bool:
+        """Whether every process it started (the Spark JVM, its Python workers) ended too."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.2)
+        return False
+
+
+@pytest.fixture(scope="module")
+def ended_runs(tmp_path_factory):
+    """Three backfills at once: Ctrl-C (SIGINT to the process group, as a terminal sends it) and
+    SIGTERM (to the process, as `kill` sends it) during the read, and one whose Spark workers run
+    an interpreter that has pyspark but not this project (a cluster's Python without it)."""
+    base = tmp_path_factory.mktemp("ended")
+    dumps = _many_dumps(base / "dumps")
+    site = Path(__import__("pyspark").__file__).resolve().parents[1]
+    python = base / "python-without-the-project"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="$PYTHONPATH:{site}" exec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    runs = {
+        "SIGINT": Run(["--input", str(dumps), "--output", str(base / "int" / "out")]),
+        "SIGTERM": Run(["--input", str(dumps), "--output", str(base / "term" / "out")]),
+        "workers": Run(["--input", str(dumps), "--output", str(base / "workers" / "out")],
+                       env={**os.environ, "PYSPARK_PYTHON": str(python)}),
+    }
+    began = time.monotonic()
+    for name, group in (("SIGINT", True), ("SIGTERM", False)):
+        runs[name].signal_when("reading 3 describe dumps", getattr(signal, name), group)
+    codes = {name: r.finish() for name, r in runs.items()}
+    print(f"three backfills ended in {time.monotonic() - began:.1f} s")
+    return base, runs, codes
+
+
+@pytest.mark.parametrize("name, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_ends_a_running_backfill_with_one_line(ended_runs, name, code):
+    base, runs, codes = ended_runs
+    run = runs[name]
+    out = base / ("int" if name == "SIGINT" else "term") / "out"
+    assert codes[name] == code, run.lines
+    assert run.lines[run.signalled_after:] == [f"backfill: stopped by {name}; removed the partial output; "
+                                               f"{out} is as it was"], run.lines
+    assert not any("Traceback" in line for line in run.lines), run.lines
+    assert os.listdir(out.parent) == []  # neither the output nor a partial one
+    assert run.group_gone(), "a process the backfill started outlived it"
+
+
+def test_workers_that_cannot_import_the_project_fail_in_one_line(ended_runs):
+    base, runs, codes = ended_runs
+    run = runs["workers"]
+    assert codes["workers"] == 2, "\n".join(run.lines)
+    python = base / "python-without-the-project"
+    # (started in the checkout, the workers find its kafka_jmx_sidecar/, which holds none of the modules)
+    assert run.lines[-1] == (f"error: Spark's Python workers ({python}) cannot run the backfill: there is no module "
+                             "named kafka_jmx_sidecar.exporter; install this kafka-jmx-sidecar where they run, or ship "
+                             "it with spark-submit --py-files")
+    # Spark's own start-up lines aside, nothing else: no Java stack, no task failure, no traceback
+    assert not [line for line in run.lines if "Traceback" in line or line.startswith("\tat ") or " ERROR " in line]
+    assert os.listdir(base / "workers") == []
