@@ -1,5 +1,9 @@
 """`kafka-jmx-sidecar health`: judge partition states read from files or stdin and print them.
 
+Input is read in bounded pieces (mbeans/bounded_lines.py) and judged in batches of bounded size,
+so memory stays bounded whatever a line holds; a line that is too long, not text, malformed or a
+state Kafka cannot be in is reported with its number (exit code 2) and the others are judged.
+
 JSON Lines output is the input object plus five booleans. For JSON Lines input the booleans are
 appended to the line's own text rather than re-encoding the object: the output keeps the input's
 field order and spelling, and printing costs a string join instead of a second json.dumps.
