@@ -159,7 +159,7 @@ class SelfMetrics:
                            "1 when the served snapshot is older than the staleness limit or the last poll failed.",
                            registry=r)
         self.withdrawn = Gauge(_PREFIX + "snapshot_withdrawn",
-                               "1 while the broker's series are withdrawn: polls have failed for longer than "
+                               "1 while the broker's series are withdrawn: polls have failed (or one hangs) for longer than "
                                "sidecar.withdrawAfterSeconds since the last good one; only these self metrics "
                                "are served until a poll succeeds.", registry=r)
         self.partial = Gauge(_PREFIX + "snapshot_partial",
