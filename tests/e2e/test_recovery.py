@@ -70,12 +70,15 @@ def serving(body: bytes) -> bool:
     return BROKER_SERIES in body and metric_value(body, "kafka_jmx_sidecar_snapshot_withdrawn") == 0
 
 
+def complete(body: bytes) -> bool:
+    return serving(body) and metric_value(body, "kafka_jmx_sidecar_snapshot_partial") == 0
+
+
 def test_a_frozen_broker_is_withdrawn_at_withdraw_after_not_at_the_read_timeout(tmp_path):
     withdraw_after = 3.0
     with Simulator.start(cluster.synthetic(50), kafka_version="4.1") as sim, \
             Served(tmp_path, sim.url, f"  withdrawAfterSeconds: {withdraw_after:g}\n  readTimeoutSeconds: 120\n") as s:
-        s.wait("a complete poll", lambda b: serving(b) and metric_value(b, "kafka_jmx_sidecar_snapshot_partial") == 0,
-               timeout=60)
+        s.wait("a complete poll", complete, timeout=60)
         os.kill(sim.proc.pid, signal.SIGSTOP)
         try:
             frozen = time.time()
@@ -90,7 +93,8 @@ def test_a_frozen_broker_is_withdrawn_at_withdraw_after_not_at_the_read_timeout(
             print(f"\nfrozen {frozen - last_good:.2f} s after the last good poll; withdrawn {after_last_good:.2f} s "
                   f"after it (withdrawAfterSeconds {withdraw_after:g}, readTimeoutSeconds 120; load average "
                   f"{os.getloadavg()[0]:.1f})")
-            assert withdraw_after <= after_last_good < withdraw_after + 0.5
+            # (read before the request: the sidecar's clock is a little later when it decides)
+            assert withdraw_after - 0.05 <= after_last_good < withdraw_after + 0.5
         finally:
             os.kill(sim.proc.pid, signal.SIGCONT)
         thawed = time.time()
@@ -115,8 +119,7 @@ def test_a_broker_back_after_an_outage_is_read_within_a_poll_whatever_the_backof
 
     try:
         with Served(tmp_path, sim.url, "  withdrawAfterSeconds: 1\n", long_backoff) as s:
-            s.wait("a complete poll", lambda b: serving(b) and metric_value(b, "kafka_jmx_sidecar_snapshot_partial") == 0,
-                   timeout=60)
+            s.wait("a complete poll", complete, timeout=60)
             sim.stop()
             s.wait("the series withdrawn", lambda b: BROKER_SERIES not in b, timeout=30)
             # the outage has gone on long enough for a failed reconnect: the next attempt is 60 s away
@@ -128,6 +131,7 @@ def test_a_broker_back_after_an_outage_is_read_within_a_poll_whatever_the_backof
             print(f"\nbroker answering again: series back {back_at - answering:.2f} s later (poll interval {POLL:g} s, "
                   f"backoff 60 s; load average {os.getloadavg()[0]:.1f})")
             assert back_at - answering < 2 * POLL + 1.0
-            assert metric_value(body, "jmx_scrape_error") == 0 and metric_value(body, "kafka_jmx_sidecar_jmx_connected") == 1
+            assert metric_value(body, "jmx_scrape_error") == 0
+            assert metric_value(body, "kafka_jmx_sidecar_jmx_connected") == 1
     finally:
         sim.stop()

@@ -124,7 +124,8 @@ class Running:
 
     def reloads(self) -> tuple[float, float]:
         body = self.metrics()
-        return metric_value(body, "jmx_config_reload_success_total"), metric_value(body, "jmx_config_reload_failure_total")
+        return (metric_value(body, "jmx_config_reload_success_total"),
+                metric_value(body, "jmx_config_reload_failure_total"))
 
 
 def wait_until(what: str, check, timeout: float = 10.0, every: float = 0.02):
