@@ -15,11 +15,11 @@ now and then) and the next starts at the first tick after it. `stop()` gives up 
 sidecar is stopping, without waiting on the broker.
 
 A poll that hangs (a broker that accepts connections but never answers) counts as failed from
-the clock, not when its read times out (readTimeoutSeconds): once it has run longer than the poll
-interval and twice the last good poll (`hung`), `jmx_scrape_error` is 1 and the snapshot stale,
-and withdrawAfterSeconds after the last good poll the series are withdrawn, as for failed polls.
-Not during the first complete poll after the partial snapshot, which a big broker takes minutes
-to finish.
+the clock, not when its read times out (readTimeoutSeconds): while it runs the snapshot ages and
+turns stale after staleAfterSeconds (a slow poll: stale, not failed), and once withdrawAfterSeconds
+have passed since the last good poll (`hung`) the series are withdrawn and `jmx_scrape_error` is 1,
+as for failed polls. Not during the first complete poll after the partial snapshot, which a big
+broker takes minutes to finish.
 
 With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
 names, plans and cached samples of a big broker are millions of long-lived objects, and without
@@ -107,7 +107,6 @@ class Collector:
         self._last_poll_failed = False
         self._partial = False  # the snapshot holds only the health MBeans read before the first poll
         self._poll_started: float | None = None  # clock() at the start of the poll in progress
-        self._last_took = 0.0  # seconds the last good poll took
         self._stopping = False
         self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
         self.last_error: str | None = None
@@ -164,13 +163,13 @@ class Collector:
                 or self.hung(now))
 
     def hung(self, now: float | None = None) -> bool:
-        """The poll in progress counts as failed: it has run longer than the poll interval and
-        twice the last good poll, after a complete poll (see the module docstring)."""
-        started = self._poll_started
-        if started is None or not self.ready:
+        """The poll in progress counts as failed: withdrawAfterSeconds have passed since the last
+        good poll and it has not ended, after a complete poll (see the module docstring). Before
+        that a slow poll is only stale, which an alert tells apart from a broker that fails."""
+        if self._poll_started is None or not self.ready:
             return False
         now = self.clock() if now is None else now
-        return now - started > max(self.settings.poll_interval_seconds, 2 * self._last_took)
+        return now - self._snapshot.taken_at > self.settings.withdraw_after
 
     def withdrawn(self, now: float | None = None) -> bool:
         """Whether the broker's series have left /metrics: polls have failed (or the one in
@@ -195,9 +194,9 @@ class Collector:
         withdrawn = self.withdrawn(now)
         if hung and not self._hang_told:
             self._hang_told = True
-            log.error("poll of %s has had no answer for %.1f s (the last good poll ended %.1f s ago): its series "
-                      "are withdrawn %g s after that one (sidecar.withdrawAfterSeconds) unless it ends; the read "
-                      "itself gives up after sidecar.readTimeoutSeconds (%g s)", self.target,
+            log.error("poll of %s has had no answer for %.1f s, and the last good poll ended %.1f s ago (over "
+                      "sidecar.withdrawAfterSeconds, %g s): it counts as failed until it ends; the read itself "
+                      "gives up after sidecar.readTimeoutSeconds (%g s)", self.target,
                       now - (self._poll_started or now), now - self._snapshot.taken_at, self.settings.withdraw_after,
                       self.settings.read_timeout_seconds)
         if withdrawn:
@@ -345,7 +344,6 @@ class Collector:
             self._last_poll_failed = False
             self._partial = False
             self._poll_started = None
-            self._last_took = elapsed
             self.metrics.scrape_error.set(0)
             self._generation += 1
             recovered, self.last_error = self.last_error, None

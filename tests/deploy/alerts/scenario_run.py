@@ -25,8 +25,9 @@ RULES = REPO / "helm" / "kafka-jmx-sidecar" / "files" / "prometheus-rules.yaml"
 PER_PARTITION = RULES.with_name("prometheus-rules-per-partition.yaml")
 SCENARIO = HERE / "scenario-alerts.yml"
 FOR_IN_TEST = "3s"  # every `for:` longer than 0s becomes this in the test copy
-# the sidecar next to broker 1: polls every 0.5 s, stale after 2 s, withdrawn after 4 s of failures
-SIDECAR = ("sidecar:\n  staleAfterSeconds: 2\n  withdrawAfterSeconds: 4\n  readTimeoutSeconds: 60\n"
+# the sidecar next to broker 1: polls every 0.5 s, stale after 2 s, withdrawn after 15 s of failures
+# (or of a poll without an answer: the stale phase's hang, up to 20 s, stays stale for its first 15 s)
+SIDECAR = ("sidecar:\n  staleAfterSeconds: 2\n  withdrawAfterSeconds: 15\n  readTimeoutSeconds: 60\n"
            "  reassignment: {}\n")
 
 # What fires once each phase settled, worked out by hand from Kafka's definitions (the KIPs).
