@@ -351,9 +351,10 @@ class KafkaCluster:
         self.create_topics({name: dict(partitions=partitions, replication_factor=replication_factor,
                                        min_isr=min_isr, assignment=assignment, config=config)})
 
-    def create_topics(self, topics: dict[str, dict]) -> None:
+    def create_topics(self, topics: dict[str, dict]) -> str:
         """Topic name -> create_topic's keyword arguments: every topic created in one JVM
-        (TopicCommand once per topic), then until --describe shows a leader for each partition."""
+        (TopicCommand once per topic), then until --describe shows a leader for each partition;
+        returns that --describe output (of every topic, when more than one was created)."""
         creates, counts = [], {}
         for name, spec in topics.items():
             assignment = spec.get("assignment")
@@ -373,14 +374,18 @@ class KafkaCluster:
         for (code, out), args in zip(self.tool_runs(self.release.topic_command, *creates), creates):
             if code != 0:
                 raise KafkaError(f"TopicCommand {' '.join(args)} failed ({code}): {out.strip()[-2000:]}")
-        self.wait_for(lambda: self._leaders_known(counts), f"topics {', '.join(topics)} with leaders", 60)
+        shown: list[str] = []
+        self.wait_for(lambda: self._leaders_known(counts, shown), f"topics {', '.join(topics)} with leaders", 60)
+        return shown[-1]
 
-    def _leaders_known(self, counts: dict[str, int]) -> bool:
-        """Whether --describe shows `counts[topic]` partitions with a leader, for every topic."""
+    def _leaders_known(self, counts: dict[str, int], shown: list[str]) -> bool:
+        """Whether --describe (appended to `shown`) shows `counts[topic]` partitions with a
+        leader, for every topic."""
         try:
             text = self.describe(next(iter(counts)) if len(counts) == 1 else None)
         except KafkaError:  # a topic just created may not be in the metadata the tool asks yet
             return False
+        shown.append(text)
         led: dict[str, int] = {}
         for line in text.splitlines():
             m = re.search(r"Topic:\s*(\S+)\s+Partition:\s*\d", line)

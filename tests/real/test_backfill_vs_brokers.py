@@ -5,8 +5,8 @@ Per release, one shared 3-broker cluster passes through healthy -> reassigning (
 reassigned -> broker 3 down -> broker 3 back.
 In each state, once it is steady (the describe text and every node's gauges read the same three
 times in a row, 5 s apart), the release's TopicCommand `--describe` is saved under its time (`<ISO time>_describe.txt`,
-as an operator's cron job would) and every live node's gauges are read over JMX with
-`kafka-jmx-sidecar scrape` (recompute off: the broker's own values). Then the dumps are backfilled
+as an operator's cron job would) and every live node's gauges are read over JMX by a poll of the
+sidecar (`scrape`'s collector, kept open per node, recompute off: the broker's own values). Then the dumps are backfilled
 under the profile that models the release, with a 1 s step starting at the first dump, and at
 each dump's time the backfill must show:
 
@@ -31,11 +31,14 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import job
+from kafka_jmx_sidecar.exporter.commands.serve import make_collector
+from kafka_jmx_sidecar.exporter.config.load import load
+from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from kafka_jmx_sidecar.mbeans.health import profile_for_version
 from tests.e2e.prometheus_server import Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
 from harness.kafka import CONTROLLER_ID
-from harness.sidecar import scrape_text
+from harness.sidecar import config_text
 
 RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
 TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
@@ -48,7 +51,10 @@ TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
 # the ISR for a minute or more (a follower still fetches about 1 MiB per 11 s quota window)
 MOVES = {("bf-moving", 0): [2], ("bf-moving", 1): [2, 3]}
 MOVING_RECORDS, RECORD_SIZE, THROTTLE = 200_000, 100, 1_000
+# namesRefreshSeconds: the MBean names listed at every poll, as a fresh `scrape` lists them
+# (partitions appear on brokers as they are moved there)
 RULES = r"""sidecar:
+  namesRefreshSeconds: 0.01
   recompute:
     mode: "off"
 includeObjectNames:
@@ -106,16 +112,45 @@ def replica_lists(describe: str) -> dict[tuple[str, int], list[int]]:
 
 
 class Recorder:
+    """Readings of the cluster: its describe text and every live node's gauges, polled by one
+    collector per node (`scrape`'s, made anew when the node's process is a new one)."""
+
     def __init__(self, cluster, directory: Path):
         self.cluster, self.directory = cluster, directory
         self.readings: list[tuple[int, str, dict[int, dict]]] = []  # (time s, describe, node -> gauges)
+        self.collectors: dict[int, tuple[object, object]] = {}  # node -> (its process, collector)
 
     def nodes(self) -> list[int]:
         live = [i for i, n in self.cluster.brokers.items() if n.running]
         return live + ([CONTROLLER_ID] if self.cluster.release.kraft else [])
 
+    def _process(self, node: int):
+        return (self.cluster.controller if node == CONTROLLER_ID else self.cluster.brokers[node]).process
+
+    def _collector(self, node: int):
+        process, collector = self.collectors.get(node, (None, None))
+        if collector is not None and process is not self._process(node):
+            self.collectors.pop(node)[1].source.close()
+            collector = None
+        if collector is None:
+            path = self.directory.parent / f"sidecar-{node}.yml"
+            path.write_text(config_text(self.cluster.jmx_host_port(node), RULES))
+            collector = make_collector(load(str(path)), None)
+            self.collectors[node] = (self._process(node), collector)
+        return collector
+
+    def scrape(self, node: int) -> str:
+        collector = self._collector(node)
+        assert collector.poll_once(), f"node {node}: {collector.last_error}"
+        return b"".join(assemble(collector.snapshot, TEXT, b"", gzip_wanted=False)[1]).decode()
+
     def scrape_all(self) -> dict[int, dict]:
-        return {n: read_gauges(scrape_text(self.cluster.jmx_host_port(n), RULES)) for n in self.nodes()}
+        return {n: read_gauges(self.scrape(n)) for n in self.nodes()}
+
+    def close(self) -> None:
+        for _, collector in self.collectors.values():
+            collector.source.close()
+        self.collectors.clear()
 
     def record(self, timeout: float = 240.0, agreeing: int = 3, apart: float = 5.0) -> None:
         """Wait until the state is steady (the describe text and every node's gauges read the same
@@ -145,22 +180,25 @@ def played(request, real_kafka, tmp_path_factory):
     base = tmp_path_factory.mktemp(f"backfill-{request.param}")
     dumps = base / "dumps"
     dumps.mkdir()
-    for name, (assignment, min_isr) in TOPICS.items():
-        cluster.create_topic(name, min_isr=min_isr, assignment=assignment)
+    cluster.create_topics({name: dict(min_isr=min_isr, assignment=assignment)
+                           for name, (assignment, min_isr) in TOPICS.items()})
     rec = Recorder(cluster, dumps)
     cluster.produce("bf-moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
     try:
-        rec.record()
-        cluster.reassign(MOVES, throttle=THROTTLE)
-        rec.record()
-        cluster.finish_reassignment()
-        rec.record()
-        cluster.stop_broker(3)
+        try:
+            rec.record()
+            cluster.reassign(MOVES, throttle=THROTTLE)
+            rec.record()
+            cluster.finish_reassignment()
+            rec.record()
+            cluster.stop_broker(3)
+            rec.record()
+        finally:
+            if not cluster.brokers[3].running:
+                cluster.start_broker(3)
         rec.record()
     finally:
-        if not cluster.brokers[3].running:
-            cluster.start_broker(3)
-    rec.record()
+        rec.close()
     out = base / "out"
     first = rec.readings[0][0]
     profile = profile_for_version(cluster.release.version)
