@@ -80,8 +80,10 @@ def test_serve_with_the_broker_down_stays_up_not_ready_and_reports_the_error(tmp
         os.killpg(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0
-    # the sidecar logs the failure once, with the address, not once per poll
-    failures = [line for line in err.splitlines() if "kafka_jmx_sidecar.collector" in line]
+    # the sidecar logs the failure once, with the address, not once per poll (an info line that a
+    # poll in progress was given up at SIGTERM is no failure: whether one was running is chance)
+    failures = [line for line in err.splitlines() if "kafka_jmx_sidecar.collector" in line
+                and (" ERROR " in line or " WARNING " in line)]
     assert len(failures) == 1, err
     assert f"127.0.0.1:{port}" in failures[0] and "connection refused" in failures[0]
 
