@@ -1,7 +1,7 @@
 """Fixtures that start the real programs: Kafka clusters of several releases and jmx_exporter.
 
 `real_kafka(release, brokers=1, jmx="plain")` returns a running cluster shared by every test of the
-session that asks for the same arguments, so its start-up (10 to 20 s) is paid once; at most two
+session that asks for the same arguments, so its start-up (5 to 15 s) is paid once; at most two
 shared clusters run at a time (the oldest is stopped when a third is asked for), and all are
 stopped at the end of the session. A test that changes a shared cluster (stops a broker, moves
 partitions) puts it back before it ends, or asks `own_kafka(...)` for a cluster of its own, which

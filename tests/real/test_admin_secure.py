@@ -36,8 +36,8 @@ def kafka():
     try:
         cluster.start()
         pids = cluster.pids()
-        cluster.create_topic("orders", assignment=[[1, 2, 3], [2, 3, 1]], min_isr=2)
-        cluster.create_topic("private", assignment=[[3]])
+        cluster.create_topics({"orders": dict(assignment=[[1, 2, 3], [2, 3, 1]], min_isr=2),
+                               "private": dict(assignment=[[3]])})
         cluster.produce("orders", records=2000)
         _grant(cluster)
         yield cluster

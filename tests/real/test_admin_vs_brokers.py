@@ -51,9 +51,12 @@ def _version(release: str) -> tuple[int, ...]:
 
 @pytest.fixture
 def cluster(request, own_kafka) -> KafkaCluster:
+    """A cluster of its own (not real_kafka's shared one): small replica fetches for the throttle
+    to hold, and the scenario ends with broker 3 stopped; every partition of the cluster is
+    compared with --describe, so another test's topics would be compared too."""
     kafka = own_kafka(request.param, brokers=3, broker_config=BROKER_CONFIG)
-    for name, (assignment, min_isr) in TOPICS.items():
-        kafka.create_topic(name, assignment=assignment, min_isr=min_isr)
+    kafka.create_topics({name: dict(assignment=assignment, min_isr=min_isr)
+                         for name, (assignment, min_isr) in TOPICS.items()})
     kafka.produce("moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
     return kafka
 

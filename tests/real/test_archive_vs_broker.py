@@ -35,8 +35,7 @@ def settled(cluster, predicate, what: str) -> dict:
 
 def test_the_archive_holds_what_describe_and_the_broker_showed(real_kafka, tmp_path):
     cluster = real_kafka("4.1", brokers=3)
-    for name, assignment in TOPICS.items():
-        cluster.create_topic(name, assignment=assignment, min_isr=2)
+    cluster.create_topics({name: dict(assignment=assignment, min_isr=2) for name, assignment in TOPICS.items()})
     directory = tmp_path / "archive"
     path = tmp_path / "sidecar.yml"
     path.write_text(config_text(cluster.jmx_host_port(1), RULES, sidecar=(

@@ -19,8 +19,7 @@ TOPICS = {"held": [[1, 2, 3], [2, 3, 1], [1, 3, 2]], "moved": [[1, 2]]}
 
 def test_backfilled_archive_equals_what_prometheus_scraped_of_a_real_broker(real_kafka, tmp_path, spark):
     cluster = real_kafka("4.1", brokers=3)
-    for name, assignment in TOPICS.items():
-        cluster.create_topic(name, assignment=assignment, min_isr=2)
+    cluster.create_topics({name: dict(assignment=assignment, min_isr=2) for name, assignment in TOPICS.items()})
     cluster.produce("moved", records=3000, record_size=1000)  # 3 MB to move at 100 kB/s
     directory = tmp_path / "archive"
     serve = Serve(tmp_path, cluster.jmx_url(1), {

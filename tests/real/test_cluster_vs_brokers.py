@@ -104,8 +104,8 @@ class Cluster:
         return [b for b, n in self.kafka.brokers.items() if n.running]
 
     def start(self) -> None:
-        for topic, (assignment, min_isr) in TOPICS.items():
-            self.kafka.create_topic(topic, assignment=assignment, min_isr=min_isr)
+        self.kafka.create_topics({topic: dict(assignment=assignment, min_isr=min_isr)
+                                  for topic, (assignment, min_isr) in TOPICS.items()})
         for node in [*self.live, CONTROLLER_ID]:
             path = self.directory / f"jmx-{node}.yml"
             path.write_text(config_text(self.kafka.jmx_host_port(node), RULES, "  namesRefreshSeconds: 0.01\n"))

@@ -116,9 +116,9 @@ def copying(cluster: KafkaCluster) -> bool:
 
 @pytest.mark.parametrize("release, estimated", [("4.1", "false"), ("2.4", "true")])
 def test_throttled_reassignment_progress_and_traffic(own_kafka, tmp_path, release, estimated):
+    # a cluster of its own: small replica fetches, and every byte replicated on it is counted
     cluster = own_kafka(release, brokers=3, broker_config=BROKER_CONFIG)
-    cluster.create_topic("moving", assignment=[[1]])
-    cluster.create_topic("steady", assignment=[[1, 2, 3]])
+    cluster.create_topics({"moving": dict(assignment=[[1]]), "steady": dict(assignment=[[1, 2, 3]])})
     cluster.produce("moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
     moving_size = log_bytes(cluster, 1, "moving")
     sidecars = Sidecars(cluster, tmp_path)

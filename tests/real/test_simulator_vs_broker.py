@@ -236,16 +236,9 @@ def _describe_until(kafka: KafkaCluster, ready, what: str) -> str:
 
 
 def _create_topics(kafka: KafkaCluster) -> str:
-    """Creates TOPICS and returns the describe output once every partition has a leader (one wait
-    for all: KafkaCluster.create_topic describes after each topic, seconds of JVM start-up each)."""
-    for name, (assignment, min_isr) in TOPICS.items():
-        kafka.tool(kafka.release.topic_command, "--create", "--topic", name, "--bootstrap-server", kafka.bootstrap,
-                   "--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment),
-                   "--config", f"min.insync.replicas={min_isr}")
-    count = sum(len(assignment) for assignment, _ in TOPICS.values())
-    return _describe_until(kafka, lambda text: sum(1 for (topic, _p), v in topology(text).items()
-                                                   if topic in TOPICS and v[0] >= 0) == count,
-                           "a leader for every partition")
+    """Creates TOPICS (in one JVM) and returns the describe output once every partition has a leader."""
+    return kafka.create_topics({name: dict(assignment=assignment, min_isr=min_isr)
+                                for name, (assignment, min_isr) in TOPICS.items()})
 
 
 def _fetcher_gone(kafka: KafkaCluster, leader: int) -> bool:
@@ -266,7 +259,9 @@ def _active_controller(kafka: KafkaCluster) -> int:
 
 
 def build_scene(setup: Setup) -> Scene:
-    """The real cluster's story, then the simulator's; every process is stopped by PID before it returns."""
+    """The real cluster's story, then the simulator's; every process is stopped by PID before it
+    returns. The cluster is new (not real_kafka's shared one): every MBean of broker 1 is compared,
+    so another test's topics, or MBeans they left behind, would show as differences."""
     kafka = KafkaCluster(setup.release, brokers=3)
     sim = None
     try:

@@ -96,8 +96,8 @@ def broker(real_kafka):
     cluster = real_kafka("4.1", brokers=3)
     existing = cluster.describe()
     if "diff-orders" not in existing:
-        cluster.create_topic("diff-orders", partitions=3, replication_factor=3, min_isr=2)
-        cluster.create_topic("diff-single", assignment=[[1], [1]], min_isr=2)
+        cluster.create_topics({"diff-orders": dict(partitions=3, replication_factor=3, min_isr=2),
+                               "diff-single": dict(assignment=[[1], [1]], min_isr=2)})
         cluster.produce("diff-orders", records=3000)
         cluster.produce("diff-single", records=500)
     return cluster
