@@ -1,8 +1,10 @@
 """Backfill from describe dumps written by the real brokers' own kafka-topics.sh equals what the
 real brokers' gauges showed at those times.
 
-Per release, one shared 3-broker cluster passes through healthy -> reassigning (throttled) ->
-reassigned -> broker 3 down -> broker 3 back.
+Per release, a 3-broker cluster of its own passes through healthy -> reassigning (throttled) ->
+reassigned -> broker 3 down -> broker 3 back; PLAYED_AT_ONCE releases play at a time, in threads
+from the module's start (a scenario mostly waits for its cluster to settle), while the tests of
+the releases already recorded run.
 In each state, once it is steady (the describe text and every node's gauges read the same three
 times in a row, 5 s apart), the release's TopicCommand `--describe` is saved under its time (`<ISO time>_describe.txt`,
 as an operator's cron job would) and every live node's gauges are read over JMX by a poll of the
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -37,10 +41,12 @@ from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from kafka_jmx_sidecar.mbeans.health import profile_for_version
 from tests.e2e.prometheus_server import Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
-from harness.kafka import CONTROLLER_ID
+from harness import processes
+from harness.kafka import CONTROLLER_ID, KafkaCluster
 from harness.sidecar import config_text
 
 RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
+PLAYED_AT_ONCE = 2
 TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
     "bf-orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),
     "bf-pairs": ([[1, 2], [2, 3], [3, 1]], 2),
@@ -115,8 +121,9 @@ class Recorder:
     """Readings of the cluster: its describe text and every live node's gauges, polled by one
     collector per node (`scrape`'s, made anew when the node's process is a new one)."""
 
-    def __init__(self, cluster, directory: Path):
+    def __init__(self, cluster, directory: Path, stop: threading.Event | None = None):
         self.cluster, self.directory = cluster, directory
+        self.stop = stop or threading.Event()  # set when the module ends early: no more readings
         self.readings: list[tuple[int, str, dict[int, dict]]] = []  # (time s, describe, node -> gauges)
         self.collectors: dict[int, tuple[object, object]] = {}  # node -> (its process, collector)
 
@@ -160,6 +167,8 @@ class Recorder:
         deadline = time.monotonic() + timeout
         seen, same = None, 0
         while True:
+            if self.stop.is_set():
+                raise RuntimeError("the module ended before the scenario")
             now = datetime.now(timezone.utc).replace(microsecond=0)
             reading = (self.cluster.describe(), self.scrape_all())
             same = same + 1 if reading == seen else 1
@@ -174,40 +183,68 @@ class Recorder:
         self.readings.append((int(now.timestamp()), text, gauges))
 
 
-@pytest.fixture(scope="module", params=RELEASES)
-def played(request, real_kafka, tmp_path_factory):
-    cluster = real_kafka(request.param, brokers=3)
-    base = tmp_path_factory.mktemp(f"backfill-{request.param}")
-    dumps = base / "dumps"
-    dumps.mkdir()
-    cluster.create_topics({name: dict(min_isr=min_isr, assignment=assignment)
-                           for name, (assignment, min_isr) in TOPICS.items()})
-    rec = Recorder(cluster, dumps)
-    cluster.produce("bf-moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
+def play(release: str, dumps: Path, stop: threading.Event) -> tuple[KafkaCluster, Recorder]:
+    """The scenario on a new cluster (it stops a broker, and every partition on the cluster is
+    compared), which is removed, every PID checked gone, once the last state is recorded."""
+    cluster = KafkaCluster(release, brokers=3)
+    rec = Recorder(cluster, dumps, stop)
+    pids: set[int] = set()
     try:
-        try:
-            rec.record()
-            cluster.reassign(MOVES, throttle=THROTTLE)
-            rec.record()
-            cluster.finish_reassignment()
-            rec.record()
-            cluster.stop_broker(3)
-            rec.record()
-        finally:
-            if not cluster.brokers[3].running:
-                cluster.start_broker(3)
+        cluster.start()
+        pids.update(cluster.pids())
+        cluster.create_topics({name: dict(min_isr=min_isr, assignment=assignment)
+                               for name, (assignment, min_isr) in TOPICS.items()})
+        cluster.produce("bf-moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
+        rec.record()
+        cluster.reassign(MOVES, throttle=THROTTLE)
+        rec.record()
+        cluster.finish_reassignment()
+        rec.record()
+        cluster.stop_broker(3)
+        rec.record()
+        cluster.start_broker(3)
+        pids.update(cluster.pids())
         rec.record()
     finally:
         rec.close()
-    out = base / "out"
+        pids.update(cluster.pids())
+        cluster.remove()
+    assert not [p for p in pids if processes.pid_alive(p)], f"Kafka {release} processes still running after stop"
+    return cluster, rec
+
+
+@pytest.fixture(scope="module")
+def scenarios(request, tmp_path_factory) -> dict[str, tuple[Future, Path]]:
+    """release -> (its scenario's future, the directory it records in), for the releases the
+    session's tests ask for, started PLAYED_AT_ONCE at a time when the module's first test needs one."""
+    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
+
+    start_jvm()  # the collectors' JVM (JPype) started by the main thread, not by a worker
+    wanted = {item.callspec.params["played"] for item in request.session.items
+              if item.module is request.module and "played" in getattr(getattr(item, "callspec", None), "params", {})}
+    pool = ThreadPoolExecutor(max_workers=PLAYED_AT_ONCE, thread_name_prefix="backfill-scenario")
+    stop = threading.Event()
+    futures = {}
+    for release in (r for r in RELEASES if r in wanted):
+        dumps = tmp_path_factory.mktemp(f"backfill-{release}") / "dumps"
+        dumps.mkdir()
+        futures[release] = (pool.submit(play, release, dumps, stop), dumps)
+    yield futures
+    stop.set()  # a scenario still playing (the module ended early) stops at its next reading
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def played(request, scenarios):
+    future, dumps = scenarios[request.param]
+    cluster, rec = future.result()
+    out = dumps.parent / "out"
     first = rec.readings[0][0]
     profile = profile_for_version(cluster.release.version)
     code = job.run(job.Options([str(dumps)], str(out), semantics=profile.name, step="1s",
                                start=str(first), end=str(rec.readings[-1][0])))
     assert code == 0, "no describe line may be rejected"
-    yield cluster, rec, out, first
-    for name in TOPICS:  # the shared cluster goes back as it was
-        cluster.tool(cluster.release.topic_command, "--delete", "--topic", name, *cluster.topic_target(), check=False)
+    return cluster, rec, out, first
 
 
 def backfilled(out: Path) -> dict[tuple[str, int], float]:

@@ -7,7 +7,7 @@ replica's growth and says so, estimated="true").
     while it copies, steady-0 (RF 3, led by broker 1) takes STEADY_RECORDS records with acks=all.
 
 A sidecar next to each broker (poll.collector.Collector in this process, one poll per
-reading). Checked against what the brokers' disks and tools show, never against the sidecar:
+reading). The two releases play side by side, each on a cluster of its own. Checked against what the brokers' disks and tools show, never against the sidecar:
 - the leader's remaining bytes for moving-0 fall while the tool says it copies, with a finite ETA,
   and are gone (max lag 0) once `--verify` says the reassignment is complete;
 - the reassignment bytes over the run are moving-0's log size on disk (In on broker 2, adding, equal
@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 import re
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ from kafka_jmx_sidecar.exporter.source.broker import JmxSource
 from kafka_jmx_sidecar.exporter.config.load import broker_settings
 from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
+from harness import processes
 from harness.kafka import KafkaCluster
 from harness.sidecar import config_text
 
@@ -114,54 +117,51 @@ def copying(cluster: KafkaCluster) -> bool:
     return not re.search(r"Isr:\s*1,2|Isr:\s*2,1", line)
 
 
-@pytest.mark.parametrize("release, estimated", [("4.1", "false"), ("2.4", "true")])
-def test_throttled_reassignment_progress_and_traffic(own_kafka, tmp_path, release, estimated):
-    # a cluster of its own: small replica fetches, and every byte replicated on it is counted
-    cluster = own_kafka(release, brokers=3, broker_config=BROKER_CONFIG)
-    cluster.create_topics({"moving": dict(assignment=[[1]]), "steady": dict(assignment=[[1, 2, 3]])})
-    cluster.produce("moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
-    moving_size = log_bytes(cluster, 1, "moving")
-    sidecars = Sidecars(cluster, tmp_path)
-    try:
-        before = sidecars.read()
-        assert all(r[(MAX_LAG, ())] == 0 for r in before.values())
-        assert not any(k[0] == REMAINING for r in before.values() for k in r)
+RUNS = {"4.1": "false", "2.4": "true"}  # release -> the estimated label of its reassignment series
 
+
+@dataclass
+class Run:
+    """What one release's run showed: the sidecars' readings (broker -> series) and the logs on disk."""
+
+    moving_size: int
+    before: dict[int, dict]
+    progress: list[tuple]  # (remaining, eta, max lag) on the leader's sidecar while the tool showed the copy
+    throttles: dict[int, dict]
+    leader_running: bool
+    steady_size: int = 0
+    after: dict[int, dict] = field(default_factory=dict)
+
+
+def observe(release: str, directory: Path) -> Run:
+    """The run on a cluster of its own (small replica fetches; every byte replicated on it is
+    counted), removed, every PID checked gone, once the counts have settled."""
+    cluster = KafkaCluster(release, brokers=3, broker_config=BROKER_CONFIG)
+    pids: set[int] = set()
+    sidecars = None
+    try:
+        cluster.start()
+        pids.update(cluster.pids())
+        cluster.create_topics({"moving": dict(assignment=[[1]]), "steady": dict(assignment=[[1, 2, 3]])})
+        cluster.produce("moving", records=MOVING_RECORDS, record_size=RECORD_SIZE)
+        sidecars = Sidecars(cluster, directory)
+        run = Run(log_bytes(cluster, 1, "moving"), sidecars.read(), [], {}, False)
         cluster.reassign({("moving", 0): [1, 2]}, throttle=THROTTLE)
         cluster.produce("steady", records=STEADY_RECORDS, record_size=RECORD_SIZE, acks="all")
-        progress = []  # (remaining, eta) on the leader's sidecar while the tool shows the copy
-        while copying(cluster) and len(progress) < 60:
+        while copying(cluster) and len(run.progress) < 60:
             r = sidecars.read()[1]
             if (REMAINING, MOVING) in r:
-                progress.append((r[(REMAINING, MOVING)], r.get((ETA, MOVING)), r[(MAX_LAG, ())]))
+                run.progress.append((r[(REMAINING, MOVING)], r.get((ETA, MOVING)), r[(MAX_LAG, ())]))
             time.sleep(1)
-        during = progress[-1] if progress else None
-        assert len(progress) >= 3, f"too few readings while copying: {progress}"
-        remaining = [p[0] for p in progress]
-        assert remaining == sorted(remaining, reverse=True) and remaining[0] > remaining[-1], remaining
-        assert 0 < remaining[0] <= moving_size
-        finite = [eta for left, eta, _ in progress if left > 0 and eta is not None and math.isfinite(eta) and eta > 0]
-        assert finite, f"no finite ETA while copying: {progress}"
-        assert all(lag == left for left, _, lag in progress)  # one adding replica: its lag is the max
-
-        throttles = sidecars.read()
-        rate = "kafka_replication_throttled_rate_bytes_per_second"
-        leader_rate, follower_rate = (rate, (("throttle", "leader"),)), (rate, (("throttle", "follower"),))
-        if release == "4.1":  # the tool throttles the moving partition's leader and its adding follower
-            assert (throttles[1][leader_rate], throttles[2][follower_rate]) == (THROTTLE, THROTTLE)
-        else:
-            assert leader_rate not in throttles[1] and follower_rate not in throttles[2]
-            assert throttles[1][("kafka_jmx_sidecar_reassignment_inputs_unknown",
-                                 (("input", "throttle_rates"), ("reason", "hidden")))] == 1
-
+        run.throttles = sidecars.read()
         cluster.finish_reassignment()
-        leader = cluster.brokers[1]
-        assert leader.running
+        run.leader_running = cluster.brokers[1].running
         cluster.wait_for(lambda: len({log_bytes(cluster, b, "steady") for b in (1, 2, 3)}) == 1
-                         and log_bytes(cluster, 2, "moving") == moving_size, "the followers to catch up", 120)
-        steady_size = log_bytes(cluster, 1, "steady")
+                         and log_bytes(cluster, 2, "moving") == run.moving_size, "the followers to catch up", 120)
+        run.steady_size = log_bytes(cluster, 1, "steady")
         after = sidecars.read()
         # the counts settle within a fetch or two after the logs do
+        estimated = RUNS[release]
         for _ in range(10):
             time.sleep(1)
             again = sidecars.read()
@@ -169,27 +169,76 @@ def test_throttled_reassignment_progress_and_traffic(own_kafka, tmp_path, releas
                                      for d in ("in", "out")):
                 break
             after = again
-        assert after[1][(MAX_LAG, ())] == 0
-        assert not any(k[0] in (REMAINING, ETA) for r in after.values() for k in r)
-
-        def gained(name, direction, broker=None):
-            pick = (lambda r: {broker: r[broker]}) if broker else (lambda r: r)
-            return total(pick(after), name, direction, estimated) - total(pick(before), name, direction, estimated)
-
-        moved_in, moved_out = gained(REASSIGNMENT, "in", 2), gained(REASSIGNMENT, "out", 1)
-        other_in, other_out = gained(OTHER, "in"), gained(OTHER, "out")
-        shown = (f"moving-0 {moving_size} B on disk, moved in {moved_in} out {moved_out}; steady-0 {steady_size} B "
-                 f"on disk, other in {other_in} out {other_out}; during the copy {during}")
-        # what one broker sent the other received, and no other broker moved anything
-        assert moved_in == moved_out == gained(REASSIGNMENT, "in") == gained(REASSIGNMENT, "out"), shown
-        assert other_in == other_out, shown
-        if estimated == "true":  # the adding replica's growth: its log on disk exactly
-            assert moved_in == moving_size, shown
-        else:
-            assert moving_size <= moved_in <= moving_size * (1 + REFETCHED), shown
-        # steady-0's log fetched by its 2 followers, and the partial batches fetched again (on 2.4 the
-        # moving log's ones too: the estimate counts what was written, the meters what was sent)
-        partial = REFETCHED * (2 * steady_size + (moving_size if estimated == "true" else 0))
-        assert 2 * steady_size <= other_in <= 2 * steady_size + partial, shown
+        run.after = after
+        return run
     finally:
-        sidecars.close()
+        if sidecars is not None:
+            sidecars.close()
+        pids.update(cluster.pids())
+        cluster.remove()
+        assert not [p for p in pids if processes.pid_alive(p)], f"Kafka {release} processes still running after stop"
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory) -> dict[str, Future]:
+    """release -> its run, for the releases the session's tests ask for, played side by side from
+    the module's first test (each mostly waits for the throttled copy)."""
+    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
+
+    start_jvm()  # the collectors' JVM (JPype) started by the main thread, not by a worker
+    wanted = {item.callspec.params["release"] for item in request.session.items
+              if item.module is request.module and "release" in getattr(getattr(item, "callspec", None), "params", {})}
+    with ThreadPoolExecutor(max_workers=len(RUNS), thread_name_prefix="reassignment-run") as pool:
+        yield {release: pool.submit(observe, release, tmp_path_factory.mktemp(f"reassignment-{release}"))
+               for release in RUNS if release in wanted}
+
+
+@pytest.mark.parametrize("release, estimated", list(RUNS.items()))
+def test_throttled_reassignment_progress_and_traffic(runs, release, estimated):
+    run = runs[release].result()
+    moving_size, before, progress, throttles, after = run.moving_size, run.before, run.progress, run.throttles, run.after
+    assert all(r[(MAX_LAG, ())] == 0 for r in before.values())
+    assert not any(k[0] == REMAINING for r in before.values() for k in r)
+
+    during = progress[-1] if progress else None
+    assert len(progress) >= 3, f"too few readings while copying: {progress}"
+    remaining = [p[0] for p in progress]
+    assert remaining == sorted(remaining, reverse=True) and remaining[0] > remaining[-1], remaining
+    assert 0 < remaining[0] <= moving_size
+    finite = [eta for left, eta, _ in progress if left > 0 and eta is not None and math.isfinite(eta) and eta > 0]
+    assert finite, f"no finite ETA while copying: {progress}"
+    assert all(lag == left for left, _, lag in progress)  # one adding replica: its lag is the max
+
+    rate = "kafka_replication_throttled_rate_bytes_per_second"
+    leader_rate, follower_rate = (rate, (("throttle", "leader"),)), (rate, (("throttle", "follower"),))
+    if release == "4.1":  # the tool throttles the moving partition's leader and its adding follower
+        assert (throttles[1][leader_rate], throttles[2][follower_rate]) == (THROTTLE, THROTTLE)
+    else:
+        assert leader_rate not in throttles[1] and follower_rate not in throttles[2]
+        assert throttles[1][("kafka_jmx_sidecar_reassignment_inputs_unknown",
+                             (("input", "throttle_rates"), ("reason", "hidden")))] == 1
+
+    assert run.leader_running
+    steady_size = run.steady_size
+    assert after[1][(MAX_LAG, ())] == 0
+    assert not any(k[0] in (REMAINING, ETA) for r in after.values() for k in r)
+
+    def gained(name, direction, broker=None):
+        pick = (lambda r: {broker: r[broker]}) if broker else (lambda r: r)
+        return total(pick(after), name, direction, estimated) - total(pick(before), name, direction, estimated)
+
+    moved_in, moved_out = gained(REASSIGNMENT, "in", 2), gained(REASSIGNMENT, "out", 1)
+    other_in, other_out = gained(OTHER, "in"), gained(OTHER, "out")
+    shown = (f"moving-0 {moving_size} B on disk, moved in {moved_in} out {moved_out}; steady-0 {steady_size} B "
+             f"on disk, other in {other_in} out {other_out}; during the copy {during}")
+    # what one broker sent the other received, and no other broker moved anything
+    assert moved_in == moved_out == gained(REASSIGNMENT, "in") == gained(REASSIGNMENT, "out"), shown
+    assert other_in == other_out, shown
+    if estimated == "true":  # the adding replica's growth: its log on disk exactly
+        assert moved_in == moving_size, shown
+    else:
+        assert moving_size <= moved_in <= moving_size * (1 + REFETCHED), shown
+    # steady-0's log fetched by its 2 followers, and the partial batches fetched again (on 2.4 the
+    # moving log's ones too: the estimate counts what was written, the meters what was sent)
+    partial = REFETCHED * (2 * steady_size + (moving_size if estimated == "true" else 0))
+    assert 2 * steady_size <= other_in <= 2 * steady_size + partial, shown
