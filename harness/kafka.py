@@ -2,6 +2,7 @@
 
     with KafkaCluster("4.1", brokers=3) as kafka:
         kafka.create_topic("orders", partitions=3, replication_factor=3, min_isr=2)
+        kafka.create_topics({"a": dict(assignment=[[1, 2]]), "b": dict(partitions=2)})  # one JVM
         kafka.produce("orders", records=1000)
         kafka.jmx_url(1)                       # remote JMX of broker 1
         kafka.stop_broker(3); kafka.start_broker(3)
