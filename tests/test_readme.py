@@ -1,4 +1,4 @@
-"""Every YAML example of the README loads as it is written: configuration examples through the
+"""Every YAML example of the README and of docs/ loads as it is written: configuration examples through the
 sidecar's own loader (with the files they name made in a scratch folder and their `${NAME}`s set),
 alert rules through promtool. An example that stops loading fails here, not in a user's hands."""
 from __future__ import annotations
@@ -12,15 +12,21 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.config.load import load
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^( *)```yaml\n(.*?)^\1```$", re.S | re.M)
 ENV = {"JMX_PASSWORD": "jmx-secret", "TRUSTSTORE_PASSWORD": "trust-secret", "METRICS_PASSWORD": "metrics-secret",
        "KEYSTORE_PASSWORD": "key-secret"}
 
 
-def examples() -> list[tuple[int, str]]:
-    text = README.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 1, textwrap.dedent(m.group(2))) for m in _FENCE.finditer(text)]
+def examples() -> list[tuple[str, str]]:
+    """(page:line, text) of every ```yaml block of the pages."""
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        found += [(f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}", textwrap.dedent(m.group(2)))
+                  for m in _FENCE.finditer(text)]
+    return found
 
 
 def _run(*command: str, cwd: Path) -> None:
@@ -47,17 +53,17 @@ def files(tmp_path_factory) -> Path:
     return d
 
 
-def _config_examples() -> list[tuple[int, str]]:
+def _config_examples() -> list[tuple[str, str]]:
     return [(line, text) for line, text in examples() if not text.lstrip().startswith("- alert:")]
 
 
 def test_the_readme_has_the_examples_this_test_knows():
-    # the configuration examples and one alert rule: a new kind of example needs a check here
-    kinds = [text.split(":", 1)[0].strip("- \n") for _, text in examples()]
-    assert kinds == ["hostPort", "hostPort", "alert", "httpServer", "httpServer", "hostPort", "hostPort", "hostPort", "sidecar"], kinds
+    # configuration examples and alert rules: a new kind of example needs a check here
+    kinds = {text.split(":", 1)[0].strip("- \n") for _, text in examples()}
+    assert kinds == {"hostPort", "alert", "httpServer", "sidecar"}, kinds
 
 
-@pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: f"line{v}" if isinstance(v, int) else "")
+@pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: v if ".md:" in v else "")
 def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_path, monkeypatch):
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
@@ -68,7 +74,7 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
     path = tmp_path / "example.yml"
     path.write_text(written)
     loaded = load(str(path))
-    assert loaded.config.warnings == (), f"README line {line}"
+    assert loaded.config.warnings == (), line
     assert loaded.settings.cluster is cluster
     if "httpServer" in text:
         assert loaded.web.ssl_context is not None

@@ -196,11 +196,10 @@ def test_a_missing_file_is_counted_not_raised(tmp_path):
     assert rejects.counts == {(str(tmp_path / "gone.jsonl"), "unreadable file"): 1}
 
 
-def test_the_readme_example_reads_as_the_readme_says(tmp_path):
+def test_the_documented_example_reads_as_the_format_page_says(tmp_path):
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("### Archive format", 1)[1]
+    section = (Path(__file__).resolve().parents[2] / "docs" / "archive-format.md").read_text()
     example = section.split("\n```\n", 2)[1]  # the first plain fenced block of the section
     assert example.startswith('{"k":"archive"')
     path = write(tmp_path, "2026-11-18T11Z.jsonl", example + "\n")
