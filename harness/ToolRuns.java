@@ -12,9 +12,10 @@ import java.util.List;
  *
  * Groups are separated by "--". Before each run it prints "@@run N" and after it "@@exit CODE" on
  * stdout, the stream the tools print to (Scala's Console.out is this same PrintStream, so lines
- * stay in order). Kafka's tools end with org.apache.kafka.common.utils.Exit.exit (0.11 and later),
- * which is made to throw here instead of ending the JVM; the tool's own code runs unchanged. The
- * first exit of a run is its exit code (4.x calls Exit.exit inside a try whose catch exits again).
+ * stay in order). Kafka's tools end with Exit.exit (org.apache.kafka.common.utils from 0.11,
+ * org.apache.kafka.common.utils.internals from 4.4), which is made to throw here instead of ending
+ * the JVM; the tool's own code runs unchanged. The first exit of a run is its exit code (4.x calls
+ * Exit.exit inside a try whose catch exits again).
  */
 public final class ToolRuns {
     private static final class Exited extends RuntimeException {
@@ -25,9 +26,17 @@ public final class ToolRuns {
 
     private static Integer firstExit;
 
+    private static Class<?> exitClass() throws ClassNotFoundException {
+        try {
+            return Class.forName("org.apache.kafka.common.utils.internals.Exit");
+        } catch (ClassNotFoundException before44) {
+            return Class.forName("org.apache.kafka.common.utils.Exit");
+        }
+    }
+
     public static void main(String[] args) throws Exception {
-        Class<?> exit = Class.forName("org.apache.kafka.common.utils.Exit");
-        Class<?> procedure = Class.forName("org.apache.kafka.common.utils.Exit$Procedure");
+        Class<?> exit = exitClass();
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
         Object thrower = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure},
             (proxy, method, a) -> {
                 if (method.getName().equals("execute")) {

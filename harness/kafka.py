@@ -1,6 +1,6 @@
 """Real Apache Kafka clusters on loopback for the tests and benchmarks.
 
-    with KafkaCluster("4.1", brokers=3) as kafka:
+    with KafkaCluster("4.4", brokers=3) as kafka:       # a release of RELEASES: 4.4 4.1 3.6 2.4 2.2 0.11
         kafka.create_topic("orders", partitions=3, replication_factor=3, min_isr=2)
         kafka.create_topics({"a": dict(assignment=[[1, 2]]), "b": dict(partitions=2)})  # one JVM
         kafka.produce("orders", records=1000)
@@ -11,7 +11,7 @@
         kafka.describe()                       # `kafka-topics.sh --describe` output
 
     # KRaft only: a SASL_SSL listener beside PLAINTEXT, ACLs enforced (PLAINTEXT is a super user)
-    KafkaCluster("4.1", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
+    KafkaCluster("4.4", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
     kafka.secure_bootstrap; kafka.secure_clients.ca_pem  # for SASL PLAIN or SCRAM clients over TLS
 
 Every broker runs `kafka.Kafka` from the release's Maven classpath (harness/programs) with remote
@@ -63,6 +63,10 @@ class Release:
 
 
 RELEASES: dict[str, Release] = {r.name: r for r in (
+    Release("4.4", "kafka-4.4", kraft=True, log4j2=True,
+            topic_command="org.apache.kafka.tools.TopicCommand",
+            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=False),
     Release("4.1", "kafka-4.1", kraft=True, log4j2=True,
             topic_command="org.apache.kafka.tools.TopicCommand",
             reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
