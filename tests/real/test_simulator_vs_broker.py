@@ -1,9 +1,9 @@
 """The simulator posing as a broker of a real Kafka cluster serves what that broker serves.
 
-A real Apache Kafka 4.1 cluster (tests/real: three brokers and a dedicated KRaft controller, node
-100) and a real Kafka 2.4 cluster (three brokers on ZooKeeper, one of them the controller) get
-topics in the states the health MBeans are about and producer traffic, then lose broker 3 to a
-controlled shutdown:
+Real Apache Kafka 4.4 and 4.1 clusters (tests/real: three brokers and a dedicated KRaft controller,
+node 100; 4.1 the first release with ELR on by default) and a real Kafka 2.4 cluster (three brokers
+on ZooKeeper, one of them the controller) get topics in the states the health MBeans are about and
+producer traffic, then lose broker 3 to a controlled shutdown:
 
     rf3-min2  RF 3, min.insync.replicas 2, one partition led by each broker  -> ISR 2: at min ISR
     rf2-min2  RF 2 on brokers 1 and 3, min.insync.replicas 2                 -> ISR 1: under min ISR
@@ -15,10 +15,12 @@ the same traffic through its produce API and the same stop (fail_broker), poses 
 `--kafka-version` the release's, and serves the controller too. Then broker 1 is compared with
 broker 1 and the controller with the controller over JMX: the topology the stop left, the
 ObjectNames, each MBean's class, attribute names and declared and runtime types, and the health
-values. Against 4.1 every kafka.* MBean is compared; against 2.4 the health catalog's
-(mbeans/catalog.py), because the simulator's other MBeans are a Kafka 4.1 capture that it serves
-for every version (a real 2.4 broker serves about 100 MBeans the simulator lacks, and lacks about 350
-the simulator serves).
+values. Against 4.4 and 4.1 every kafka.* MBean is compared (the simulator serves a capture of a
+real node of each: mbeans/simulator/inventory-4.4.tsv, -4.1.tsv); against 2.4 the health catalog's
+(mbeans/catalog.py), because the simulator's other MBeans are the 4.1 capture for every version
+before 4.4 (a real 2.4 broker serves about 100 MBeans the simulator lacks, and lacks about 350
+the simulator serves). The scenes are played two at a time in threads from the module's first
+test (a scene mostly waits for its cluster).
 
 The real broker is right. Names that differ from run to run are normalised (NORMALISED); names
 that exist or not depending on which broker a client happened to pick are listed with the reason
@@ -29,15 +31,18 @@ named case (FOUND).
 from __future__ import annotations
 
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
 
 from kafka_jmx_sidecar.mbeans import catalog
+from kafka_jmx_sidecar.mbeans.health import parse_version
 from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
 from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from harness import processes
 from harness.kafka import CONTROLLER_ID, KafkaCluster
+from harness.mbean_dump import Bean, read_mbeans
 
 POSED = 1
 STOPPED = 3
@@ -57,9 +62,13 @@ class Setup:
     acks: str                # the producer's: before 3.7 raw min.insync.replicas 2 rejects acks=all on
                              # rf1-min2 (NOT_ENOUGH_REPLICAS); the simulator's produce API has no acks
     every_mbean: bool        # compare every kafka.* MBean, or the health catalog's (see the docstring)
+    elr: bool                # KIP-966 eligible leader replicas, on in KRaft clusters created by 4.1 and later
 
 
-SETUPS = {"4.1": Setup("4.1", acks="all", every_mbean=True), "2.4": Setup("2.4", acks="1", every_mbean=False)}
+SETUPS = {"4.4": Setup("4.4", acks="all", every_mbean=True, elr=True),
+          "4.1": Setup("4.1", acks="all", every_mbean=True, elr=True),
+          "2.4": Setup("2.4", acks="1", every_mbean=False, elr=False)}
+PLAYED_AT_ONCE = 2
 
 # Parts of names that differ between any two brokers or runs: the log directory, the network
 # processor ids (a default broker has 3 network threads, the captured node the simulator copies
@@ -84,10 +93,12 @@ BY_CHANCE = [
      "its outcome: NONE, or a race such as Metadata LEADER_NOT_AVAILABLE (a new topic's leader not yet "
      "known) or InitProducerId COORDINATOR_LOAD_IN_PROGRESS (producer ids not yet fetched)"),
     (re.compile(r"kafka\.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,"
-                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER|UNKNOWN_TOPIC_OR_PARTITION)"),
+                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER|UNKNOWN_TOPIC_OR_PARTITION|"
+                r"UNKNOWN_TOPIC_ID)"),
      "a follower's fetch racing a leader change (the controlled shutdown moves leaders) or racing the "
      "leader's own view of a new topic (a follower that learned of the partition first is answered "
-     "UNKNOWN_TOPIC_OR_PARTITION until the leader has applied the metadata record)"),
+     "UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID (seen on 4.4) for a fetch naming the topic by "
+     "its id, until the leader has applied the metadata record)"),
     (re.compile(r"kafka\.log:type=Log,name=\w+,topic=__probe_[0-9a-f]{8},partition=0"),
      "the harness's probe topic, deleted when the cluster has started: a ZooKeeper-era broker keeps a "
      "deleted log's MBeans until it deletes the files (file.delete.delay.ms later), which the test may "
@@ -99,8 +110,8 @@ BY_CHANCE = [
 NOT_MODELLED = [
     (re.compile(r"kafka\.controller:type=KafkaController,name=BrokerRegistrationState,broker=\d+"),
      "a KRaft controller's gauge per registered broker (ACTIVE 30, CONTROLLED_SHUTDOWN 20, FENCED 10): "
-     "this cluster's controller has one per broker, the captured single node had none; when Kafka "
-     "registers it is not settled"),
+     "this cluster's controller has one per broker, the captured 4.1 node had none (the 4.4 one had "
+     "its own, which the simulator serves per broker); when Kafka registers it is not settled"),
 ]
 
 
@@ -112,58 +123,6 @@ def normalise(name: str) -> str:
 
 def by_chance(name: str) -> bool:
     return any(p.fullmatch(name) for p, _reason in BY_CHANCE)
-
-
-# --- reading MBeans over JMX -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Bean:
-    cls: str
-    attrs: dict  # attribute -> (declared type, runtime class or None, Python value)
-
-
-def read_mbeans(url: str) -> dict[str, Bean]:
-    """Every kafka.* MBean: class name, attributes with declared and runtime types and values."""
-    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
-
-    start_jvm()
-    import jpype
-    import jpype.imports  # noqa: F401
-    from javax.management import InstanceNotFoundException, ObjectName
-    from javax.management.remote import JMXConnectorFactory, JMXServiceURL
-
-    connector = JMXConnectorFactory.connect(JMXServiceURL(url), None)
-    try:
-        mbs = connector.getMBeanServerConnection()
-        out = {}
-        for on in mbs.queryNames(ObjectName("kafka.*:*"), None):
-            try:
-                info = mbs.getMBeanInfo(on)
-                names = [a.getName() for a in info.getAttributes()]
-                got = {str(a.getName()): a.getValue()
-                       for a in mbs.getAttributes(on, jpype.JArray(jpype.JString)(names))}
-            except InstanceNotFoundException:
-                continue  # gone between the listing and the read
-            attrs = {}
-            for a in info.getAttributes():
-                v = got.get(str(a.getName()))
-                attrs[str(a.getName())] = (str(a.getType()), None if v is None else str(v.getClass().getName()),
-                                           _python(v))
-            out[str(on.toString())] = Bean(str(info.getClassName()), attrs)
-        return out
-    finally:
-        connector.close()
-
-
-def _python(v):
-    if v is None:
-        return None
-    cls = str(v.getClass().getName())
-    if cls in ("java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte"):
-        return int(v)
-    if cls in ("java.lang.Double", "java.lang.Float"):
-        return float(v)
-    return str(v.toString())
 
 
 # --- the describe output as the simulator's cluster ------------------------------------------------
@@ -301,19 +260,37 @@ def build_scene(setup: Setup) -> Scene:
 
 
 @pytest.fixture(scope="module")
-def scene_4_1() -> Scene:
-    return build_scene(SETUPS["4.1"])
+def scenes(request) -> dict[str, Future]:
+    """release -> its scene's future, for the releases the session's tests ask for, built
+    PLAYED_AT_ONCE at a time from the module's first test that needs one."""
+    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
+
+    start_jvm()  # JPype's JVM started by the main thread, not by a worker
+    wanted = set()
+    for item in request.session.items:
+        if item.module is request.module:
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            wanted |= {params["scene"]} if "scene" in params else \
+                {f.split("_", 1)[1].replace("_", ".") for f in item.fixturenames if f.startswith("scene_")}
+    pool = ThreadPoolExecutor(max_workers=PLAYED_AT_ONCE, thread_name_prefix="simulator-scene")
+    yield {r: pool.submit(build_scene, SETUPS[r]) for r in SETUPS if r in wanted}
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture(scope="module")
-def scene_2_4() -> Scene:
-    return build_scene(SETUPS["2.4"])
+def scene_4_4(scenes) -> Scene:
+    return scenes["4.4"].result()
+
+
+@pytest.fixture(scope="module")
+def scene_4_1(scenes) -> Scene:
+    return scenes["4.1"].result()
 
 
 @pytest.fixture(params=list(SETUPS))
-def scene(request) -> Scene:
-    """Each comparison against each release (each scene is built once, at its first use)."""
-    return request.getfixturevalue("scene_" + request.param.replace(".", "_"))
+def scene(request, scenes) -> Scene:
+    """Each comparison against each release (each scene is built once, in the background)."""
+    return scenes[request.param].result()
 
 
 # --- the comparisons -------------------------------------------------------------------------------
@@ -323,7 +300,7 @@ def test_the_scene_is_the_one_described(scene):
     t = topology(scene.after)
     assert t[("rf3-min2", 0)][2] == {1, 2} and t[("rf3-min2", 2)][0] == 1  # broker 3's partition moved to 1
     assert t[("rf2-min2", 0)][2] == {1} and t[("rf2-min2", 1)][0] == 1
-    if scene.setup.release == "4.1":  # KIP-966: the ISR empties, the stopped replica stays eligible
+    if scene.setup.elr:  # KIP-966: the ISR empties, the stopped replica stays eligible
         assert t[("rf1-on3", 0)] == (-1, (3,), frozenset(), frozenset({3}))
     else:  # before ELR the controller keeps the last ISR member
         assert t[("rf1-on3", 0)] == (-1, (3,), frozenset({3}), frozenset())
@@ -372,7 +349,7 @@ def test_the_same_kafka_object_names(scene, role):
 def _shape(bean: Bean) -> tuple:
     # attribute order is not compared: a JVM introspects Yammer's MBean interfaces and fills Kafka's
     # metric maps in an order that differs from run to run (seen between two brokers of one cluster)
-    return bean.cls, {a: (declared, runtime) for a, (declared, runtime, _v) in bean.attrs.items()}
+    return bean.cls, {a: (declared, runtime) for a, (declared, runtime, *_value) in bean.attrs.items()}
 
 
 @pytest.mark.parametrize("role", ["broker", "controller"])
@@ -445,6 +422,7 @@ BROKER_1 = {
     "2.4": {"UnderReplicatedPartitions": 4, "UnderMinIsrPartitionCount": 3, "AtMinIsrPartitionCount": 2,
             "LeaderCount": 5, "PartitionCount": 6},
 }
+BROKER_1["4.4"] = BROKER_1["4.1"]
 
 
 def test_the_same_health_values_on_the_broker(scene):
@@ -453,7 +431,7 @@ def test_the_same_health_values_on_the_broker(scene):
     # ReplicaManager's gauges and 3 meters; 6 gauges of each of the 6 partitions it hosts, 2 of their
     # logs, and rf2-min2's 2 without traffic; under ZooKeeper the KafkaController gauges (all 0 on a
     # broker that is not the controller) and ControllerStats' meter
-    gauges = {"4.1": 8 + 3, "2.4": 6 + 3 + 5 + 1}[scene.setup.release]
+    gauges = {"4.4": 8 + 3, "4.1": 8 + 3, "2.4": 6 + 3 + 5 + 1}[scene.setup.release]
     assert len(real) == gauges + 6 * 6 + 6 * 2 + 2 * 2
     rm = "kafka.server:type=ReplicaManager,name="
     assert {k: real[rm + k] for k in BROKER_1[scene.setup.release]} == BROKER_1[scene.setup.release]
@@ -476,7 +454,7 @@ def test_the_same_health_values_on_the_controller(scene):
     c = "kafka.controller:type=KafkaController,name="
     expected = {"OfflinePartitionsCount": 1, "GlobalPartitionCount": 7, "GlobalTopicCount": 4,
                 "PreferredReplicaImbalanceCount": 3, "ActiveControllerCount": 1}
-    if scene.setup.release == "4.1":  # 2.8+
+    if parse_version(scene.version) >= (2, 8):
         expected.update(FencedBrokerCount=1, ActiveBrokerCount=2)
     assert {k: real[c + k] for k in expected} == expected
 
@@ -559,11 +537,11 @@ FOUND = {
 
 
 @pytest.mark.parametrize("case", list(FOUND), ids=list(FOUND))
-def test_a_difference_once_found_stays_fixed(scene_4_1, case):
+def test_a_difference_once_found_stays_fixed(scene_4_4, case):
     c = FOUND[case]
-    for side, beans in (("real broker", scene_4_1.real[c.node]), ("simulator", scene_4_1.sim[c.node])):
+    for side, beans in (("real broker", scene_4_4.real[c.node]), ("simulator", scene_4_4.sim[c.node])):
         names = _names(beans)
-        present = [n.replace("{release}", scene_4_1.version) for n in c.present]
+        present = [n.replace("{release}", scene_4_4.version) for n in c.present]
         assert [n for n in present if n not in names] == [], f"{side} lacks"
         assert [n for n in c.absent if n in names] == [], f"{side} has"
         if c.attributes:
