@@ -67,7 +67,7 @@ def test_every_release_starts_and_serves_its_version_over_jmx(release, own_kafka
 
 
 def test_a_stopped_broker_is_gone_and_comes_back(real_kafka):
-    cluster = real_kafka("4.1", brokers=3)
+    cluster = real_kafka("4.4", brokers=3)
     cluster.create_topic("lifecycle", partitions=1, assignment=[[3, 1]])
     pid = cluster.brokers[3].process.pid
     cluster.stop_broker(3)
