@@ -1,5 +1,5 @@
 """The archive's records: what one line of an archive file holds, as typed values, and the one
-encoding and decoding of each (README "Archive format" documents the same thing for users).
+encoding and decoding of each (docs/archive-format.md documents the same thing for users).
 
 Encoding: JSON Lines, one record per line, written whole with its newline. JSON because every
 tool (and Spark's text and JSON readers) reads it, and because a line is self-delimiting: a crash
@@ -10,7 +10,13 @@ and the writer terminates before appending again. Keys are short and fixed, valu
 A file is a sequence of segments, each opened by a `Header` (the schema version lives there), and
 a segment a sequence of polls: a `Poll` line, the poll's records, an `End` line. A keyframe poll
 holds every fact known at that poll; any other poll holds only what changed since the previous
-poll of the segment (a removed fact is written with `gone`). Records of one poll:
+poll of the segment (a removed fact is written with `gone`).
+
+Schema 2 (written now; schema 1 is still read) opens a segment with every keyframe, and seals each
+*block* (a header line; a poll from its `Poll` line to its `End` line) with a checksum in its last
+line: `,"crc":N}` closes it, N the CRC-32 (zlib's) of every byte of the block before `,"crc":`. A
+damaged byte then fails its block's check instead of being read as data, and reading resumes at
+the next keyframe, at most one keyframe interval later. Records of one poll:
 
     Count   one hosted partition's per-partition gauges as the broker showed them
             (InSyncReplicasCount, ReplicasCount: led where ReplicasCount > 0)
@@ -24,9 +30,12 @@ poll of the segment (a removed fact is written with `gone`). Records of one poll
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any, NamedTuple, Union
 
-SCHEMA = 1
+SCHEMA = 2  # the schema written
+SCHEMAS = (1, 2)  # the schemas read
+CHECKSUM = b',"crc":'  # in a block's last line: the CRC-32 of the block's bytes before it follows
 FORMAT = "kafka-jmx-sidecar-archive"
 SUFFIX = ".jsonl"
 
@@ -115,6 +124,23 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 def encode(record: Record) -> str:
     """One record as its line, newline included."""
     return _dumps(_object(record)) + "\n"
+
+
+def sealed(record: Header | End, crc: int = 0) -> bytes:
+    """A block's last line with its checksum: `crc` is the CRC-32 of the block's lines before it
+    (0 for a header, a block of one line)."""
+    head = _dumps(_object(record))[:-1].encode() + CHECKSUM
+    return b"%s%d}\n" % (head, zlib.crc32(head, crc))
+
+
+def sound(line: bytes, crc: int = 0) -> bool:
+    """Whether a block's last line (newline included) carries the checksum of the block: `crc` is
+    the CRC-32 of the block's lines before it."""
+    head, mark, tail = line.rpartition(CHECKSUM)
+    digits = tail[:-2]
+    if not mark or tail[-2:] != b"}\n" or not digits.isdigit() or len(digits) > 10:
+        return False
+    return zlib.crc32(mark, zlib.crc32(head, crc)) == int(digits)
 
 
 def _object(r: Record) -> dict[str, Any]:

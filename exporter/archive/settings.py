@@ -6,6 +6,7 @@
         retentionHours: 168        # files whose hour ended longer ago are deleted (default 7 days)
         retentionSize: 10GiB       # then the oldest files while the directory holds more (default 10GiB)
         attributes: [Value, Count] # the numeric attributes kept (gauge values, meter counts); ["*"]: all
+        keyframeIntervalSeconds: 600  # a poll written whole at least this often: what a damaged byte can cost
 
 Without the `archive` key nothing is archived.
 """
@@ -18,6 +19,7 @@ from typing import Any, Callable, Mapping
 DEFAULT_RETENTION_HOURS = 168.0
 DEFAULT_RETENTION_BYTES = 10 << 30
 DEFAULT_ATTRIBUTES = ("Value", "Count")
+DEFAULT_KEYFRAME_INTERVAL = 600.0  # docs/archive-format.md: the size per interval, measured
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -30,6 +32,7 @@ class ArchiveSettings:
     retention_hours: float = DEFAULT_RETENTION_HOURS
     retention_bytes: int = DEFAULT_RETENTION_BYTES
     attributes: frozenset[str] | None = frozenset(DEFAULT_ATTRIBUTES)  # None: every numeric attribute
+    keyframe_interval: float = DEFAULT_KEYFRAME_INTERVAL  # seconds between keyframes, at most
 
 
 def size_bytes(v: Any) -> int | None:
@@ -48,8 +51,9 @@ def archive_settings(raw: Any, error: Callable[..., Exception]) -> ArchiveSettin
     where = ("sidecar", "archive")
     if not isinstance(raw, Mapping):
         raise error(where, f"must be a mapping, got {type(raw).__name__}",
-                    "write `archive:` followed by indented directory, retentionHours, retentionSize, attributes")
-    known = ("directory", "retentionHours", "retentionSize", "attributes")
+                    "write `archive:` followed by indented directory, retentionHours, retentionSize, attributes, "
+                    "keyframeIntervalSeconds")
+    known = ("directory", "retentionHours", "retentionSize", "attributes", "keyframeIntervalSeconds")
     for key in raw:
         if key not in known:
             raise error(where + (key,), "unknown setting", f"use one of {', '.join(known)}")
@@ -71,4 +75,10 @@ def archive_settings(raw: Any, error: Callable[..., Exception]) -> ArchiveSettin
             or not all(isinstance(a, str) and a for a in attributes)):
         raise error(where + ("attributes",), f"must be a non-empty list of attribute names, got {attributes!r}",
                     'e.g. attributes: [Value, Count], or ["*"] for every numeric attribute')
-    return ArchiveSettings(directory, float(hours), nbytes, None if "*" in attributes else frozenset(attributes))
+    interval = raw.get("keyframeIntervalSeconds", DEFAULT_KEYFRAME_INTERVAL)
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval <= 3600:
+        raise error(where + ("keyframeIntervalSeconds",), f"must be a number of seconds > 0 and at most 3600 (a file holds an hour), got {interval!r}",
+                    f"e.g. keyframeIntervalSeconds: {DEFAULT_KEYFRAME_INTERVAL:g} (a damaged byte costs at most "
+                    "that much history; shorter costs disk, see docs/archive-format.md)")
+    return ArchiveSettings(directory, float(hours), nbytes, None if "*" in attributes else frozenset(attributes),
+                           float(interval))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_jmx_sidecar.exporter.archive.damage import Damage
 from kafka_jmx_sidecar.exporter.archive.format import Count, Leaf, Leaves, MinIsr, Poll, State
 from kafka_jmx_sidecar.exporter.archive.reader import (ArchiveState, Rejects, archive_files, read_archive, read_polls, replay,
                                      states_at)
@@ -131,18 +132,24 @@ def test_a_restart_after_a_torn_line_reads_on_from_the_new_keyframe(tmp_path):
     states = [(s.t, dict(s.counts)) for s in replay(read_polls(path, rejects))]
     assert [t for t, _ in states] == [1000.0, 1100.0, 1115.0]
     assert states[2][1][("orders", 0)] == (2, 3)
-    assert rejects.counts == {(path, "corrupt line"): 1, (path, "incomplete poll"): 1}
+    # the torn poll, and the span it leaves: from its poll line to the new segment's header
+    assert rejects.counts == {(path, "corrupt line"): 1, (path, "incomplete poll"): 1, (path, "damaged span"): 1}
+    torn_at = len((HEADER + KEYFRAME).encode())
+    assert rejects.spans == [Damage(path, torn_at, torn_at + len(torn), 14, 17, 1000.0, 1100.0, 1)]
+    assert rejects.examples[-1].detail == (f"bytes {torn_at}-{torn_at + len(torn)} (lines 14-17) unusable: 1 poll(s) "
+                                           "lost, history after the poll at 1970-01-01T00:16:40Z until the poll at "
+                                           "1970-01-01T00:18:20Z")
 
 
 def test_unknown_schema_version_rejects_its_segment_only(tmp_path):
-    future = HEADER.replace('"schema":1', '"schema":2')
+    future = HEADER.replace('"schema":1', '"schema":3')
     path = write(tmp_path, "a.jsonl", future + KEYFRAME + HEADER + KEYFRAME)
     rejects = Rejects()
     polls = list(read_polls(path, rejects))
     assert [p.t for p in polls] == [1000.0]
     assert polls[0].records[1] == Count("orders", 0, 3, 3)
-    # the header and the 12 lines of its segment
-    assert rejects.counts == {(path, "unknown schema version"): 13}
+    # the header and the 12 lines of its segment; a schema this reader does not know is no damage
+    assert rejects.counts == {(path, "unknown schema version"): 13} and rejects.spans == []
 
 
 def test_bad_lines_are_counted_per_reason_and_spoil_their_poll(tmp_path):
@@ -163,7 +170,11 @@ def test_bad_lines_are_counted_per_reason_and_spoil_their_poll(tmp_path):
     # poll lost a line (corrupt): incomplete, so the next change poll has no keyframe to apply to
     assert [p.t for p in polls] == [1000.0]
     assert rejects.by_reason() == {"no header": 1, "outside a poll": 2, "malformed record": 1, "incomplete poll": 3,
-                                   "corrupt line": 1, "no keyframe": 1, "unknown record kind": 1}
+                                   "corrupt line": 1, "no keyframe": 1, "unknown record kind": 1, "damaged span": 2}
+    # two spans: the file's start up to the good keyframe, and from the spoiled change poll on
+    assert [(d.line, d.last_line, d.after, d.before, d.polls) for d in rejects.spans] == [
+        (1, 15, None, 1000.0, 1), (28, 45, 1000.0, None, 3)]
+    assert rejects.spans[1].end == len(lines.encode())
 
 
 def test_directories_are_read_file_by_file_in_time_order(tmp_path):

@@ -131,7 +131,7 @@ def test_each_hour_has_its_file_starting_with_a_keyframe(tmp_path):
     assert names == ["2026-11-18T11Z.jsonl", "2026-11-18T12Z.jsonl"]
     second_file = list(read_polls(str(tmp_path / "archive" / names[1]), Rejects()))
     assert len(second_file) == 1 and second_file[0].poll.keyframe
-    assert second_file[0].header.schema == 1
+    assert second_file[0].header.schema == 2
     assert Count("orders", 0, 2, 3) in second_file[0].records
 
 
@@ -150,7 +150,9 @@ def test_a_restart_after_a_crash_terminates_the_torn_line_and_writes_a_keyframe(
     rejects = Rejects()
     polls = list(read_polls(str(path), rejects))
     assert [(p.t, p.poll.keyframe) for p in polls] == [(T0, True), (T0 + 15, True), (T0 + 30, False)]
-    assert rejects.by_reason() == {"corrupt line": 1, "incomplete poll": 1}
+    # the half poll is lost (and said where), nothing else
+    assert rejects.by_reason() == {"corrupt line": 1, "incomplete poll": 1, "damaged span": 1}
+    assert [(d.after, d.before, d.polls) for d in rejects.spans] == [(T0, T0 + 15, 1)]
     state = list(states_at(iter(polls), [T0 + 30]))[0][1]
     assert state.counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
 
