@@ -30,10 +30,13 @@ a last poll without its end line), which is what a crash, or a reader racing the
 """
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from kafka_jmx_sidecar.exporter.archive.retention import hour_start
 
 UNREADABLE, TORN, CORRUPT = "unreadable file", "torn last line", "corrupt line"
 MALFORMED, UNKNOWN_KIND, CHECKSUM = "malformed record", "unknown record kind", "checksum mismatch"
@@ -68,8 +71,11 @@ class Damage(NamedTuple):
     polls: int
 
     def describe(self) -> str:
-        since = f"after the poll at {_when(self.after)}" if self.after is not None else "from the file's start"
-        until = f"until the poll at {_when(self.before)}" if self.before is not None else "to the file's end"
+        hour = hour_start(os.path.basename(self.path))  # None: not named as the writer names files
+        since = (f"after the poll at {_when(self.after)}" if self.after is not None else
+                 f"from the file's start ({_when(hour)})" if hour is not None else "from the file's start")
+        until = (f"until the poll at {_when(self.before)}" if self.before is not None else
+                 f"to the file's end ({_when(hour + 3600)})" if hour is not None else "to the file's end")
         return (f"bytes {self.offset}-{self.end} (lines {self.line}-{self.last_line}) unusable: "
                 f"{self.polls} poll(s) lost, history {since} {until}")
 

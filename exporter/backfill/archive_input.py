@@ -1,5 +1,6 @@
 """The sidecar's archive (exporter/archive, `sidecar.archive`) as a backfill input: one archive file
-replayed on its own (each hourly file starts with a keyframe), poll by poll, into the MBean values
+replayed on its own (each hourly file starts with a keyframe), poll by poll, with the reader every
+path uses (its rejects and damaged spans become reject rows), into the MBean values
 the live sidecar's rules read at that poll, as runs of equal values.
 
 Per poll, the values are the leaves the broker served (gauges, meter counts), with the health
@@ -21,6 +22,7 @@ from typing import Iterator, NamedTuple
 
 from kafka_jmx_sidecar.exporter.archive.format import FORMAT, SUFFIX, Cluster, Count, Leaf, Leaves, MinIsr, State, member_object
 from kafka_jmx_sidecar.exporter.archive.reader import ArchiveState, Rejects, read_polls
+from kafka_jmx_sidecar.exporter.archive.retention import FILE_NAME
 from kafka_jmx_sidecar.exporter.backfill.archive_health import Health, is_health_key
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from kafka_jmx_sidecar.exporter.recompute.stage import Recompute
@@ -57,7 +59,11 @@ _HEALTH_INPUTS = (Count, State, MinIsr, Cluster)  # records that change what the
 
 def is_archive(path: str) -> bool:
     """An archive file is told by its first line: the segment header (`"k": "archive"`), whatever
-    its schema version (an unknown one is then read, and rejected, by the reader)."""
+    its schema version (an unknown one is then read, and rejected, by the reader); or by its name,
+    when it is the writer's (a file whose first line is damaged is still read as an archive, and
+    its damage counted, not taken for a describe dump)."""
+    if FILE_NAME.fullmatch(os.path.basename(path)):
+        return True
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 16)

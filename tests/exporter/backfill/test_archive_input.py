@@ -65,9 +65,10 @@ BROKEN = (header()
           + line(k="end", records=2)
           + poll(T0 + 135, False, line(k="leaf", object=URP, attribute="Value", value=0))
           + line(k="count", topic="orders", partition=-1, isr=1, replicas=1))
-BROKEN_REJECTS = {"corrupt-line": 1, "incomplete-poll": 1, "no-keyframe": 1, "malformed-record": 1}
+BROKEN_REJECTS = {"corrupt-line": 1, "incomplete-poll": 1, "no-keyframe": 1, "malformed-record": 1,
+                  "damaged-span": 1}  # from the keyframe's poll line to the file's end
 # A segment of a schema this reader does not know: its header and every line of it.
-FUTURE = header(2) + line(k="poll", t=T0 + 140, keyframe=True) + line(k="end", records=0)
+FUTURE = header(3) + line(k="poll", t=T0 + 140, keyframe=True) + line(k="end", records=0)
 
 
 def write_archive(directory: Path) -> Path:
@@ -187,9 +188,13 @@ def test_mixed_inputs_rejects_and_manifest(mixed_run):
         "rejected_by_reason": dict(sorted({"unparsable-line": 1, **archive_rejects}.items())),
     }
     rejects = [json.loads(x) for x in (out / "rejects.jsonl").read_text().splitlines()]
+    span = next(r for r in rejects if r["reason"] == "damaged-span")
+    assert span["detail"] == (f"bytes {len(header())}-{len(BROKEN)} (lines 2-9) unusable: 2 poll(s) lost, history "
+                              "from the file's start (2026-11-21T23:00:00Z) to the file's end (2026-11-22T00:00:00Z)")
     # sorted by file (base/archive/... before base/dumps/...) and line
     assert [(os.path.basename(r["file"]), r["line"], r["reason"]) for r in rejects] == [
         ("2026-11-21T22Z.jsonl", GOOD_LINES, "torn-last-line"),
+        ("2026-11-21T23Z.jsonl", 2, "damaged-span"),
         ("2026-11-21T23Z.jsonl", 2, "incomplete-poll"),
         ("2026-11-21T23Z.jsonl", 4, "corrupt-line"),
         ("2026-11-21T23Z.jsonl", 6, "no-keyframe"),
