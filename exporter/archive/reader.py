@@ -121,8 +121,8 @@ def read_records(path: str, damage: FileDamage) -> Iterator[tuple[int, int, Reco
             try:
                 obj = loads(raw)
             except ValueError as e:
-                if raw.strip():
-                    damage.reject(line_no, at, CORRUPT, str(e))
+                if raw.strip() or segment != 1:  # the writer writes no empty line (schema 1 readers skipped them)
+                    damage.reject(line_no, at, CORRUPT, str(e) if raw.strip() else "an empty line")
                     spoiled = True
                 crc = crc32(raw, crc)
                 continue
@@ -175,7 +175,8 @@ def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:
     block = (0, 0)  # (offset, line) where the poll's block starts: its header's, if it opens a segment
     header_at = (-1, -1)  # (line, offset) of the last header read
     records: list[Record] = []
-    synced = False  # a complete keyframe was read in this segment, and every poll since
+    synced = False  # a complete keyframe was read in this segment, and every poll since (and nothing
+    # else was lost since the last: a rejected line between polls may have been a poll's line)
     for line_no, at, r in read_records(path, damage):
         kind = r.__class__
         if kind is Header or kind is Poll:
@@ -196,7 +197,7 @@ def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:
                 damage.reject(poll_line, poll_at, INCOMPLETE,
                               f"the poll at {poll.t} ends with {r.records} records, {len(records)} were read")
                 synced = False
-            elif poll.keyframe or synced:
+            elif poll.keyframe or (synced and damage.open is None):  # a change poll: every byte since read
                 synced = True
                 damage.used(poll.t, *block)
                 yield PollRecords(path, header, poll, tuple(records))
