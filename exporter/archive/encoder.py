@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input
-from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll, State,
-                                                      encode, member_object, sealed)
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll,
+                                                       State, encode, member_object, sealed)
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 

@@ -77,7 +77,8 @@ def archive_settings(raw: Any, error: Callable[..., Exception]) -> ArchiveSettin
                     'e.g. attributes: [Value, Count], or ["*"] for every numeric attribute')
     interval = raw.get("keyframeIntervalSeconds", DEFAULT_KEYFRAME_INTERVAL)
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval <= 3600:
-        raise error(where + ("keyframeIntervalSeconds",), f"must be a number of seconds > 0 and at most 3600 (a file holds an hour), got {interval!r}",
+        raise error(where + ("keyframeIntervalSeconds",),
+                    f"must be a number of seconds > 0 and at most 3600 (a file holds an hour), got {interval!r}",
                     f"e.g. keyframeIntervalSeconds: {DEFAULT_KEYFRAME_INTERVAL:g} (a damaged byte costs at most "
                     "that much history; shorter costs disk, see docs/archive-format.md)")
     return ArchiveSettings(directory, float(hours), nbytes, None if "*" in attributes else frozenset(attributes),

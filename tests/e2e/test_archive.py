@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kafka_jmx_sidecar.exporter.archive.format import Count
-from kafka_jmx_sidecar.exporter.archive.reader import Rejects, archive_files, read_archive, read_polls, replay, states_at
+from kafka_jmx_sidecar.exporter.archive.reader import (Rejects, archive_files, read_archive, read_polls, replay,
+                                                       states_at)
 from kafka_jmx_sidecar.mbeans.simulator import Simulator
 from tests.e2e.sidecar_harness import HEALTH_RULES
 from tests.e2e.test_operations import Serve

@@ -215,8 +215,9 @@ def test_the_documented_example_reads_as_the_format_page_says(tmp_path):
     assert example.startswith('{"k":"archive"')
     path = write(tmp_path, "2026-11-18T11Z.jsonl", example + "\n")
     rejects = Rejects()
-    got = dict(states_at(read_archive([path], rejects), [1795000000.0, 1795000015.0]))
-    assert rejects.total == 0
+    polls = list(read_archive([path], rejects))
+    assert rejects.total == 0 and [p.header.schema for p in polls] == [2, 2]  # its checksums hold
+    got = dict(states_at(iter(polls), [1795000000.0, 1795000015.0]))
     assert got[1795000000.0].counts == {("orders", 0): (3, 3)}
     assert got[1795000015.0].counts == {("orders", 0): (2, 3)}
     assert got[1795000015.0].leaves == {
