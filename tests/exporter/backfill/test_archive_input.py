@@ -97,6 +97,29 @@ def test_archives_are_told_from_dumps_by_their_first_line(tmp_path):
     dumps = write_dumps(tmp_path / "d")
     assert all(archive_input.is_archive(str(f)) for f in (tmp_path / "a").iterdir())
     assert not any(archive_input.is_archive(str(f)) for f in dumps.iterdir())
+    # a damaged first line: still the writer's file, read (and its damage counted) as an archive
+    (tmp_path / "a" / "2026-11-21T22Z.jsonl").write_text("\x00" + GOOD[1:])
+    assert archive_input.is_archive(str(tmp_path / "a" / "2026-11-21T22Z.jsonl"))
+    (tmp_path / "a" / "renamed.jsonl").write_text("\x00" + GOOD[1:])
+    assert not archive_input.is_archive(str(tmp_path / "a" / "renamed.jsonl"))
+
+
+def test_a_damaged_schema_2_poll_is_a_checksum_reject_and_a_span_not_a_value(tmp_path):
+    """The real writer's file (schema 2), one digit of a value changed: the backfill's reader
+    rejects the poll (and the change poll after it), says the span, and no run holds the value."""
+    from tests.exporter.test_archive_damage import damaged, write_polls
+    from tests.exporter.test_archive_writer import T0 as W0
+
+    path = write_polls(tmp_path, 3600, [W0, W0 + 15, W0 + 30])
+    damaged(path, b'"value":1500', b'"value":1599', b'"t":1795000015.0')
+    rows = list(archive_input.read_file(str(path), str(path.parent), replay_settings()))
+    reasons = sorted(r.reason for r in rows if r.kind == "r")
+    assert reasons == ["checksum-mismatch", "damaged-span", "incomplete-poll", "no-keyframe"]
+    span = next(r for r in rows if r.reason == "damaged-span")
+    assert span.detail.endswith("2 poll(s) lost, history after the poll at 2026-11-18T11:06:40Z to the file's "
+                                "end (2026-11-18T12:00:00Z)")
+    assert [r.t0 for r in rows if r.kind == "p"] == [W0]
+    assert not any(r.value == 1599 for r in rows if r.kind == "v")
 
 
 def test_a_2_2_broker_under_kafka_3_7_gets_the_live_recompute(tmp_path):
