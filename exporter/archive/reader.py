@@ -121,7 +121,8 @@ def read_records(path: str, damage: FileDamage) -> Iterator[tuple[int, int, Reco
             try:
                 obj = loads(raw)
             except ValueError as e:
-                if raw.strip() or segment != 1:  # the writer writes no empty line (schema 1 readers skipped them)
+                if raw.strip() or segment not in (1, None):  # the writer writes no empty line (schema 1
+                    # readers skipped them; a segment of an unknown schema is not judged)
                     damage.reject(line_no, at, CORRUPT, str(e) if raw.strip() else "an empty line")
                     spoiled = True
                 crc = crc32(raw, crc)
