@@ -1,8 +1,10 @@
 """Every YAML example of the README and of docs/ loads as it is written: configuration examples through the
-sidecar's own loader (with the files they name made in a scratch folder and their `${NAME}`s set),
-alert rules through promtool. An example that stops loading fails here, not in a user's hands."""
+sidecar's own loader and `check-config`'s checks (with the files they name made in a scratch folder and
+their `${NAME}`s set), alert rules through `promtool check rules`, Prometheus scrape configurations
+through `promtool check config`. An example that stops loading fails here, not in a user's hands."""
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import textwrap
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_jmx_sidecar.exporter.commands.serve import check_config
 from kafka_jmx_sidecar.exporter.config.load import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,21 +56,25 @@ def files(tmp_path_factory) -> Path:
     return d
 
 
+def _kind(text: str) -> str:
+    return text.split(":", 1)[0].strip("- \n")
+
+
 def _config_examples() -> list[tuple[str, str]]:
-    return [(line, text) for line, text in examples() if not text.lstrip().startswith("- alert:")]
+    return [(line, text) for line, text in examples() if _kind(text) not in ("alert", "scrape_configs")]
 
 
 def test_the_readme_has_the_examples_this_test_knows():
-    # configuration examples and alert rules: a new kind of example needs a check here
-    kinds = {text.split(":", 1)[0].strip("- \n") for _, text in examples()}
-    assert kinds == {"hostPort", "alert", "httpServer", "sidecar"}, kinds
+    # configuration examples, alert rules, scrape configurations: a new kind of example needs a check here
+    kinds = {_kind(text) for _, text in examples()}
+    assert kinds == {"hostPort", "alert", "httpServer", "sidecar", "scrape_configs"}, kinds
 
 
 @pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: v if ".md:" in v else "")
 def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_path, monkeypatch):
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
-    written = re.sub(r"/etc/(?:jmx|sidecar)/", f"{files}/", text)
+    written = re.sub(r"/etc/(?:jmx|sidecar)/", f"{files}/", text).replace("/var/lib/", f"{tmp_path}/var/lib/")
     cluster = re.search(r"^  mode: cluster", written, re.M) is not None  # reads no JMX: refuses a hostPort
     if not cluster and not re.search(r"^(hostPort|jmxUrl):", written, re.M):  # a fragment: what it shows counts
         written = "hostPort: 127.0.0.1:9999\n" + written
@@ -75,6 +82,9 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
     path.write_text(written)
     loaded = load(str(path))
     assert loaded.config.warnings == (), line
+    out, err = io.StringIO(), io.StringIO()  # and what `check-config` adds to the loader's checks
+    assert check_config(str(path), out, err) == 0, f"{line}: {err.getvalue()}"
+    assert ": OK: " in out.getvalue()
     assert loaded.settings.cluster is cluster
     if "httpServer" in text:
         assert loaded.web.ssl_context is not None
@@ -94,3 +104,13 @@ def test_the_alert_examples_pass_promtool(tmp_path):
     path.write_text("groups:\n- name: readme\n  rules:\n" + "".join(textwrap.indent(r, "  ") for r in rules))
     result = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_scrape_configuration_examples_pass_promtool(tmp_path):
+    configs = [(line, text) for line, text in examples() if _kind(text) == "scrape_configs"]
+    assert configs
+    for line, text in configs:
+        path = tmp_path / "prometheus.yml"
+        path.write_text(text)
+        result = subprocess.run(["promtool", "check", "config", str(path)], capture_output=True, text=True)
+        assert result.returncode == 0, f"{line}: {result.stdout}{result.stderr}"
