@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.commands.serve import check_config
+from kafka_jmx_sidecar.exporter.commands.serve import check_loaded
 from kafka_jmx_sidecar.exporter.config.load import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
     loaded = load(str(path))
     assert loaded.config.warnings == (), line
     out, err = io.StringIO(), io.StringIO()  # and what `check-config` adds to the loader's checks
-    assert check_config(str(path), out, err) == 0, f"{line}: {err.getvalue()}"
+    assert check_loaded(loaded, str(path), out, err) == 0, f"{line}: {err.getvalue()}"
     assert ": OK: " in out.getvalue()
     assert loaded.settings.cluster is cluster
     if "httpServer" in text:
