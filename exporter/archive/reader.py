@@ -245,11 +245,8 @@ class ArchiveState:
 
     def apply(self, p: PollRecords) -> None:
         poll = p.poll
-        if poll.keyframe:
-            self.counts.clear()
-            self.states.clear()
-            self.min_isr.clear()
-            self.leaves.clear()
+        if poll.keyframe:  # new dicts: what the state held before stays whole for whoever kept it
+            self.counts, self.states, self.min_isr, self.leaves = {}, {}, {}, {}
             self.cluster = None
         self.t, self.version, self.admin, self.broker = poll.t, poll.version, poll.admin, p.header.broker
         counts, states, min_isr, leaves = self.counts, self.states, self.min_isr, self.leaves

@@ -55,6 +55,7 @@ ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, 
 assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == ArchiveRow._fields
 
 _HEALTH_INPUTS = (Count, State, MinIsr, Cluster)  # records that change what the recompute reads
+_GONE = object()
 
 
 def is_archive(path: str) -> bool:
@@ -114,15 +115,22 @@ class _FileReplay:
 
     def poll(self, p, path: str) -> Iterator[ArchiveRow]:
         state = self.state
+        before = (state.leaves, state.counts, state.states, state.min_isr, state.cluster)  # a keyframe's new
         state.apply(p)
         self.broker = state.broker
         t = p.poll.t
-        if self.last_t is not None and t - self.last_t > self.max_hold:
+        gap = self.last_t is not None and t - self.last_t > self.max_hold
+        if gap:
             # the sidecar was down: Prometheus would have had nothing, so no run spans the gap
             yield from self.end()
             self.current.clear()
         yield ArchiveRow("p", self.source, self.broker, t, t, partitions=len(state.counts), file=path)
-        changes = self._keyframe() if p.poll.keyframe else self._delta(p.records)
+        if not p.poll.keyframe:
+            changes = self._delta(p.records)
+        elif self.last_t is None or gap:
+            changes = self._keyframe()
+        else:  # a keyframe amid the file's polls: what differs from the poll before, as a change poll says it
+            changes = self._keyframe_delta(*before)
         self.version = state.version
         current = self.current
         for k, v in changes.items():
@@ -163,6 +171,28 @@ class _FileReplay:
             if k not in fresh and is_health_key(k, cache):
                 changes[k] = None
         changes.update(fresh)
+        return changes
+
+    def _keyframe_delta(self, leaves: dict, *inputs) -> dict:
+        """The values a keyframe changed since the poll before it (None: gone), the health families
+        recomputed when one of their inputs changed: the runs go on as across any poll, without
+        rebuilding every health value (a keyframe comes every keyframeIntervalSeconds)."""
+        state, cache, health = self.state, self.cache, self.health
+        changes = {}
+        recount = self.version != state.version or inputs != (state.counts, state.states, state.min_isr,
+                                                              state.cluster)
+        now = state.leaves
+        moved = [k for k, v in now.items() if leaves.get(k, _GONE) != v]
+        moved.extend(leaves.keys() - now.keys())
+        for k in moved:
+            v = now.get(k)
+            if is_health_key(k, cache):
+                recount = True
+                health.set(k, v)
+            else:
+                changes[k] = v
+        if recount:
+            changes.update(health.changes(state))
         return changes
 
     def _delta(self, records) -> dict:

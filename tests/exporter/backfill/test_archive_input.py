@@ -270,3 +270,18 @@ def test_a_gap_longer_than_max_hold_ends_every_run(tmp_path):
                     + header() + poll(T0 + 1200, True, record))
     replay = archive_input.Replay(replay_settings().config, None, max_hold=300.0)
     assert runs(path, replay)[(REPLICATION_IN, "Count")] == [(0, 200, 1200.0), (1200, 1200, 1200.0)]
+
+
+def test_keyframes_amid_a_file_change_no_run(tmp_path):
+    """The same polls written with a keyframe every other poll and with one for the hour: the same
+    runs (a keyframe amid the file is replayed as what differs from the poll before)."""
+    from tests.exporter.test_archive_damage import write_polls
+    from tests.exporter.test_archive_writer import T0 as W0
+
+    times = [W0 + 15 * i for i in range(6)]
+    got = []
+    for interval in (20, 3600):
+        path = write_polls(tmp_path / str(interval), interval, times)
+        rows = archive_input.read_file(str(path), "broker-1", replay_settings())
+        got.append(sorted(tuple(r)[:8] for r in rows if r.kind == "v"))
+    assert got[0] == got[1] and len(got[0]) > 10
