@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input
-from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll,
-                                                       State, encode, member_object, sealed)
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, Counts, End, Header, Leaf, Leaves,
+                                                       MinIsr, Poll, State, encode, member_object, sealed)
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
@@ -208,11 +208,20 @@ class PollEncoder:
 
     @staticmethod
     def _all_counts(c: _Columns | None, add: Callable) -> None:
+        """A keyframe's counts: one `Counts` a topic, its partitions in the broker's order."""
         if c is None:
             return
-        topics, isr, replicas = c.topics, c.values[0], c.values[1]
+        isr, replicas = c.values[0], c.values[1]
+        by_topic: dict[int, tuple[list, list, list]] = {}
         for i, (t, p) in enumerate(zip(c.topic, c.partition)):
-            add(Count(topics[t], p, isr[i], replicas[i]))
+            columns = by_topic.get(t)
+            if columns is None:
+                columns = by_topic[t] = ([], [], [])
+            columns[0].append(p)
+            columns[1].append(isr[i])
+            columns[2].append(replicas[i])
+        for t, (partitions, isrs, counts) in by_topic.items():
+            add(Counts(c.topics[t], tuple(partitions), tuple(isrs), tuple(counts)))
 
     def _count_changes(self, old: _Columns | None, new: _Columns | None, add: Callable) -> None:
         if old is None and new is None:

@@ -20,6 +20,8 @@ the next keyframe, at most one keyframe interval later. Records of one poll:
 
     Count   one hosted partition's per-partition gauges as the broker showed them
             (InSyncReplicasCount, ReplicasCount: led where ReplicasCount > 0)
+    Counts  schema 2 keyframes: the same for one topic's hosted partitions, as columns (a keyframe
+            of a big broker is mostly these: one line a topic, not one a partition)
     State   one partition's lists from the Admin API (cluster-wide; written when sidecar.admin is set)
     MinIsr  a topic's min.insync.replicas and where it came from (exporter/source/admin/fallback.py origins)
     Cluster the Admin API's live brokers and whether reassignments are known
@@ -65,6 +67,13 @@ class Count(NamedTuple):
         return self.isr is None
 
 
+class Counts(NamedTuple):
+    topic: str
+    partitions: tuple[int, ...]
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+
+
 class State(NamedTuple):
     topic: str
     partition: int
@@ -105,7 +114,7 @@ class End(NamedTuple):
     records: int  # records of the poll between its Poll and this line
 
 
-Record = Union[Header, Poll, Count, State, MinIsr, Cluster, Leaf, Leaves, End]
+Record = Union[Header, Poll, Count, Counts, State, MinIsr, Cluster, Leaf, Leaves, End]
 
 
 class Malformed(ValueError):
@@ -171,6 +180,9 @@ def _object(r: Record) -> dict[str, Any]:
         return {"k": "poll", "t": r.t, "keyframe": r.keyframe, "version": r.version, "admin": r.admin}
     if kind is End:
         return {"k": "end", "records": r.records}
+    if kind is Counts:
+        return {"k": "counts", "topic": r.topic, "partitions": list(r.partitions), "isr": list(r.isr),
+                "replicas": list(r.replicas)}
     if kind is Leaves:
         return {"k": "leaves", "object": r.object, "attribute": r.attribute, "topic": r.topic,
                 "partitions": list(r.partitions), "values": list(r.values)}
@@ -266,6 +278,13 @@ def decode(obj: Any) -> Record:
         return Poll(float(t), obj.get("keyframe") is True, version, obj.get("admin") is True)
     if kind == "end":
         return End(_int(obj, "records"))
+    if kind == "counts":
+        columns = [obj.get(key) for key in ("partitions", "isr", "replicas")]
+        if (any(c.__class__ is not list or len(c) != len(columns[0]) for c in columns)
+                or any(x.__class__ is not int or x < 0 for c in columns for x in c)):
+            raise Malformed("malformed record", '"partitions", "isr" and "replicas" must be lists of as many '
+                            "integers >= 0")
+        return Counts(_str(obj, "topic"), *map(tuple, columns))
     if kind == "leaves":
         partitions, values = obj.get("partitions"), obj.get("values")
         if (partitions.__class__ is not list or values.__class__ is not list or len(partitions) != len(values)

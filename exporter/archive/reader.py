@@ -41,9 +41,9 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 from kafka_jmx_sidecar.exporter.archive.damage import (CHECKSUM, CORRUPT, INCOMPLETE, MALFORMED, NO_HEADER,
                                                        NO_KEYFRAME, OUTSIDE, TORN, UNKNOWN_SCHEMA, UNREADABLE,
                                                        FileDamage, Rejects)
-from kafka_jmx_sidecar.exporter.archive.format import (SCHEMAS, SUFFIX, Cluster, Count, End, Header, Leaf, Leaves,
-                                                       Malformed, MinIsr, Poll, Record, State, decode, decode_header,
-                                                       member_object, sound)
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMAS, SUFFIX, Cluster, Count, Counts, End, Header, Leaf,
+                                                       Leaves, Malformed, MinIsr, Poll, Record, State, decode,
+                                                       decode_header, member_object, sound)
 from kafka_jmx_sidecar.mbeans.broker_recompute import Assignment, HostedPartitions
 from kafka_jmx_sidecar.mbeans.health import PartitionState
 
@@ -265,6 +265,10 @@ class ArchiveState:
             elif kind is Leaves:
                 for partition, value in zip(r.partitions, r.values):
                     leaves[(member_object(r.object, r.topic, partition), r.attribute)] = value
+            elif kind is Counts:
+                topic = r.topic
+                for partition, isr, replicas in zip(r.partitions, r.isr, r.replicas):
+                    counts[(topic, partition)] = (isr, replicas)
             elif kind is State:
                 if r.gone:
                     states.pop((r.topic, r.partition), None)

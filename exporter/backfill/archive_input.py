@@ -20,7 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
-from kafka_jmx_sidecar.exporter.archive.format import FORMAT, SUFFIX, Cluster, Count, Leaf, Leaves, MinIsr, State, member_object
+from kafka_jmx_sidecar.exporter.archive.format import (FORMAT, SUFFIX, Cluster, Count, Counts, Leaf, Leaves, MinIsr,
+                                                       State, member_object)
 from kafka_jmx_sidecar.exporter.archive.reader import ArchiveState, Rejects, read_polls
 from kafka_jmx_sidecar.exporter.archive.retention import FILE_NAME
 from kafka_jmx_sidecar.exporter.backfill.archive_health import Health, is_health_key
@@ -54,7 +55,7 @@ ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, 
               "detail string, text string")
 assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == ArchiveRow._fields
 
-_HEALTH_INPUTS = (Count, State, MinIsr, Cluster)  # records that change what the recompute reads
+_HEALTH_INPUTS = (Count, Counts, State, MinIsr, Cluster)  # records that change what the recompute reads
 _GONE = object()
 
 

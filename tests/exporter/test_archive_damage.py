@@ -59,7 +59,7 @@ def test_a_flipped_digit_is_detected_and_the_next_keyframe_reads_again(tmp_path)
     assert [(p.t, p.poll.keyframe) for p in polls] == [(T0, True), (T0 + 30, True), (T0 + 45, False)]
     assert rejects.by_reason() == {"checksum mismatch": 1, "incomplete poll": 1, "damaged span": 1}
     (span,) = rejects.spans
-    assert (span.line, span.after, span.before, span.polls) == (17, T0, T0 + 30, 1)
+    assert (span.line, span.after, span.before, span.polls) == (16, T0, T0 + 30, 1)
     data = Path(path).read_bytes()
     assert data[span.offset:].startswith(b'{"k":"poll","t":1795000015.0') and \
         data[span.end:].startswith(b'{"k":"archive"')

@@ -3,6 +3,8 @@ read back as typed records, complete polls and the states known at given times, 
 unusable line or poll counted under its file and reason."""
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from kafka_jmx_sidecar.exporter.archive.damage import Damage
@@ -218,12 +220,19 @@ def test_the_documented_example_reads_as_the_format_page_says(tmp_path):
     polls = list(read_archive([path], rejects))
     assert rejects.total == 0 and [p.header.schema for p in polls] == [2, 2]  # its checksums hold
     got = dict(states_at(iter(polls), [1795000000.0, 1795000015.0]))
-    assert got[1795000000.0].counts == {("orders", 0): (3, 3)}
-    assert got[1795000015.0].counts == {("orders", 0): (2, 3)}
+    assert got[1795000000.0].counts == {("orders", 0): (3, 3), ("orders", 1): (2, 0)}
+    assert got[1795000015.0].counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
     assert got[1795000015.0].leaves == {
         ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "Value"): 0,
         (MEMBER0[0], "Value"): 1}
     assert got[1795000015.0].min_isr == {"orders": (2, "configured")}
+    # the page's recipe for checking a block by hand, run on the page's example
+    recipe = textwrap.dedent(section.split("Checking a block by hand", 1)[1].split("\n\n", 2)[1])
+    exec(recipe.replace('open("2026-11-18T11Z.jsonl", "rb")', f"open({path!r}, 'rb')"), {})
+    with pytest.raises(AssertionError):
+        write(tmp_path, "flipped.jsonl", example.replace('"isr":2,"replicas":3', '"isr":3,"replicas":3') + "\n")
+        exec(recipe.replace('open("2026-11-18T11Z.jsonl", "rb")', f"open({str(tmp_path / 'flipped.jsonl')!r}, 'rb')"),
+             {})
 
 
 def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
@@ -243,3 +252,16 @@ def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
     assert health.replica_manager["UnderReplicatedPartitions"] == 1
     assert health.replica_manager["UnderMinIsrPartitionCount"] == 0
     assert health.replica_manager["AtMinIsrPartitionCount"] == 2
+
+
+def test_a_keyframes_counts_are_columns_of_one_topic(tmp_path):
+    counts = '{"k":"counts","topic":"orders","partitions":[0,1],"isr":[3,2],"replicas":[3,0]}\n'
+    keyframe = KEYFRAME.replace('{"k":"count","topic":"orders","partition":0,"isr":3,"replicas":3}\n'
+                                '{"k":"count","topic":"orders","partition":1,"isr":2,"replicas":0}\n', counts) \
+        .replace('"records":10', '"records":9')
+    path = write(tmp_path, "a.jsonl", HEADER + keyframe + CHANGE_1015)
+    state = list(states_at(read_archive([path]), [1015.0]))[0][1]
+    assert state.counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0), ("audit", 0): (1, 1)}
+    uneven = write(tmp_path, "b.jsonl", HEADER + keyframe.replace('"replicas":[3,0]', '"replicas":[3]'))
+    rejects = Rejects()
+    assert list(read_polls(uneven, rejects)) == [] and rejects.by_reason()["malformed record"] == 1
