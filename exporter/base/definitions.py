@@ -146,6 +146,13 @@ class Block:
     def names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.keys)
 
+    def walk(self):
+        """This block and every block nested in it, depth first."""
+        yield self
+        for key in self.keys:
+            if key.block is not None:
+                yield from key.block.walk()
+
     def use_fix(self) -> str:
         names = sorted(self.names)
         return f"use {names[0]}" if len(names) == 1 else f"use one of {', '.join(names)}"
