@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench chart-readme clean
+.PHONY: demo test bench chart-readme docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: could not create a virtual environment; install python3-venv (apt-get install python3-venv)" >&2; exit 1; }
@@ -32,6 +32,11 @@ bench: $(STAMP)
 # the values table of helm/kafka-jmx-sidecar/README.md, from values.yaml (a test checks it is current)
 chart-readme: $(STAMP)
 	@$(PY) scripts/chart-values-table
+
+# docs/configuration.md, docs/metrics.md and the JSON Schemas, from the code's definitions (a test
+# checks they are current)
+docs: $(STAMP)
+	@$(PY) scripts/generate-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

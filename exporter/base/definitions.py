@@ -92,7 +92,6 @@ def custom(words: str, check: Callable[[Any], bool], schema: Mapping, convert: C
     return Type(words, check, schema, convert, problem)
 
 
-ANY = Type("any value", lambda v: True, {})
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ and what they do, for the parsers, the reference and the JSON Schema.
 """
 from __future__ import annotations
 
-from kafka_jmx_sidecar.exporter.base.definitions import (ANY, FLAG, RESTART, WATCHED, Block, Key, choice, custom, text,
+from kafka_jmx_sidecar.exporter.base.definitions import (FLAG, RESTART, WATCHED, Block, Key, choice, custom, text,
                                                          text_list, whole)
 
 # The headers the toolkit lets a web-config set, with their allowed values (None: any).
@@ -15,6 +15,7 @@ HEADERS = {"Strict-Transport-Security": None, "X-Content-Type-Options": ("nosnif
            "X-Frame-Options": ("deny", "sameorigin"), "X-XSS-Protection": None, "Content-Security-Policy": None}
 _NAMES = text_list("a list of names", non_empty=True)
 _FILE = text("a file name")
+_REFUSED = custom("refused", lambda v: True, {})
 
 TLS_SERVER = Block(("tls_server_config",), "TLS of /metrics (relative paths: from the web-config file's folder).", keys=(
     Key("cert_file", _FILE, "The server certificate (chain), PEM.", required=True),
@@ -43,7 +44,9 @@ HTTP_SERVER_CONFIG = Block(("http_server_config",), "HTTP of /metrics.", keys=(
         f"Headers added to every answer: {', '.join(HEADERS)}."),
     Key("http2", FLAG, "Must be false: the sidecar speaks HTTP/1.1 only.", default=False),
 ))
-WEB_CONFIG = Block((), "The Prometheus exporter web-config file (--web.config.file or sidecar.webConfigFile).", keys=(
+WEB_CONFIG = Block((), "A file of its own, in the Prometheus exporter-toolkit format, named by --web.config.file "
+                   "or sidecar.webConfigFile: TLS and basic auth of /metrics. Any key not listed is refused; "
+                   "relative paths are relative to the file.", keys=(
     Key("tls_server_config", None, "TLS of /metrics.", block=TLS_SERVER),
     Key("http_server_config", None, "HTTP of /metrics.", block=HTTP_SERVER_CONFIG),
     Key("basic_auth_users", custom("a mapping of user names to bcrypt hashes", lambda v: True,
@@ -86,7 +89,7 @@ _BASIC = Block(_K + ("authentication", "basic"), "One user, its password in plai
 ))
 _AUTHENTICATION = Block(_K + ("authentication",), "Basic auth of /metrics.", keys=(
     Key("basic", None, "The user allowed to scrape.", block=_BASIC),
-    Key("plugin", ANY, "Not supported (a Java authenticator class cannot run in the sidecar): an error."),
+    Key("plugin", _REFUSED, "Not supported (a Java authenticator class cannot run in the sidecar): an error."),
 ))
 _PEM_CERT = Block(_K + ("ssl", "pem", "certificate"), "The certificate (chain).", keys=(
     Key("filename", _FILE, "A PEM file.", required=True),))
@@ -97,10 +100,10 @@ _PEM_KEY = Block(_K + ("ssl", "pem", "privateKey"), "Its private key.", keys=(
 _SSL = Block(_K + ("ssl",), "TLS of /metrics.", keys=(
     Key("keyStore", None, "The server's key and certificate (or pem).", block=_store(_K + ("ssl", "keyStore"),
                                                                                      "The key store.")),
-    Key("certificate", None, "Which entry of the key store.", block=Block(_K + ("ssl", "certificate"), "The entry.",
+    Key("certificate", None, "Which entry of the key store.", block=Block(_K + ("ssl", "certificate"), "The key entry of the store that serves.",
         keys=(Key("alias", text(), "The alias of the server's key entry.", required=True),))),
     Key("pem", None, "The server's certificate and key as PEM files (jmx_exporter 1.7), instead of keyStore.",
-        block=Block(_K + ("ssl", "pem"), "PEM files.", keys=(
+        block=Block(_K + ("ssl", "pem"), "The server's certificate and key as PEM files.", keys=(
             Key("certificate", None, "The certificate.", block=_PEM_CERT),
             Key("privateKey", None, "The key.", block=_PEM_KEY)))),
     Key("mutualTLS", FLAG, "Clients must show a certificate signed by a CA of trustStore.", default=False),
@@ -114,11 +117,11 @@ HTTP_SERVER = Block(_K, "jmx_exporter 1.x's HTTP server settings: TLS and basic 
     Key("authentication", None, "Basic auth.", block=_AUTHENTICATION),
     Key("ssl", None, "TLS.", block=_SSL),
     Key("threads", None, "Checked as jmx_exporter checks them, then unused (each connection has a thread).",
-        block=Block(_K + ("threads",), "The pool.", keys=(
+        block=Block(_K + ("threads",), "jmx_exporter's thread pool.", keys=(
             Key("minimum", whole(0), "Pool minimum."), Key("maximum", whole(1), "Pool maximum."),
             Key("keepAliveTime", whole(1), "Seconds an idle thread lives."),))),
     Key("metrics", None, "Where metrics are served: only /metrics.",
-        block=Block(_K + ("metrics",), "The path.", keys=(Key("path", text(), "Must be /metrics."),))),
+        block=Block(_K + ("metrics",), "The path metrics are served at.", keys=(Key("path", text(), "Must be /metrics."),))),
 ), reload=RESTART, example="""\
 httpServer:
   authentication:

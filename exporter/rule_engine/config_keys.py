@@ -6,8 +6,9 @@ warning that says why. Any other unknown key is a warning too, which `check-conf
 """
 from __future__ import annotations
 
-from kafka_jmx_sidecar.exporter.base.definitions import (ANY, FLAG, RESTART, Block, Key, choice, custom, text, text_list)
+from kafka_jmx_sidecar.exporter.base.definitions import (FLAG, RESTART, Block, Key, choice, custom, text, text_list)
 
+_BLOCK = custom("a mapping (below)", lambda v: True, {"type": ["object", "null"]})
 _PATTERNS = text_list("a list of ObjectName patterns")
 _ATTRIBUTES = custom("a mapping of ObjectNames to lists of attribute names", lambda v: True,
                      {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}})
@@ -44,7 +45,7 @@ RULE = Block(("rules", 0), "One rule: MBeans whose `domain<key=value, ...><attri
     Key("attrNameSnakeCase", FLAG, "The attribute's name in snake_case in default names.", default=False),
     Key("cache", FLAG, "Remember which rule an MBean's attribute matched.", default=False),
 ))
-_CUSTOMIZER = Block(("metricCustomizers", 0), "For the MBeans of a domain (and key properties).", keys=(
+CUSTOMIZER = Block(("metricCustomizers", 0), "For the MBeans of a domain (and key properties).", keys=(
     Key("mbeanFilter", custom("{domain, properties}", lambda v: True, {
         "type": "object", "required": ["domain"], "additionalProperties": False,
         "properties": {"domain": {"type": "string"}, "properties": {"type": "object"}}}),
@@ -75,22 +76,22 @@ JMX_EXPORTER = Block((), "jmx_exporter's keys: the broker to read, what to read,
     Key("whitelistObjectNames", _PATTERNS, "Old name of includeObjectNames (ignored when both are set)."),
     Key("blacklistObjectNames", _PATTERNS, "Old name of excludeObjectNames (ignored when both are set)."),
     Key("includeObjectNameAttributes", _ATTRIBUTES, "Per exact ObjectName, the only attributes read "
-        "(jmx_exporter 1.x; ignored with naming 0.x).", since="1.x"),
+        "(ignored with naming 0.x).", since="1.x"),
     Key("excludeObjectNameAttributes", _ATTRIBUTES, "Per exact ObjectName, attributes not read."),
     Key("autoExcludeObjectNameAttributes", FLAG, "Attributes that cannot be read are not asked for again.",
         default=True),
     Key("inferCounterTypeFromName", FLAG, "Untyped metrics whose name ends in _total become counters.",
         default=False),
     Key("metricCustomizers", custom("a list of customizers", lambda v: True,
-                                    {"type": "array", "items": _CUSTOMIZER.schema()}),
-        "Attribute values as labels, and extra constant metrics, for some MBeans (jmx_exporter 1.x).",
+                                    {"type": "array", "items": CUSTOMIZER.schema()}),
+        "Attribute values as labels, and extra constant metrics, for some MBeans.",
         since="1.x"),
     Key("rules", custom("a list of rules", lambda v: True, {"type": "array", "items": RULE.schema()}),
         "How MBeans become series; without rules, jmx_exporter's default names for every attribute.",
         default_doc="one rule that names every attribute by default"),
-    Key("httpServer", ANY, "TLS and basic auth of /metrics in jmx_exporter 1.x's format (see httpServer below).",
+    Key("httpServer", _BLOCK, "TLS and basic auth of /metrics in jmx_exporter's format (see httpServer below).",
         reload=RESTART, since="1.x"),
-    Key("sidecar", ANY, "The sidecar's own settings (see sidecar below)."),
+    Key("sidecar", _BLOCK, "The sidecar's own settings (see sidecar below)."),
 ), ignored={
     "excludeJvmMetrics": "there is no JVM of our own to exclude",
     "openTelemetry": "OpenTelemetry export is not supported",
