@@ -56,7 +56,8 @@ def number(unit: str = "", minimum: float = 0, inclusive: bool = False, as_float
     """A number above `minimum` (or at least it, `inclusive`), and at most `maximum`; a float, or as written."""
     words = f"a number{' of ' + unit if unit else ''} {'>=' if inclusive else '>'} {minimum:g}" + (
         f" and at most {maximum:g}" if maximum is not None else "")
-    bounds = {"minimum" if inclusive else "exclusiveMinimum": minimum, **({"maximum": maximum} if maximum is not None else {})}
+    bounds = {"minimum" if inclusive else "exclusiveMinimum": minimum,
+              **({"maximum": maximum} if maximum is not None else {})}
     return Type(words, lambda v: _number(v) and (v >= minimum if inclusive else v > minimum)
                 and (maximum is None or v <= maximum), {"type": "number", **bounds}, float if as_float else (lambda v: v))
 
