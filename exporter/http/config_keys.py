@@ -100,8 +100,9 @@ _PEM_KEY = Block(_K + ("ssl", "pem", "privateKey"), "Its private key.", keys=(
 _SSL = Block(_K + ("ssl",), "TLS of /metrics.", keys=(
     Key("keyStore", None, "The server's key and certificate (or pem).",
         block=_store(_K + ("ssl", "keyStore"), "The key store.")),
-    Key("certificate", None, "Which entry of the key store.", block=Block(_K + ("ssl", "certificate"), "The key entry of the store that serves.",
-        keys=(Key("alias", text(), "The alias of the server's key entry.", required=True),))),
+    Key("certificate", None, "Which entry of the key store.",
+        block=Block(_K + ("ssl", "certificate"), "The key entry of the store that serves.",
+                    keys=(Key("alias", text(), "The alias of the server's key entry.", required=True),))),
     Key("pem", None, "The server's certificate and key as PEM files (jmx_exporter 1.7), instead of keyStore.",
         block=Block(_K + ("ssl", "pem"), "The server's certificate and key as PEM files.", keys=(
             Key("certificate", None, "The certificate.", block=_PEM_CERT),

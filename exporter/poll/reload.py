@@ -14,9 +14,9 @@ What a reload changes at once and what waits for a restart (`plan`): the rules a
 apply at once (the source is rebuilt with them), and so do the `sidecar:` settings whose
 definition says APPLIES (exporter/config/sidecar.py, SIDECAR): pollIntervalSeconds,
 staleAfterSeconds, withdrawAfterSeconds, and the source's namesRefreshSeconds, connections,
-connectTimeoutSeconds, readTimeoutSeconds. The keys read once at start (RESTART) keep their running value and are named in one log line per reload. `sidecar.mode` cannot
-change at all: such a file is refused (config/load.py, reload), since the rest of it is written
-for the other mode.
+connectTimeoutSeconds, readTimeoutSeconds. The keys read once at start (RESTART) keep their
+running value and are named in one log line per reload. `sidecar.mode` cannot change at all: such
+a file is refused (config/load.py, reload), since the rest of it is written for the other mode.
 """
 from __future__ import annotations
 
