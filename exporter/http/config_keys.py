@@ -64,7 +64,7 @@ tls_server_config:
 http_server_config:
   headers: {X-Frame-Options: deny}
 basic_auth_users:
-  prometheus: $2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay
+  prometheus: $2b$12$SIAijP8FRI0OOW1LHcmgl.ZANBeQ8Z2Z.F8bmlEntewg7FvhVIXFe   # bcrypt of changeit
 """)
 
 

@@ -27,7 +27,12 @@ SSL = Block(("ssl",), "SSL of the JMX connection (RMI registry and connector): t
     Key("keyStorePassword", text(), "Its password, with keyStore given as a path; ${NAME}: from the environment."),
     Key("protocols", _LIST, "The TLS protocols allowed (Java names, such as TLSv1.3)."),
     Key("ciphers", _LIST, "The cipher suites allowed (Java names)."),
-), reload=RESTART)
+), reload=RESTART, example="""\
+hostPort: kafka-0.kafka:9999
+ssl:
+  trustStore: /etc/jmx/truststore.p12
+  trustStorePassword: ${TRUSTSTORE_PASSWORD}
+""")
 RULE = Block(("rules", 0), "One rule: MBeans whose `domain<key=value, ...><attribute path>attribute` "
              "matches `pattern` become the series it names; the first matching rule wins.", keys=(
     Key("pattern", text("a Java regular expression"), "What the rule matches; without it, every MBean."),
@@ -45,7 +50,13 @@ RULE = Block(("rules", 0), "One rule: MBeans whose `domain<key=value, ...><attri
     Key("attrNameSnakeCase", FLAG, "The attribute's name in snake_case in default names.", default=False),
     Key("cache", FLAG, "Remember which rule an MBean's attribute matched.", default=False),
 ))
-CUSTOMIZER = Block(("metricCustomizers", 0), "For the MBeans of a domain (and key properties).", keys=(
+CUSTOMIZER = Block(("metricCustomizers", 0), "For the MBeans of a domain (and key properties): the first customizer "
+                   "that matches an MBean applies.", example="""\
+hostPort: kafka-0.kafka:9999
+metricCustomizers:
+  - mbeanFilter: {domain: kafka.server, properties: {type: app-info}}
+    attributesAsLabels: [version, commit-id]
+""", keys=(
     Key("mbeanFilter", custom("{domain, properties}", lambda v: True, {
         "type": "object", "required": ["domain"], "additionalProperties": False,
         "properties": {"domain": {"type": "string"}, "properties": {"type": "object"}}}),
