@@ -53,7 +53,8 @@ WEB_CONFIG = Block((), "A file of its own, in the Prometheus exporter-toolkit fo
                                    {"type": "object", "additionalProperties": {"type": "string"}}),
         "Users allowed to scrape, each with the bcrypt hash of its password."),
 ), refused={
-    "rate_limit": "remove it: the sidecar bounds connections and concurrent answers itself",
+    "rate_limit": "remove it: the sidecar bounds connections and concurrent answers itself "
+                  "(docs/security.md, 'The HTTP server on an open network')",
 }, reload=WATCHED, example="""\
 tls_server_config:
   cert_file: server.crt

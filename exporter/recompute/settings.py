@@ -1,5 +1,5 @@
 """`sidecar.recompute`: which health profile the sidecar publishes whatever the broker's release,
-and what it replaces (its keys: RECOMPUTE below).
+and what it replaces (its keys: RECOMPUTE below; docs/recompute.md says what they do).
 
 Without the `recompute` key nothing is recomputed (the output is jmx_exporter's); with it, `mode`
 defaults to `outdated` and `semantics` to kafka-3.7.
