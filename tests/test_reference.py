@@ -87,9 +87,15 @@ def _shipped_configs() -> list[tuple[str, str]]:
     return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in paths]
 
 
+def _is_configuration(text: str) -> bool:
+    """A configuration example (not an alert rule or a Prometheus configuration): its first key is one."""
+    data = yaml.safe_load(text)
+    return isinstance(data, dict) and bool(data) and next(iter(data)) in JMX_EXPORTER.by_name
+
+
 def _config_examples():
-    examples = [(where, text) for where, fence, text in _doc_examples()
-                if fence == "yaml" and not text.lstrip().startswith("- alert:")]
+    examples = [(where, text) for where, fence, text in _doc_examples() if fence == "yaml" and _is_configuration(text)]
+    assert len(examples) >= 15  # a pattern that found none would pass whatever the pages say
     return examples + _shipped_configs()
 
 
