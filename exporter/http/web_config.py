@@ -52,7 +52,7 @@ _KEYS = {
 # exporter-toolkit keys this sidecar does not implement, and what to do instead
 _TOOLKIT_ONLY = {
     ("rate_limit",): "remove it: the sidecar bounds connections and concurrent answers itself "
-                     "(README, 'The HTTP server')",
+                     "(docs/security.md, 'The HTTP server on an open network')",
     ("tls_server_config", "cert"): "write the PEM certificate to a file and name it with cert_file",
     ("tls_server_config", "key"): "write the PEM key to a file and name it with key_file",
     ("tls_server_config", "client_ca"): "write the PEM CA certificates to a file and name it with client_ca_file",

@@ -1,5 +1,5 @@
 """`sidecar.recompute`: which health profile the sidecar publishes whatever the broker's release,
-and what it replaces (README documents these keys):
+and what it replaces (docs/recompute.md documents these keys):
 
     sidecar:
       recompute:
