@@ -7,14 +7,16 @@ the byte (tests/deploy/docker/test_image.py)."""
 from __future__ import annotations
 
 import tarfile
+import tomllib
 import zipfile
 
 from tests.deploy.release import REPO, VERSION, check_the_installed_command, fresh_venv
 
 NOT_SHIPPED = (".ci/",)  # the repository's CI entry point: a release's source needs none
-# what the wheel installs beneath kafka_jmx_sidecar, from where in the source tree (pyproject.toml)
-INSTALLED_FROM = {"exporter/": "kafka_jmx_sidecar/exporter/", "mbeans/": "kafka_jmx_sidecar/mbeans/",
-                  "rules/": "kafka_jmx_sidecar/rules/", "kafka_jmx_sidecar/": "kafka_jmx_sidecar/"}
+# the folders of the source tree the wheel installs, and where beneath kafka_jmx_sidecar (pyproject.toml)
+PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+INSTALLED_FROM = {"kafka_jmx_sidecar/": "kafka_jmx_sidecar/",
+                  **{f"{folder}/": package.replace(".", "/") + "/" for package, folder in PACKAGE_DIRS.items()}}
 
 
 def test_the_sdist_is_the_source_tree(release):
