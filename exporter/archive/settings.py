@@ -55,7 +55,7 @@ ARCHIVE = Block(("sidecar", "archive"), "What each poll knew, on disk (one direc
         fix='e.g. attributes: [Value, Count], or ["*"] for every numeric attribute'),
     Key("keyframeIntervalSeconds", number("seconds", maximum=3600), "A poll is written whole (a keyframe) at "
         "least this often, so a damaged byte costs at most this much history; shorter costs disk in proportion "
-        "(docs/archive-format.md has the sizes). At most 3600: a file holds an hour.",
+        "(the archive format page has the sizes). At most 3600: a file holds an hour.",
         default=600, field="keyframe_interval",
         fix=f"e.g. keyframeIntervalSeconds: {DEFAULT_KEYFRAME_INTERVAL:g} (a damaged byte costs at most that much "
         "history; shorter costs disk, see docs/archive-format.md)"),
