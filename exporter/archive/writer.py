@@ -8,10 +8,10 @@ Append-safety: a poll's lines go out in one write, flushed and fsynced. A file t
 (a start, a new hour, after a failed write) gets a newline first if it ends in a torn line, then
 a keyframe (with its segment's header), so a crash loses at most the poll being written, and the
 reader skips and counts what it left. Keyframes also come every `keyframeIntervalSeconds`, so a
-damaged byte costs at most one interval (the encoder decides, format.py seals each block). A failed write is counted (`kafka_jmx_sidecar_archive_polls_total
-{outcome="failed"}`); the next poll opens the file anew. Each episode of failures is logged when
-it starts (a full disk filled again next week is said again), at most one every
-FAILURE_LOG_SECONDS (a disk failing every other poll: the next line says how many episodes went
+damaged byte costs at most one interval (the encoder decides, format.py seals each block). A
+failed write is counted (`kafka_jmx_sidecar_archive_polls_total{outcome="failed"}`); the next
+poll opens the file anew. Each episode of failures is logged when it starts (a full disk filled
+again next week is said again), at most one every FAILURE_LOG_SECONDS (a disk failing every other poll: the next line says how many episodes went
 unsaid), and its end is logged with how many polls it lost.
 """
 from __future__ import annotations
