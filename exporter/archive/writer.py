@@ -11,8 +11,9 @@ reader skips and counts what it left. Keyframes also come every `keyframeInterva
 damaged byte costs at most one interval (the encoder decides, format.py seals each block). A
 failed write is counted (`kafka_jmx_sidecar_archive_polls_total{outcome="failed"}`); the next
 poll opens the file anew. Each episode of failures is logged when it starts (a full disk filled
-again next week is said again), at most one every FAILURE_LOG_SECONDS (a disk failing every other poll: the next line says how many episodes went
-unsaid), and its end is logged with how many polls it lost.
+again next week is said again), at most one every FAILURE_LOG_SECONDS (a disk failing every
+other poll: the next line says how many episodes went unsaid), and its end is logged with how
+many polls it lost.
 """
 from __future__ import annotations
 
