@@ -222,7 +222,6 @@ def read_archive(paths: Iterable[str | os.PathLike], rejects: Rejects | None = N
         yield from read_polls(path, rejects)
 
 
-
 # --- states -------------------------------------------------------------------------------------
 
 @dataclass
