@@ -237,6 +237,8 @@ class ArchiveState:
     min_isr: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     cluster: Cluster | None = None
     leaves: dict[tuple[str, str], int | float | bool] = field(default_factory=dict)
+    # the members' keys of each `Leaves` line already met: every keyframe repeats them
+    _members: dict = field(default_factory=dict, repr=False, compare=False)
 
     def copy(self) -> "ArchiveState":
         return ArchiveState(self.t, self.broker, self.version, self.admin, dict(self.counts), dict(self.states),
@@ -262,8 +264,12 @@ class ArchiveState:
                 else:
                     leaves[(r.object, r.attribute)] = r.value
             elif kind is Leaves:
-                for partition, value in zip(r.partitions, r.values):
-                    leaves[(member_object(r.object, r.topic, partition), r.attribute)] = value
+                line = (r.object, r.attribute, r.topic, r.partitions)
+                keys = self._members.get(line)
+                if keys is None:
+                    keys = self._members[line] = [(member_object(r.object, r.topic, partition), r.attribute)
+                                                  for partition in r.partitions]
+                leaves.update(zip(keys, r.values))
             elif kind is Counts:
                 topic = r.topic
                 for partition, isr, replicas in zip(r.partitions, r.isr, r.replicas):

@@ -56,7 +56,6 @@ ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, 
 assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == ArchiveRow._fields
 
 _HEALTH_INPUTS = (Count, Counts, State, MinIsr, Cluster)  # records that change what the recompute reads
-_GONE = object()
 
 
 def is_archive(path: str) -> bool:
@@ -183,9 +182,7 @@ class _FileReplay:
         recount = self.version != state.version or inputs != (state.counts, state.states, state.min_isr,
                                                               state.cluster)
         now = state.leaves
-        moved = [k for k, v in now.items() if leaves.get(k, _GONE) != v]
-        moved.extend(leaves.keys() - now.keys())
-        for k in moved:
+        for k in {k for k, _ in now.items() ^ leaves.items()}:  # in C: 200,000 members at 40,000 partitions
             v = now.get(k)
             if is_health_key(k, cache):
                 recount = True
