@@ -14,7 +14,8 @@ What a reload changes at once and what waits for a restart (`plan`): the rules a
 apply at once (the source is rebuilt with them), and so do the `sidecar:` settings outside
 RESTART_ONLY: pollIntervalSeconds, staleAfterSeconds, withdrawAfterSeconds, and the source's
 namesRefreshSeconds, connections, connectTimeoutSeconds, readTimeoutSeconds. The keys read once at
-start keep their running value and are named in one log line per reload. `sidecar.mode` cannot
+start keep their running value and are named in one log line per reload, and so do the
+jmx_exporter keys of _CONFIG_RESTART_ONLY (the `openTelemetry:` push among them). `sidecar.mode` cannot
 change at all: such a file is refused (config/load.py, reload), since the rest of it is written
 for the other mode.
 """
@@ -55,11 +56,15 @@ RESTART_ONLY = {
     "archive": "sidecar.archive",
 }
 # The jmx_exporter keys that take effect only at start: the first poll's delay, the endpoint's
-# TLS and basic auth from an httpServer block (the server is made at start), and SSL's JVM-wide
-# properties (a JVM uses its trust and key stores, protocols and ciphers as first set).
+# TLS and basic auth from an httpServer block (the server is made at start), the OTLP push of an
+# openTelemetry block (its exporter, with the receiver's connection, is made at start, as in
+# jmx_exporter) and SSL's JVM-wide properties (a JVM uses its trust and key stores, protocols and
+# ciphers as first set).
 _CONFIG_RESTART_ONLY = {
     "startDelaySeconds": lambda c: c.start_delay_seconds,
     "httpServer": lambda c: c.file.data.get("httpServer") if isinstance(c.file.data, Mapping) else None,
+    "openTelemetry": lambda c: (c.file.data.get("openTelemetry", False) if isinstance(c.file.data, Mapping)
+                                else False),
     "ssl": lambda c: (c.trust_store, c.key_store, c.ssl_options.get("protocols"), c.ssl_options.get("ciphers")),
 }
 _SSL_FIELDS = ("ssl", "ssl_options", "trust_store", "key_store")

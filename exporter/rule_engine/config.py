@@ -7,8 +7,9 @@ here, at load time, with the file, the YAML line and the key. Keys this project 
 become warnings. `${NAME}` is read from the environment for the JMX user name and password and
 the ssl stores' passwords; an unset variable is refused here too.
 
-The sidecar's own `sidecar:` key and jmx_exporter 1.x's `httpServer:` block are left in `Config.file`
-(the file's data and lines) for exporter/config/sidecar.py and exporter/http/server_block.py.
+The sidecar's own `sidecar:` key and jmx_exporter 1.x's `httpServer:` and `openTelemetry:` blocks are
+left in `Config.file` (the file's data and lines) for exporter/config/sidecar.py,
+exporter/http/server_block.py and exporter/otlp/settings.py.
 """
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ _TOP_LEVEL = {
     "inferCounterTypeFromName", "rules", "sidecar",
     "httpServer",  # TLS and basic auth of /metrics: exporter/http/server_block.py
     "metricCustomizers",  # jmx_exporter 1.x: exporter/rule_engine/customizers.py
+    "openTelemetry",  # jmx_exporter 1.x's OTLP push: exporter/otlp/settings.py
 }
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
 _NOT_SUPPORTED = {
     "excludeJvmMetrics": "there is no JVM of our own to exclude",
-    "openTelemetry": "OpenTelemetry export is not supported",
     "excludeBeanAttributeNames": "use excludeObjectNameAttributes",
 }
 _RULE_KEYS = {"pattern", "name", "value", "valueFactor", "help", "labels", "type",

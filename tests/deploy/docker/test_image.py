@@ -123,8 +123,9 @@ def test_the_images_install_with_the_scripts_and_only_the_backfill_has_spark():
     assert installer_commands("build") == [["scripts/image/build-wheel", "/dist"]]
     sidecar, backfill = installer_commands("sidecar-venv"), installer_commands("backfill-venv")
     assert sidecar[0][:3] == backfill[0][:3] == ["scripts/image/install", VENV, "/dist"]
-    assert sorted(extras(sidecar[0])) == ["admin", "web"]
-    assert extras(backfill[0]) == extras(sidecar[0]) + ["spark"]
+    assert sorted(extras(sidecar[0])) == ["admin", "otlp", "web"]
+    # the backfill pushes nothing: the sidecar's extras but the OTLP push's, and Spark
+    assert extras(backfill[0]) == [e for e in extras(sidecar[0]) if e != "otlp"] + ["spark"]
     assert sidecar[1][0] == "scripts/image/compile-helper"
     # the helper is compiled where the runtime's KAFKA_JMX_SIDECAR_CACHE looks
     assert sidecar[1][1:] == [VENV, DOCKERFILE.env("sidecar")["KAFKA_JMX_SIDECAR_CACHE"]]
@@ -250,12 +251,13 @@ def installed():
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_sidecar_environment_has_web_and_admin_but_not_spark(installed):
+def test_the_sidecar_environment_has_web_admin_and_otlp_but_not_spark(installed):
     r = subprocess.run([str(installed.venv / "bin" / "python"), "-c",
                         "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'].lower() "
                         "for d in m.distributions())))"], capture_output=True, text=True, check=True)
     names = set(r.stdout.split())
-    assert {"kafka-jmx-sidecar", "jpype1", "bcrypt", "cryptography", "kafka-python"} <= names
+    assert {"kafka-jmx-sidecar", "jpype1", "bcrypt", "cryptography", "kafka-python", "opentelemetry-sdk",
+            "opentelemetry-exporter-otlp-proto-grpc", "opentelemetry-exporter-otlp-proto-http"} <= names
     assert not names & {"pyspark", "py4j", "pip", "setuptools"}, names & {"pyspark", "py4j", "pip", "setuptools"}
 
 
