@@ -26,6 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -92,25 +93,16 @@ def _maven_error(output: str) -> str:
     return tail[-1] if tail else "no output"
 
 
-def classpath(name: str) -> Path:
-    """The directory holding every jar of program `name` (resolved on first use)."""
+def _made(name: str, make: Callable[[Path], str]) -> Path:
+    """Program `name`'s directory: `make(tmp)` fills a temporary directory and returns what
+    `.complete` says, and the directory is renamed into place (a half-made one is never taken)."""
     target = _directory(name)
     if (target / ".complete").is_file():
         return target
-    program = PROGRAMS[name]
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise ProgramUnavailable(f"{program.title} {program.version} ({name}): mvn is not on PATH; "
-                                 f"install Maven (apt-get install maven)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
-        proc = subprocess.run([mvn, "-B", "-q", "-f", str(_pom(name)), "dependency:copy-dependencies",
-                               f"-DoutputDirectory={tmp}"], capture_output=True, text=True, timeout=1800)
-        if proc.returncode != 0 or not any(tmp.glob("*.jar")):
-            raise ProgramUnavailable(f"{program.title} {program.version} ({name}): Maven could not resolve "
-                                     f"it: {_maven_error(proc.stdout + proc.stderr)}")
-        (tmp / ".complete").write_text(f"{program.title} {program.version}\n")
+        (tmp / ".complete").write_text(make(tmp))
         try:
             tmp.rename(target)
         except OSError:  # another process finished first
@@ -119,6 +111,25 @@ def classpath(name: str) -> Path:
         return target
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def classpath(name: str) -> Path:
+    """The directory holding every jar of program `name` (resolved on first use)."""
+    program = PROGRAMS[name]
+
+    def resolve(tmp: Path) -> str:
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise ProgramUnavailable(f"{program.title} {program.version} ({name}): mvn is not on PATH; "
+                                     f"install Maven (apt-get install maven)")
+        proc = subprocess.run([mvn, "-B", "-q", "-f", str(_pom(name)), "dependency:copy-dependencies",
+                               f"-DoutputDirectory={tmp}"], capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0 or not any(tmp.glob("*.jar")):
+            raise ProgramUnavailable(f"{program.title} {program.version} ({name}): Maven could not resolve "
+                                     f"it: {_maven_error(proc.stdout + proc.stderr)}")
+        return f"{program.title} {program.version}\n"
+
+    return _made(name, resolve)
 
 
 def _go_error(output: str) -> str:
@@ -130,42 +141,31 @@ def _go_error(output: str) -> str:
 def _go_build(name: str) -> Path:
     """`go install` of the packages go-build.yml names at its version into `<directory>/bin`, the
     modules (the module's own go.sum checks them) and the build cache in the temporary directory."""
-    target = _directory(name)
-    if (target / ".complete").is_file():
-        return target
     program, spec = PROGRAMS[name], yaml.safe_load(_pom(name).read_text())
     what = f"{program.title} {program.version} ({spec['module']}@{spec['version']})"
-    go = shutil.which("go")
-    if not go:
-        raise ProgramUnavailable(f"{what}: go is not on PATH; install Go (apt-get install golang-go, or the one "
-                                 f"its go.mod asks for)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    env = {**os.environ, "GOPATH": str(tmp / "go"), "GOMODCACHE": str(tmp / "go" / "mod"),
-           "GOCACHE": str(tmp / "go" / "build"), "GOBIN": str(tmp / "bin"), "GOFLAGS": "-modcacherw",
-           "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}  # the machine's Go, never one downloaded behind our back
-    command = [go, "install", "-trimpath", f"-ldflags={spec.get('ldflags', '')}",
-               f"-tags={','.join(spec.get('tags', []))}",
-               *(f"{spec['module']}/{package}@{spec['version']}" for package in spec["packages"])]
-    try:
+
+    def build(tmp: Path) -> str:
+        go = shutil.which("go")
+        if not go:
+            raise ProgramUnavailable(f"{what}: go is not on PATH; install Go (apt-get install golang-go, or the "
+                                     f"release its go.mod asks for)")
+        env = {**os.environ, "GOPATH": str(tmp / "go"), "GOMODCACHE": str(tmp / "go" / "mod"),
+               "GOCACHE": str(tmp / "go" / "build"), "GOBIN": str(tmp / "bin"), "GOFLAGS": "-modcacherw",
+               "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}  # the machine's Go, never one downloaded behind our back
+        command = [go, "install", "-trimpath", f"-ldflags={spec.get('ldflags', '')}",
+                   f"-tags={','.join(spec.get('tags', []))}",
+                   *(f"{spec['module']}/{package}@{spec['version']}" for package in spec["packages"])]
         started = time.monotonic()
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env)
-        built = [tmp / "bin" / Path(package).name for package in spec["packages"]]
-        if proc.returncode != 0 or not all(p.is_file() for p in built):
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=env)
+        except subprocess.TimeoutExpired as e:
+            raise ProgramUnavailable(f"{what}: the Go build took over {e.timeout:.0f} s") from e
+        if proc.returncode != 0 or not all((tmp / "bin" / Path(p).name).is_file() for p in spec["packages"]):
             raise ProgramUnavailable(f"{what}: Go could not build it: {_go_error(proc.stdout + proc.stderr)}")
         shutil.rmtree(tmp / "go", ignore_errors=True)
-        (tmp / ".complete").write_text(f"{program.title} {program.version}, built in "
-                                       f"{time.monotonic() - started:.0f} s\n")
-        try:
-            tmp.rename(target)
-        except OSError:  # another process finished first
-            if not (target / ".complete").is_file():
-                raise
-        return target
-    except subprocess.TimeoutExpired as e:
-        raise ProgramUnavailable(f"{what}: the Go build took over {e.timeout:.0f} s") from e
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        return f"{program.title} {program.version}, built in {time.monotonic() - started:.0f} s\n"
+
+    return _made(name, build)
 
 
 def binary(name: str, command: str) -> Path:

@@ -15,7 +15,7 @@ from kafka_jmx_sidecar.exporter.config.load import load
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^( *)```yaml\n(.*?)^\1```$", re.S | re.M)
-ENV = {"JMX_PASSWORD": "jmx-secret", "TRUSTSTORE_PASSWORD": "trust-secret", "METRICS_PASSWORD": "metrics-secret",
+ENV = {"OTLP_TOKEN": "Bearer otlp-secret", "JMX_PASSWORD": "jmx-secret", "TRUSTSTORE_PASSWORD": "trust-secret", "METRICS_PASSWORD": "metrics-secret",
        "KEYSTORE_PASSWORD": "key-secret"}
 
 

@@ -159,16 +159,12 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     process_memory.limit_arenas()  # before the JVM and the HTTP server start their threads
     try:
         loaded = load(path, overrides)
-    except ConfigError as e:
+        push = otlp_push(loaded)
+    except (ConfigError, RuntimeError) as e:  # RuntimeError: openTelemetry without the SDK installed
         err.write(f"{e}\n")
         return 2
     for w in loaded.config.warnings:
         log.warning("%s", w)
-    try:
-        push = otlp_push(loaded)
-    except (ConfigError, RuntimeError) as e:
-        err.write(f"{e}\n")
-        return 2
     # Scrapes and the poll share the GIL. A request takes it a few times (read the request, write
     # the response); each time it waits for the poll thread to hand it over, which Python forces
     # after the switch interval (5 ms by default). At 40,000 partitions with Strimzi's rules that

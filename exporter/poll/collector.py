@@ -215,8 +215,7 @@ class Collector:
         return self._served(fmt)
 
     def pushed(self) -> tuple[Snapshot, bytes]:
-        """What a scrape of the text format would be served now, for the OTLP push (which asks no
-        format of the polls: it reads the families)."""
+        """What a text scrape would get now, for the OTLP push (it reads families, asks no format)."""
         return self._served(TEXT)
 
     def _served(self, fmt: str) -> tuple[Snapshot, bytes]:

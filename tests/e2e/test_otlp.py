@@ -113,6 +113,7 @@ def test_prometheus_3_receives_over_http_protobuf_what_metrics_serves(sim, tmp_p
             # a changed value arrives too: both orders partitions lose a replica
             prom.wait_for(f'{URP}{{job="kafka-otlp"}}', 2, timeout=30)
             wait_equal(lambda: stored(prom, "kafka-otlp"), metrics, "pushed series after a broker failed")
+            assert prom.value('kafka_server_replicamanager_isrshrinks_total{job="kafka-otlp"}') >= 2  # a counter moved
             # the resource: job and instance from service.name and service.instance.id (the JMX target)
             info = prom.query('target_info{job="kafka-otlp"}')
             assert [r["metric"]["instance"] for r in info] == [host_port(sim.url)]
