@@ -43,6 +43,7 @@ class Program:
 
 
 PROGRAMS: dict[str, Program] = {p.name: p for p in (
+    Program("kafka-4.4", "Apache Kafka", "4.4.0"),
     Program("kafka-4.1", "Apache Kafka", "4.1.1"),
     Program("kafka-3.6", "Apache Kafka", "3.6.2"),
     Program("kafka-2.4", "Apache Kafka", "2.4.1"),

@@ -15,15 +15,17 @@ The keys, their types and defaults are jmx_exporter's (its OpenTelemetryExporter
 client_java OpenTelemetryExporter it builds), and so is the precedence of OpenTelemetry's
 environment variables, which win over the file (`effective`). An empty block pushes with every
 default. Unlike jmx_exporter, an unknown key is an error, and so is a protocol other than the two.
+Its keys: OPEN_TELEMETRY below (the reference and the JSON Schema are made from it).
 """
 from __future__ import annotations
 
 import re
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, Problems, kind
+from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
+from kafka_jmx_sidecar.exporter.base.definitions import RESTART, Block, Key, choice, custom
 from kafka_jmx_sidecar.exporter.base.java_text import java_str
 
 KEY = "openTelemetry"
@@ -67,78 +69,67 @@ class Push:
     resource: Mapping[str, str]
 
 
-def _text(value: Any, path: tuple, error) -> str:
-    if value is None or isinstance(value, (dict, list)):
-        raise error(path, f"must be a text value, not {kind(value)}", "write a single value")
-    text = java_str(value)
-    if not text.strip():
-        raise error(path, "must not be blank", "write a value or remove the key")
-    return text
+def _scalar(v: Any) -> bool:
+    return v is not None and not isinstance(v, (dict, list)) and bool(java_str(v).strip())
 
 
-def _endpoint(value: Any, path: tuple, error) -> str:
-    text = _text(value, path, error)
-    url = urllib.parse.urlsplit(text)
-    if url.scheme not in ("http", "https") or not url.hostname:
-        raise error(path, f"{text!r} is not an http:// or https:// URL",
-                    "write the receiver's URL, such as http://otel-collector:4317 (grpc) or "
-                    "http://prometheus:9090/api/v1/otlp (http/protobuf)")
-    return text
+def _url(v: Any) -> bool:
+    url = urllib.parse.urlsplit(java_str(v)) if _scalar(v) else None
+    return url is not None and url.scheme in ("http", "https") and bool(url.hostname)
 
 
-def _protocol(value: Any, path: tuple, error) -> str:
-    text = _text(value, path, error)
-    if text not in PROTOCOLS:
-        raise error(path, f"{text!r} is not a protocol the push speaks", f"write {GRPC} or {HTTP}")
-    return text
+def _seconds(v: Any) -> bool:  # what Integer.parseInt takes, > 0
+    text = "" if isinstance(v, (bool, float)) or not _scalar(v) else java_str(v)
+    return bool(_JAVA_INT.fullmatch(text)) and 1 <= int(text) <= _INT_MAX
 
 
-def _seconds(value: Any, path: tuple, error) -> int:
-    text = "" if isinstance(value, (bool, float, dict, list)) or value is None else java_str(value)
-    if not _JAVA_INT.fullmatch(text) or not 1 <= int(text) <= _INT_MAX:
-        raise error(path, f"must be a whole number of seconds > 0, not {kind(value)}", "write a number such as 60")
-    return int(text)
+def _pairs(v: Any) -> bool:  # names not blank, values not empty (jmx_exporter's ValidMap)
+    return isinstance(v, dict) and all(_scalar(k) and v[k] is not None and not isinstance(v[k], (dict, list))
+                                       and java_str(v[k]) != "" for k in v)
 
 
-def _flag(value: Any, path: tuple, error) -> bool:
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if not isinstance(value, bool):
-        raise error(path, f"must be true or false, not {kind(value)}", "write true or false")
-    return value
-
-
-def _pairs(value: Any, path: tuple, error, file: ConfigFile, secret: bool) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise error(path, f"must be a mapping of names to values, not {kind(value)}",
-                    "write one `name: value` line per entry under it")
-    out = {}
-    for name, item in value.items():
-        where = path + (name,)
-        if name is None or not java_str(name).strip():
-            raise error(where, "a name must not be blank", "give every entry a name")
-        if item is None or isinstance(item, (dict, list)) or java_str(item) == "":
-            raise error(where, f"must be a text value, not {kind(item)}", "write a value")
-        text = java_str(item)
-        out[java_str(name)] = file.variable(where, text) if secret else text
-    return out
-
-
-# key -> (field, read(value, path, error, file))
-_KEYS: dict[str, tuple[str, Callable]] = {
-    "endpoint": ("endpoint", lambda v, p, e, f: _endpoint(v, p, e)),
-    "protocol": ("protocol", lambda v, p, e, f: _protocol(v, p, e)),
-    "interval": ("interval", lambda v, p, e, f: _seconds(v, p, e)),
-    "timeoutSeconds": ("timeout_seconds", lambda v, p, e, f: _seconds(v, p, e)),
-    "preserveNames": ("preserve_names", lambda v, p, e, f: _flag(v, p, e)),
-    "headers": ("headers", lambda v, p, e, f: _pairs(v, p, e, f, secret=True)),
-    "resourceAttributes": ("resource_attributes", lambda v, p, e, f: _pairs(v, p, e, f, secret=False)),
-    "serviceInstanceId": ("service_instance_id", lambda v, p, e, f: _text(v, p, e)),
-    "serviceNamespace": ("service_namespace", lambda v, p, e, f: _text(v, p, e)),
-    "serviceName": ("service_name", lambda v, p, e, f: _text(v, p, e)),
-    "serviceVersion": ("service_version", lambda v, p, e, f: _text(v, p, e)),
-}
-KEYS = tuple(_KEYS)
+_TEXT = custom("a text value", _scalar, {"type": ["string", "number", "boolean"]}, java_str)
+_SECONDS = custom("a whole number of seconds > 0", _seconds, {"type": ["integer", "string"], "pattern": r"^\+?\d+$",
+                                                               "minimum": 1}, lambda v: int(java_str(v)))
+_PAIRS = custom("a mapping of names to text values", _pairs, {"type": "object", "additionalProperties": {
+    "type": ["string", "number", "boolean"]}}, lambda v: {java_str(k): java_str(x) for k, x in v.items()})
+_URL_FIX = ("write the receiver's URL, such as http://otel-collector:4317 (grpc) or "
+            "http://prometheus:9090/api/v1/otlp (http/protobuf)")
+OPEN_TELEMETRY = Block((KEY,), "Push the series /metrics serves to an OTLP receiver every `interval` seconds, "
+                       "as jmx_exporter 1.x does (docs/otlp.md). An empty block pushes with every default; "
+                       "OpenTelemetry's OTEL_* environment variables win over these keys.", keys=(
+    Key("endpoint", custom("an http:// or https:// URL", _url, {"type": "string", "pattern": "^https?://"}, java_str),
+        "The receiver; with http/protobuf, /v1/metrics is added unless the URL ends with it.",
+        default_doc="http://localhost:4317 (grpc), http://localhost:4318/v1/metrics (http/protobuf)", fix=_URL_FIX),
+    Key("protocol", choice(*PROTOCOLS), "How the push is sent.", default_doc=GRPC, fix=f"write {GRPC} or {HTTP}"),
+    Key("interval", _SECONDS, "Seconds from the start of one push to the start of the next.",
+        default_doc=str(DEFAULT_INTERVAL_SECONDS), fix="write a number such as 60"),
+    Key("timeoutSeconds", _SECONDS, "How long one request may take, the exporter's retries included.",
+        default_doc=str(DEFAULT_TIMEOUT_SECONDS), fix="write a number such as 10"),
+    Key("preserveNames", custom("true or false", lambda v: isinstance(v, bool) or (
+        isinstance(v, str) and v.lower() in ("true", "false")), {"type": ["boolean", "string"]},
+        lambda v: v if isinstance(v, bool) else v.lower() == "true"),
+        "A counter keeps the `_total` it is served with (by default it is pushed without it).", default=False),
+    Key("headers", _PAIRS, "Request headers (gRPC metadata); a value ${NAME}: from the environment variable NAME.",
+        fix="write one `name: value` line per header under it"),
+    Key("resourceAttributes", _PAIRS, "Attributes of the resource.",
+        fix="write one `name: value` line per attribute under it"),
+    Key("serviceInstanceId", _TEXT, "service.instance.id (Prometheus' `instance`).",
+        default_doc="the broker's JMX host:port (cluster mode: the bootstrap servers)"),
+    Key("serviceNamespace", _TEXT, "service.namespace."),
+    Key("serviceName", _TEXT, "service.name (Prometheus' `job`).", default_doc="kafka-jmx-sidecar"),
+    Key("serviceVersion", _TEXT, "service.version."),
+), reload=RESTART, example="""\
+openTelemetry:
+  endpoint: http://prometheus:9090/api/v1/otlp
+  protocol: http/protobuf
+  interval: 30
+  headers:
+    Authorization: ${OTLP_TOKEN}
+  resourceAttributes:
+    deployment.environment: prod
+""", shape_fix="indent the push's `key: value` lines under it")
+KEYS = OPEN_TELEMETRY.names
 
 
 def otlp_settings(file: ConfigFile) -> OtlpSettings | None:
@@ -146,22 +137,12 @@ def otlp_settings(file: ConfigFile) -> OtlpSettings | None:
     data = file.data if isinstance(file.data, Mapping) else {}
     if KEY not in data:
         return None
-    raw = data[KEY]
-    if raw is None:  # `openTelemetry:` alone: jmx_exporter pushes with every default
+    if data[KEY] is None:  # `openTelemetry:` alone: jmx_exporter pushes with every default
         return OtlpSettings()
-    error = file.error
-    if not isinstance(raw, dict):
-        raise error((KEY,), f"must be a mapping, not {kind(raw)}", "indent the push's `key: value` lines under it")
-    problems = Problems()  # every wrong key in one run
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        path = (KEY, key)
-        if key not in _KEYS:
-            problems.add(error(path, "unknown setting", f"use one of {', '.join(KEYS)}"))
-        elif value is not None:  # a key left empty is not given, as jmx_exporter reads it
-            name, read = _KEYS[key]
-            values[name] = problems.check(read, value, path, error, file)
-    problems.raise_any()
+    values = OPEN_TELEMETRY.read(data[KEY], file.error)
+    headers = values.pop("headers") or {}
+    values["headers"] = {name: file.variable((KEY, "headers", name), value) for name, value in headers.items()}
+    values["resource_attributes"] = values["resource_attributes"] or {}
     return OtlpSettings(**values)
 
 

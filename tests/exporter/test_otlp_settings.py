@@ -84,18 +84,17 @@ def test_every_wrong_key_named_with_its_line_in_one_run():
                  "  timeoutSeconds: 1.5\n  endpoint: collector:4317\n  preserveNames: yes please\n"
                  "  headers: [a]\n  serviceName: '  '\n")
     assert [str(e) for e in failure.value.errors] == [
-        "F:3: openTelemetry.endpont: unknown setting; use one of endpoint, protocol, interval, timeoutSeconds, "
-        "preserveNames, headers, resourceAttributes, serviceInstanceId, serviceNamespace, serviceName, serviceVersion",
-        "F:4: openTelemetry.protocol: 'http/json' is not a protocol the push speaks; write grpc or http/protobuf",
-        "F:5: openTelemetry.interval: must be a whole number of seconds > 0, not the value 0; write a number such as 60",
-        "F:6: openTelemetry.timeoutSeconds: must be a whole number of seconds > 0, not the value 1.5; write a number "
-        "such as 60",
-        "F:7: openTelemetry.endpoint: 'collector:4317' is not an http:// or https:// URL; write the receiver's URL, "
-        "such as http://otel-collector:4317 (grpc) or http://prometheus:9090/api/v1/otlp (http/protobuf)",
-        "F:8: openTelemetry.preserveNames: must be true or false, not the value 'yes please'; write true or false",
-        "F:9: openTelemetry.headers: must be a mapping of names to values, not a list; write one `name: value` line "
-        "per entry under it",
-        "F:10: openTelemetry.serviceName: must not be blank; write a value or remove the key",
+        "F:3: openTelemetry.endpont: unknown setting; use one of endpoint, headers, interval, preserveNames, protocol, "
+        "resourceAttributes, serviceInstanceId, serviceName, serviceNamespace, serviceVersion, timeoutSeconds",
+        "F:4: openTelemetry.protocol: must be one of grpc, http/protobuf, got 'http/json'; write grpc or http/protobuf",
+        "F:5: openTelemetry.interval: must be a whole number of seconds > 0, got 0; write a number such as 60",
+        "F:6: openTelemetry.timeoutSeconds: must be a whole number of seconds > 0, got 1.5; write a number such as 10",
+        "F:7: openTelemetry.endpoint: must be an http:// or https:// URL, got 'collector:4317'; write the receiver's "
+        "URL, such as http://otel-collector:4317 (grpc) or http://prometheus:9090/api/v1/otlp (http/protobuf)",
+        "F:8: openTelemetry.preserveNames: must be true or false, got 'yes please'; set preserveNames to true or false",
+        "F:9: openTelemetry.headers: must be a mapping of names to text values, got ['a']; write one `name: value` "
+        "line per header under it",
+        "F:10: openTelemetry.serviceName: must be a text value, got '  '; set serviceName to a text value",
     ]
 
 
