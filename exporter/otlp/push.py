@@ -48,8 +48,10 @@ def make_exporter(push: Push):
     if push.protocol == GRPC:
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 
+        # gRPC metadata keys are lowercase (HTTP/2's header names): grpcio refuses `Authorization`,
+        # which grpc-java, jmx_exporter's, lowercases
         return OTLPMetricExporter(endpoint=push.endpoint, insecure=push.endpoint.startswith("http://"),
-                                  headers=dict(push.headers), timeout=push.timeout_seconds)
+                                  headers={k.lower(): v for k, v in push.headers.items()}, timeout=push.timeout_seconds)
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
     return OTLPMetricExporter(endpoint=push.endpoint, headers=dict(push.headers), timeout=push.timeout_seconds)
@@ -99,6 +101,7 @@ class Pusher:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(wait)
+        logging.getLogger(_SDK_LOGGER).removeHandler(self._words)
         try:
             self.exporter.shutdown(timeout_millis=wait * 1000)
         except Exception:  # shutting down: nothing left to report to

@@ -136,7 +136,7 @@ def test_prometheus_3_receives_over_http_protobuf_what_metrics_serves(sim, tmp_p
 def test_grpc_receiver_gets_what_metrics_serves_in_1x_naming(sim, tmp_path):
     with GrpcReceiver() as receiver:
         block = (f"openTelemetry:\n  endpoint: http://127.0.0.1:{receiver.port}\n  protocol: grpc\n  interval: 1\n"
-                 f"  headers:\n    x-tenant: ${{OTLP_TENANT}}\n")
+                 f"  headers:\n    X-Tenant: ${{OTLP_TENANT}}\n")  # gRPC metadata: sent lowercase
         with Serve(sidecar_config(tmp_path, sim, block, naming="1.x"), env={"OTLP_TENANT": "team-a"}) as sidecar:
             def expected():
                 out = {}
