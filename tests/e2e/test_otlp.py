@@ -163,8 +163,8 @@ def test_a_receiver_that_is_down_is_counted_logged_once_and_never_stops_the_side
              f"  timeoutSeconds: 1\n")
     with Serve(sidecar_config(tmp_path, sim, block)) as sidecar:
         deadline = time.monotonic() + 30
-        while self_metric(sidecar.get(), "kafka_jmx_sidecar_otlp_pushes_total", result="failure") < 3:
-            assert time.monotonic() < deadline, "no three failed pushes in 30 s"
+        while self_metric(sidecar.get(), "kafka_jmx_sidecar_otlp_pushes_total", result="failure") < 2:
+            assert time.monotonic() < deadline, "no two failed pushes in 30 s"
             time.sleep(0.5)
         assert sidecar.status("/-/ready") == 200
         assert URP in sidecar.get()
