@@ -86,10 +86,13 @@ class Sample:
 
 def eta_s(s: Sample) -> int | None:
     """Seconds left: while writing OpenMetrics, the bytes still expected at the rate since the first
-    bytes; else the tasks not done of the stages submitted so far at the phase's task rate (a phase
-    whose later Spark jobs have not started yet takes longer than this says). None: no basis yet."""
-    if s.bytes and s.bytes_estimate and s.bytes_per_s and s.bytes < s.bytes_estimate:
-        return round((s.bytes_estimate - s.bytes) / s.bytes_per_s)
+    bytes (none before: the tasks of the shuffle before the writing say nothing of it); else the
+    tasks not done of the stages submitted so far at the phase's task rate (a phase whose later
+    Spark jobs have not started yet takes longer than this says). None: no basis (yet)."""
+    if s.bytes_estimate:
+        if s.bytes and s.bytes_per_s and s.bytes < s.bytes_estimate:
+            return round((s.bytes_estimate - s.bytes) / s.bytes_per_s)
+        return None
     if s.tasks_done and s.phase_s > 0 and s.tasks_total > s.tasks_done:
         return round((s.tasks_total - s.tasks_done) * s.phase_s / s.tasks_done)
     return None

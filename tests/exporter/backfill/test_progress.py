@@ -134,8 +134,11 @@ def test_a_record_says_what_is_known_and_the_time_left():
     assert fields == {"phase": "writing", "elapsed_s": 42.0, "phase_s": 10.0, "tasks_done": 8, "tasks_total": 14,
                       "stages": [19], "bytes": 300_000_000, "bytes_estimate": 1_000_000_000,
                       "bytes_per_s": 50_000_000, "eta_s": 14}
-    # past the estimate, or no bytes yet: the tasks' rate; nothing done yet: no basis
-    assert eta_s(Sample("writing", 10.0, 8, 14, [19], bytes=2_000, bytes_estimate=1_000, bytes_per_s=100.0)) == 8
+    # writing with an estimate: only the bytes say (not before the rate is known, nor past the estimate)
+    assert eta_s(Sample("writing", 10.0, 8, 14, [19], bytes=0, bytes_estimate=1_000)) is None
+    assert eta_s(Sample("writing", 10.0, 8, 14, [19], bytes=2_000, bytes_estimate=1_000, bytes_per_s=100.0)) is None
+    # else (Parquet, the other phases) the tasks of the stages submitted at the phase's rate
+    assert eta_s(Sample("writing", 10.0, 8, 14, [19], bytes=2_000)) == 8
     assert eta_s(Sample("reading", 4.0, 2, 6, [3, 4])) == 8
     assert eta_s(Sample("reading", 4.0, 0, 6, [3])) is None and eta_s(Sample("reading", 4.0, 6, 6, [])) is None
     assert record(Sample("reading", 0.5, 0, 0, []), 3.0)[0] == "reading: no Spark task yet"
@@ -146,3 +149,16 @@ def test_bytes_under_counts_every_file_below(tmp_path):
     (tmp_path / "d" / "e").mkdir(parents=True)
     (tmp_path / "d" / "e" / "b").write_bytes(b"y" * 32)
     assert bytes_under(str(tmp_path)) == 42 and bytes_under(str(tmp_path / "nothing")) == 0
+
+
+def test_an_unexpected_failure_is_one_line_of_the_json_summary():
+    """A failed Spark job's message holds a Java stack trace: the JSON object keeps what precedes it."""
+    from kafka_jmx_sidecar.exporter.backfill import summary
+
+    error = RuntimeError("An error occurred while calling o91.collectToPython.\n: org.apache.spark.SparkException: "
+                         "Job aborted due to stage failure: Task 0 in stage 3.0 failed\n\tat org.apache.spark.Foo"
+                         "(Foo.scala:1)\n\tat org.apache.spark.Bar(Bar.scala:2)\n")
+    assert summary.failure(1, "failed", summary.error_text(error), {"lines_read": 10}) == {
+        "lines_read": 10, "status": "failed", "exit_code": 1,
+        "error": "RuntimeError: An error occurred while calling o91.collectToPython. : org.apache.spark.SparkException: "
+                 "Job aborted due to stage failure: Task 0 in stage 3.0 failed"}
