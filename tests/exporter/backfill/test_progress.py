@@ -162,3 +162,22 @@ def test_an_unexpected_failure_is_one_line_of_the_json_summary():
         "lines_read": 10, "status": "failed", "exit_code": 1,
         "error": "RuntimeError: An error occurred while calling o91.collectToPython. : org.apache.spark.SparkException: "
                  "Job aborted due to stage failure: Task 0 in stage 3.0 failed"}
+
+
+def test_a_refused_import_fails_with_the_runs_figures(tmp_path, capsys):
+    """With --summary json the import comes before the summary: promtool (the real one) refusing a
+    file ends the run with the figures attached, for the command's one JSON object (no other)."""
+    from kafka_jmx_sidecar.exporter.backfill import job
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "metrics-00000-0000.om").write_text("not OpenMetrics\n")
+    opts = job.Options(["in"], str(out), import_dir=str(tmp_path / "tsdb"), summary="json")
+    phases = progress.Phases()
+    phases.enter("starting")
+    with pytest.raises(job.ImportFailed, match="--import: promtool refused metrics-00000-0000.om: ") as failed:
+        job._finish(opts, 0, {"output_files": ["metrics-00000-0000.om"], "samples": 7}, phases)
+    assert capsys.readouterr().out == ""
+    figures = failed.value.figures
+    assert (figures["samples"], figures["imported_into"], list(figures["timings"])) == (7, str(tmp_path / "tsdb"),
+                                                                                        ["starting", "importing"])
