@@ -58,6 +58,23 @@ def test_json_carries_the_exception_as_err_without_a_traceback(capfd, restore_lo
     assert TS.match(record["ts"])
 
 
+def test_a_records_own_fields_follow_the_stable_ones(capfd, restore_logging):
+    """The backfill's progress records carry figures of their own: JSON values in json (unknown:
+    null), text in logfmt (unknown: left out; a list comma-separated); never over ts, level,
+    logger or msg."""
+    fields = {"phase": "writing", "tasks_done": 3, "stages": [14, 15], "bytes_per_s": None, "msg": "not this"}
+    logs.configure("info", "json")
+    logging.getLogger("kafka_jmx_sidecar.backfill.progress").info("writing: 3/8 tasks", extra={"fields": fields})
+    logs.configure("info", "logfmt")
+    logging.getLogger("kafka_jmx_sidecar.backfill.progress").info("writing: 3/8 tasks", extra={"fields": fields})
+    as_json, as_logfmt = records(capfd)
+    record = json.loads(as_json)
+    assert list(record) == ["ts", "level", "logger", "msg", "phase", "tasks_done", "stages", "bytes_per_s"]
+    assert (record["msg"], record["tasks_done"], record["stages"], record["bytes_per_s"]) == (
+        "writing: 3/8 tasks", 3, [14, 15], None)
+    assert as_logfmt.endswith(' msg="writing: 3/8 tasks" phase=writing tasks_done=3 stages=14,15'), as_logfmt
+
+
 def test_serve_logs_json_lines_from_the_start(tmp_path):
     with socket.socket() as s:  # a port nobody listens on: the broker is unreachable
         s.bind(("127.0.0.1", 0))
