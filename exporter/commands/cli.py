@@ -218,8 +218,8 @@ def _run_backfill(args) -> int:
 
         from kafka_jmx_sidecar.exporter.backfill import job
     except ImportError as e:
-        print(f"error: backfill needs pyspark ({e}); install the spark extra: pip install 'kafka-jmx-sidecar[spark]'",
-              file=sys.stderr)
+        logs.failure(f"error: backfill needs pyspark ({e}); install the spark extra: "
+                     "pip install 'kafka-jmx-sidecar[spark]'")
         return 2
     from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 
@@ -234,12 +234,12 @@ def _run_backfill(args) -> int:
     try:
         return job.run(opts)
     except job.Interrupted as e:  # SIGINT or SIGTERM: the job stopped Spark and removed its partial output
-        print(e, file=sys.stderr)
+        logs.failure(str(e))
         if json_summary:
             summary.print_json(summary.failure(e.exit_code, "interrupted", str(e)))
         return e.exit_code
     except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        logs.failure(f"error: {e}")
         if json_summary:
             summary.print_json(summary.failure(summary.EXIT_USAGE, "error", str(e), getattr(e, "figures", None)))
         return summary.EXIT_USAGE
