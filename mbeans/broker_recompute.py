@@ -94,7 +94,7 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     # Formulas are pure functions of Counts, and a broker's tens of thousands of partitions take a
     # handful of distinct Counts: each distinct one is judged once, then looked up. Without an
     # assignment the Counts follow from (ReplicasCount, InSyncReplicasCount, min ISR), a cheaper
-    # key; with one the Counts are the key (7 fields: never equal to a 3-field key).
+    # key; with one the Counts are the key (8 fields: never equal to a 3-field key).
     judged: dict[tuple, tuple[Counts, tuple[int, ...]]] = {}
     led_by: dict[tuple, int] = {}
     without_assignment = 0
@@ -114,14 +114,14 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             holes = sum(1 for r in a.replicas if r < 0)
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
-            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
+            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m, None))
         else:
             without_assignment += 1
             key = (shown, isr_of[i], m)
         found = judged.get(key)
         if found is None:
             c = key if len(key) == len(Counts._fields) else new_counts(
-                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m))
+                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m, None))
             found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas))
             led_by[key] = 0
         led_by[key] += 1

@@ -281,7 +281,7 @@ def test_check_config_accepts_the_cluster_mode_without_a_jmx_target(tmp_path):
     # topic-command is a broker sidecar's mistake, and says where it belongs
     ("hostPort: 127.0.0.1:9999\nsidecar:\n  recompute:\n    semantics: topic-command\n",
      "F:4: sidecar.recompute.semantics: 'topic-command' is not a broker-gauge profile (topic-command describes "
-     "kafka-topics.sh, not a broker's gauges); use one of kafka-3.7, kafka-2.5, legacy (or topic-command with "
+     "kafka-topics.sh, not a broker's gauges); use one of kafka-3.7, kafka-4.1, kafka-2.5, legacy (or topic-command with "
      "sidecar.mode: cluster)\n"),
 ])
 def test_check_config_refuses_with_file_line_key_and_fix(tmp_path, text, expected):
