@@ -316,3 +316,63 @@ def test_a_config_error_is_a_config_error():
         from kafka_jmx_sidecar.exporter.config.sidecar import require_source
 
         require_source(parse_config("sidecar:\n  mode: cluster\nhostPort: h:1\n"))
+
+
+# --- eligible leader replicas (KIP-966) under the kafka-4.1 profile -------------------------------
+
+def elr_view(known=True, level=1):
+    """Brokers 1, 3 live (2 down), min ISR 2, as a real 4.x cluster with ELR on shows them."""
+    def p(topic, leader, replicas, isr, elr, last=()):
+        return Partition(topic, 0, leader, tuple(replicas), tuple(isr), (), (), (),
+                         tuple(elr) if known else None, tuple(last) if known else None)
+    partitions = (
+        p("guarded", 1, [1, 2, 3], [1], [2]),        # 1 < 2 and ELR [2]: under min ISR, a clean candidate left
+        p("bare", 3, [3, 2], [3], []),                # 1 < 2, ELR empty (cleared): under min ISR, none left
+        p("waiting", None, [2, 4], [], [2, 4]),       # leaderless, ELR [2, 4]: clean once 2 or 4 is back
+        p("lost", None, [4], [], [], [4]),            # leaderless, ISR and ELR empty: unclean or 4 back
+        p("fine", 1, [1, 3], [1, 3], []),
+    )
+    cluster = Cluster("kRaFt", 1, tuple(Broker(b, "127.0.0.1", 9092) for b in (1, 3)), "DescribeCluster")
+    unknowns = () if known else (Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
+                                         "broker 3.6: no DescribeTopicPartitions (Kafka 3.8+, KIP-966)"),)
+    return AdminView(cluster, partitions, {t: TopicConfig(2) for t in ("guarded", "bare", "waiting", "lost", "fine")},
+                     {}, (), unknowns, elr_level=level)
+
+
+def test_elr_figures_per_partition_and_summed(caplog):
+    c = collector(FakeAdmin(elr_view()), semantics="kafka-4.1")
+    lines, own = poll(c)
+    assert series(lines, "kafka_cluster_partition_elrunderminisr") == [
+        'kafka_cluster_partition_elrunderminisr{leader="1",partition="0",topic="fine",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="1",partition="0",topic="guarded",} 1.0',
+        'kafka_cluster_partition_elrunderminisr{leader="3",partition="0",topic="bare",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="none",partition="0",topic="lost",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="none",partition="0",topic="waiting",} 0.0',
+    ]
+    assert 'kafka_cluster_partition_elrofflineclean{leader="none",partition="0",topic="waiting",} 1.0' in lines
+    assert 'kafka_cluster_partition_elrofflineclean{leader="none",partition="0",topic="lost",} 0.0' in lines
+    assert 'kafka_cluster_partition_elrofflineunclean{leader="none",partition="0",topic="lost",} 1.0' in lines
+    assert 'kafka_cluster_partition_elrofflineunclean{leader="none",partition="0",topic="waiting",} 0.0' in lines
+    assert "kafka_cluster_elr_underminisrpartitioncount 1.0" in lines
+    assert "kafka_cluster_elr_offlinecleanpartitioncount 1.0" in lines
+    assert "kafka_cluster_elr_offlineuncleanpartitioncount 1.0" in lines
+    # the kafka-3.7 gauges are unchanged: both under min ISR, both leaderless offline
+    assert "kafka_server_replicamanager_underminisrpartitioncount 2.0" in lines
+    assert "kafka_controller_kafkacontroller_offlinepartitionscount 2.0" in lines
+    assert 'kafka_jmx_sidecar_cluster_feature_level{feature="eligible.leader.replicas.version"} 1.0' in own
+    # kafka-3.7 has no ELR figures: none published
+    lines, _ = poll(collector(FakeAdmin(elr_view()), semantics="kafka-3.7"))
+    assert not [line for line in lines if "elr" in line]
+
+
+def test_elr_not_known_is_absent_not_zero_with_a_metric_and_one_log_line(caplog):
+    caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.cluster")
+    c = collector(FakeAdmin(elr_view(known=False, level=None)), semantics="kafka-4.1")
+    for _ in range(2):
+        lines, own = poll(c)
+        assert not [line for line in lines if "elr" in line]
+        assert 'kafka_jmx_sidecar_admin_unknown{input="eligible_leader_replicas",reason="unsupported"} 1.0' in own
+        assert "kafka_jmx_sidecar_cluster_feature_level{" not in own
+    said = [r.getMessage() for r in caplog.records if "eligible leader replicas are not known" in r.getMessage()]
+    assert said == ["cluster: the eligible leader replicas are not known (broker 3.6: no DescribeTopicPartitions "
+                    "(Kafka 3.8+, KIP-966)): the kafka-4.1 profile's ELR figures are left out, not published as 0"]
