@@ -103,7 +103,7 @@ class AdminSource:
         self.connect()
         self.requests = {}
         started = time.monotonic()
-        api_versions = self._client.api_versions()
+        api_versions = _known_api_versions(self._client)
         names = {key.name: tuple(value) for key, value in api_versions.items()}
         version = _release(api_versions)
         unknowns: list[Unknown] = []
@@ -325,6 +325,19 @@ def _broker_fix(reason: Reason) -> str:
     return {Reason.UNAUTHORIZED: "; grant the sidecar's principal DESCRIBE_CONFIGS on the cluster",
             Reason.UNREACHABLE: "; check that the broker runs and that its advertised listener is reachable "
                                 "from the sidecar"}.get(reason, "")
+
+
+def _known_api_versions(client) -> dict:
+    """The broker's API versions by kafka-python's ApiKey, for the APIs kafka-python knows. A newer
+    broker also lists APIs kafka-python has no ApiKey for (Kafka 4.4: key 93), and kafka-python
+    3.0's api_versions() then raises ValueError on the whole answer: those are left out."""
+    try:
+        return client.api_versions()
+    except ValueError:
+        from kafka.protocol.api_key import ApiKey
+        known = {k.value for k in ApiKey}
+        raw = client._manager.broker_version_data.api_versions
+        return {ApiKey(k): v for k, v in raw.items() if k in known}
 
 
 def _release(api_versions: dict) -> str:
