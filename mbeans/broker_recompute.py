@@ -43,6 +43,7 @@ class Assignment(NamedTuple):
     replicas: tuple[int, ...]
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
+    elr: int | None = None  # how many eligible leader replicas (KIP-966); None: not known
 
 
 @dataclass
@@ -57,6 +58,11 @@ class BrokerHealth:
     # led partitions the Admin API did not describe (or described without replicas: assignment not
     # known yet), judged from the broker's own ReplicasCount alone, without reassignment
     without_assignment: int = 0
+    # Under a profile with ELR figures: ElrUnderMinIsr per member (0 where not led) and the led
+    # partitions it counts; None where some led partition's ELR is not known (absent, not 0). The
+    # leaderless figures are no broker's: the cluster-wide mode has them.
+    elr_under_min_isr: array | None = None
+    elr_under_min_isr_count: int | None = None
 
 
 def full_replica_count(shown: int, adding: int, broker: Profile) -> int:
@@ -95,7 +101,9 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     # handful of distinct Counts: each distinct one is judged once, then looked up. Without an
     # assignment the Counts follow from (ReplicasCount, InSyncReplicasCount, min ISR), a cheaper
     # key; with one the Counts are the key (8 fields: never equal to a 3-field key).
-    judged: dict[tuple, tuple[Counts, tuple[int, ...]]] = {}
+    judged: dict[tuple, tuple[Counts, tuple[int, ...], int | None]] = {}
+    elr_formula = profile.elr_under_min_isr
+    elr_column = array("q", bytes(8 * n)) if elr_formula is not None and assignments else None
     led_by: dict[tuple, int] = {}
     without_assignment = 0
     for i in range(n):
@@ -114,7 +122,7 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             holes = sum(1 for r in a.replicas if r < 0)
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
-            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m, None))
+            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m, a.elr))
         else:
             without_assignment += 1
             key = (shown, isr_of[i], m)
@@ -122,12 +130,21 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
         if found is None:
             c = key if len(key) == len(Counts._fields) else new_counts(
                 Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m, None))
-            found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas))
+            elr = None if elr_formula is None or c.elr is None else int(elr_formula(c, ops))
+            found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas), elr)
             led_by[key] = 0
         led_by[key] += 1
         for column, value in zip(part_columns, found[1]):
             column[i] = value
+        if elr_column is not None:
+            if found[2] is None:
+                elr_column = None  # one led partition without its ELR: the figure is not known
+            else:
+                elr_column[i] = found[2]
     out.without_assignment = without_assignment
+    if elr_column is not None:
+        out.elr_under_min_isr = elr_column
+        out.elr_under_min_isr_count = sum(count for key, count in led_by.items() if judged[key][2])
     for key, count in led_by.items():
         c = judged[key][0]
         out.led += count
