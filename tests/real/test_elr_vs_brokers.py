@@ -98,6 +98,7 @@ class Scene:
         self.controller = Collector(lambda cfg, s=loaded.settings: JmxSource(cfg, broker_settings(cfg, s)),
                                     loaded.config, loaded.settings)
         self.rows: list[str] = []  # the report: each state, the sidecar's and the tool's figures
+        self.described: dict[str, str] = {}  # state -> the tool's describe output
 
     def close(self) -> None:
         self.view.source.close()
@@ -164,6 +165,7 @@ class Scene:
         assert lists == tool_lists, f"{state}: the sidecar's ISR/ELR/LastKnownElr differ from the tool's:\n{text}"
         assert {k: v for k, v in tool_raised.items() if v} == wanted, f"{state}: health on the tool's output:\n{text}"
         assert totals == {TOTAL[f]: float(sum(1 for v in wanted.values() if GAUGE[f] in v)) for f in FIGURES}
+        self.described[state] = text
         self.rows.append(f"{state:16} sidecar {sorted((k, sorted(v)) for k, v in raised.items() if v)} "
                          f"totals {totals}\n{'':16} tool    {sorted((k, sorted(v)) for k, v in tool_raised.items() if v)} "
                          f"Elr/LastKnownElr {sorted((k, v[1], v[2]) for k, v in tool_lists.items() if v[1] or v[2])}")
@@ -184,6 +186,7 @@ def scene(tmp_path_factory):
             yield s
         finally:
             print("\n" + "\n".join(s.rows))
+            print("".join(f"--- describe at {k}\n{v}" for k, v in s.described.items()))
             s.close()
 
 
