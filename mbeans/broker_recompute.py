@@ -73,6 +73,12 @@ def full_replica_count(shown: int, adding: int, broker: Profile) -> int:
     return shown - int(broker.replicas_count(empty, PYTHON_OPS))
 
 
+def _assigned_counts(a: Assignment, isr: int, min_isr: int) -> Counts:
+    """A led partition's Counts from its Admin API lists and the broker's own ISR count."""
+    return tuple.__new__(Counts, (True, True, len(a.replicas), multiset_overlap(a.adding, a.replicas) if a.adding else 0,
+                                  bool(a.adding or a.removing), isr, min_isr, a.elr))
+
+
 def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profile: Profile,
                      min_isr_of: Callable[[str], int],
                      assignments: Mapping[tuple[str, int], Assignment] | None = None) -> BrokerHealth:
@@ -104,6 +110,7 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     judged: dict[tuple, tuple[Counts, tuple[int, ...], int | None]] = {}
     elr_formula = profile.elr_under_min_isr
     elr_column = array("q", bytes(8 * n)) if elr_formula is not None and assignments else None
+    elr_known = True
     led_by: dict[tuple, int] = {}
     without_assignment = 0
     for i in range(n):
@@ -116,13 +123,10 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             m = min_isr[t] = min_isr_of(topics[t])
         a = assignments.get((topics[t], partition_of[i])) if assignments else None
         if a is not None and a.replicas:
-            replicas = len(a.replicas)
-            adding = multiset_overlap(a.adding, a.replicas) if a.adding else 0
-            moving = bool(a.adding or a.removing)
             holes = sum(1 for r in a.replicas if r < 0)
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
-            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m, a.elr))
+            key = _assigned_counts(a, isr_of[i], m)
         else:
             without_assignment += 1
             key = (shown, isr_of[i], m)
@@ -137,12 +141,10 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
         for column, value in zip(part_columns, found[1]):
             column[i] = value
         if elr_column is not None:
-            if found[2] is None:
-                elr_column = None  # one led partition without its ELR: the figure is not known
-            else:
-                elr_column[i] = found[2]
+            elr_column[i] = found[2] or 0
+            elr_known = elr_known and found[2] is not None  # one led partition without it: not known
     out.without_assignment = without_assignment
-    if elr_column is not None:
+    if elr_column is not None and elr_known:
         out.elr_under_min_isr = elr_column
         out.elr_under_min_isr_count = sum(count for key, count in led_by.items() if judged[key][2])
     for key, count in led_by.items():

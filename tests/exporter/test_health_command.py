@@ -223,16 +223,18 @@ def test_real_41_elr_line_is_listed_like_kafka_topics_did():
     assert (p.returncode, p.stdout) == (0, "")
 
 
-# Real Kafka 4.4 `kafka-topics.sh --describe` output (3 brokers, min ISR 2, ELR on): brokers 3 and 2
-# stopped, then min.insync.replicas of `cleared` set to 1 (which cleared its ELR and LastKnownElr);
-# typed from the run of tests/real/test_elr_vs_brokers.py, whose sidecar agreed with these verdicts.
+# Real Kafka 4.4 `kafka-topics.sh --describe` output, as printed (3 brokers, min.insync.replicas=2 at
+# the cluster level, ELR on): brokers 3 and 2 stopped, then min.insync.replicas of `cleared` set to 1
+# while it was offline, which cleared its ELR and LastKnownElr (tests/real/test_elr_vs_brokers.py,
+# state min_isr_changed, whose sidecar agreed with these verdicts).
 REAL_4_4_ELR = (
-    "Topic: cleared\tTopicId: ZKO2vcu0SGW3Vkxm5njZLQ\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=1\n"
+    "Topic: cleared\tTopicId: BNh4IGmnSTmNZxRiLvuBIw\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=1\n"
     "\tTopic: cleared\tPartition: 0\tLeader: none\tReplicas: 3,2\tIsr: \tElr: \tLastKnownElr: \n"
-    "Topic: orders\tTopicId: ZUEIcMLwSWuLlo7h4rmcJQ\tPartitionCount: 2\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
-    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 2,3,1\tIsr: 1\tElr: 2\tLastKnownElr: \n"
-    "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 3,1,2\tIsr: 1,2\tElr: \tLastKnownElr: \n"
-    "Topic: pairs\tTopicId: _8Ljb_zzS4yAYmfCpjNriA\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=2\n"
+    "Topic: orders\tTopicId: Pr3GDmMFRP6VHaKg7wYvLA\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
+    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 2,3,1\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 2\tLeader: 1\tReplicas: 3,1,2\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "Topic: pairs\tTopicId: Sqt5w0OwREeCf9AtfYY0hA\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=2\n"
     "\tTopic: pairs\tPartition: 0\tLeader: none\tReplicas: 2,3\tIsr: \tElr: 2,3\tLastKnownElr: 2\n"
 )
 
@@ -245,7 +247,8 @@ def test_real_44_describe_with_elr_fields_under_kafka_4_1(tmp_path):
     assert {key: tuple(r[k] for k in elr) for key, r in got.items()} == {
         ("cleared", 0): (False, False, True),   # leaderless, ISR and ELR empty: no clean leader
         ("orders", 0): (True, False, False),    # ISR 1 < 2, ELR [2]: a clean candidate left
-        ("orders", 1): (False, False, False),   # at min ISR: the ELR is empty by Kafka's rule
+        ("orders", 1): (True, False, False),
+        ("orders", 2): (True, False, False),
         ("pairs", 0): (False, True, False),     # leaderless, ELR [2, 3]: clean once 2 or 3 is back
     }
     assert got[("pairs", 0)]["eligible_leader_replicas"] == [2, 3] and got[("pairs", 0)]["last_known_elr"] == [2]
