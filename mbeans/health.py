@@ -215,7 +215,7 @@ Formula = Callable[[Counts, Ops], Any]
 
 @dataclass(frozen=True)
 class Profile:
-    """One released behaviour of Kafka's health checks (the profiles: README, "Partition health")."""
+    """One released behaviour of Kafka's health checks (the profiles: docs/health.md)."""
 
     name: str
     summary: str

@@ -1,5 +1,5 @@
 """Partition states from the two text forms operators have: JSON Lines (the `health` command's
-input, README) and saved `kafka-topics.sh --describe` output of any released Kafka version.
+input, docs/health.md) and saved `kafka-topics.sh --describe` output of any released Kafka version.
 
 Readers yield `Parsed(line_no, state, source)` for good lines and `Rejected(line_no, reason, kind)`
 for bad ones and never stop early: one malformed line must not hide the rest. Besides malformed

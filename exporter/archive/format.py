@@ -1,5 +1,5 @@
 """The archive's records: what one line of an archive file holds, as typed values, and the one
-encoding and decoding of each (README "Archive format" documents the same thing for users).
+encoding and decoding of each (docs/archive-format.md documents the same thing for users).
 
 Encoding: JSON Lines, one record per line, written whole with its newline. JSON because every
 tool (and Spark's text and JSON readers) reads it, and because a line is self-delimiting: a crash

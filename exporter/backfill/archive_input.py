@@ -71,7 +71,7 @@ def is_archive(path: str) -> bool:
 
 
 def source_of(path: str) -> str:
-    """One directory is one broker's archive (README): a file's source is its directory."""
+    """One directory is one broker's archive (docs/backfill.md): a file's source is its directory."""
     return os.path.dirname(os.path.abspath(path))
 
 

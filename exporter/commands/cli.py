@@ -1,5 +1,5 @@
 """The `kafka-jmx-sidecar` command line: its commands, their arguments, and dispatch to the modules
-that run them (README documents each command)."""
+that run them (docs/running.md documents each command)."""
 from __future__ import annotations
 
 import argparse

@@ -46,6 +46,12 @@ def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | No
     except ConfigError as e:
         err.write(f"{e}\n")
         return 2
+    return check_loaded(loaded, path, out, err)
+
+
+def check_loaded(loaded: Loaded, path: str, out: IO[str], err: IO[str]) -> int:
+    """What `check-config` adds to the loader's checks, on a file already loaded: 0 and the OK
+    lines, or 2 and why (jmx_exporter's mistakes, which serve would ignore; an unwritable archive)."""
     c = loaded.config
     for w in c.warnings:
         err.write(f"{'error' if w in c.mistakes else 'warning'}: {w}\n")
@@ -207,4 +213,4 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-__all__ = ["check_config", "make_collector", "scrape", "serve"]
+__all__ = ["check_config", "check_loaded", "make_collector", "scrape", "serve"]
