@@ -8,7 +8,8 @@ A cluster is a plain dict in the `simulate --cluster` format:
                                  "adding_replicas": [], "removing_replicas": []}]}]}
 
 plus, optionally: `"metadata": "kraft" | "zookeeper"` (default: ZooKeeper before Kafka 3.3, KRaft
-from 3.3), `"offline": [ids]` (nodes down at start), `"cluster_id"`, and per topic the shorthand
+from 3.3), `"offline": [ids]` (nodes down at start), `"cluster_id"`, `"features"` (finalized feature levels,
+e.g. `{"eligible.leader.replicas.version": 1}`, which harness/admin_wire.py answers), and per topic the shorthand
 `"partitions": N, "replication_factor": R` (replicas assigned round-robin). Partition fields are
 those of the `health` command's input; the partition number is the list position. Negative replica
 ids are placeholders for replicas that do not exist yet.

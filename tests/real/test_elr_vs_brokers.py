@@ -11,6 +11,8 @@ At every state, side by side:
     release's own `kafka-topics.sh --describe` (TopicCommand) prints;
   - the cluster-wide mode under kafka-4.1 publishes, per partition and summed, the ELR figures the
     `health` command finds in that describe output (two input paths, one set of formulas);
+  - the sidecar next to broker 1 (never stopped here; JMX, the Admin API, recompute kafka-4.1,
+    rules/kafka-health.yml) publishes for the partitions it leads the cluster view's ElrUnderMinIsr;
   - the figures this file expects, typed from KIP-966's rules (below), hold;
 and the controller's ElectionFromEligibleLeaderReplicasPerSec meter stays 0 until a broker of an
 ELR comes back to a leaderless partition, then counts the election.
@@ -32,7 +34,9 @@ from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.poll.snapshot import TEXT, assemble
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
 from kafka_jmx_sidecar.exporter.source.cluster import ClusterSource
-from tests.real.test_cluster_vs_brokers import CLUSTER_RULES
+from tests.real.test_cluster_vs_brokers import CLUSTER_RULES, REPO
+
+HEALTH_RULES = (REPO / "rules" / "kafka-health.yml").read_text()
 
 TOPICS = {"orders": [[1, 2, 3], [2, 3, 1], [3, 1, 2]], "pairs": [[2, 3]], "cleared": [[3, 2]]}
 FIGURES = ("elr_under_min_isr", "elr_offline_clean", "elr_offline_unclean")
@@ -97,12 +101,30 @@ class Scene:
         loaded = load(str(path))
         self.controller = Collector(lambda cfg, s=loaded.settings: JmxSource(cfg, broker_settings(cfg, s)),
                                     loaded.config, loaded.settings)
+        path = tmp / "broker-1.yml"
+        path.write_text(config_text(kafka.jmx_host_port(1), HEALTH_RULES,
+                                    f"  namesRefreshSeconds: 0.01\n  recompute:\n    semantics: kafka-4.1\n"
+                                    f"  admin:\n    bootstrapServers: {kafka.bootstrap}\n"))
+        loaded = load(str(path))
+        self.broker_1 = Collector(lambda cfg, s=loaded.settings: JmxSource(cfg, broker_settings(cfg, s)),
+                                  loaded.config, loaded.settings)
         self.rows: list[str] = []  # the report: each state, the sidecar's and the tool's figures
         self.described: dict[str, str] = {}  # state -> the tool's describe output
 
     def close(self) -> None:
-        self.view.source.close()
-        self.controller.source.close()
+        for c in (self.view, self.controller, self.broker_1):
+            c.source.close()
+
+    def broker_1_figure(self) -> tuple[dict, float]:
+        """What the sidecar next to broker 1 publishes: ElrUnderMinIsr per hosted partition, and the count."""
+        text = _poll(self.broker_1)
+        flags = {}
+        for labels, v in re.findall(r"^kafka_cluster_partition_elrunderminisr\{(.*)\} (\S+)$", text, re.M):
+            found = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+            flags[(found["topic"], int(found["partition"]))] = float(v)
+        m = re.search(r"^kafka_cluster_elr_underminisrpartitioncount (\S+)$", text, re.M)
+        assert m and flags, text
+        return flags, float(m.group(1))
 
     def sidecar(self) -> tuple[dict, dict, dict]:
         """(partition -> (ISR, ELR, LastKnownElr) as the sidecar's Admin API read them,
@@ -121,6 +143,9 @@ class Scene:
         lists = {(p.topic, p.partition): (tuple(sorted(p.isr)), tuple(sorted(p.eligible_leader_replicas)),
                                           tuple(sorted(p.last_known_elr))) for p in read.partitions if p.topic in TOPICS}
         return lists, raised, totals
+
+    def led_by(self, broker: int) -> set:
+        return {(p.topic, p.partition) for p in self.view.source.admin.read().partitions if p.leader == broker}
 
     def tool(self) -> tuple[str, dict, dict]:
         """The describe text, partition -> (ISR, Elr, LastKnownElr) as it prints them, and
@@ -166,6 +191,11 @@ class Scene:
         assert {k: v for k, v in tool_raised.items() if v} == wanted, f"{state}: health on the tool's output:\n{text}"
         assert totals == {TOTAL[f]: float(sum(1 for v in wanted.values() if GAUGE[f] in v)) for f in FIGURES}
         self.described[state] = text
+        # the sidecar next to broker 1: its led partitions' figure is the cluster view's (leader 1)
+        led = {k: 1.0 if "elrunderminisr" in v else 0.0 for k, v in raised.items() if k in self.led_by(1)}
+        flags, count = self.broker_1_figure()
+        assert {k: v for k, v in flags.items() if v} == {k: v for k, v in led.items() if v}, (state, flags)
+        assert count == sum(led.values()), (state, count)
         self.rows.append(f"{state:16} sidecar {sorted((k, sorted(v)) for k, v in raised.items() if v)} "
                          f"totals {totals}\n{'':16} tool    {sorted((k, sorted(v)) for k, v in tool_raised.items() if v)} "
                          f"Elr/LastKnownElr {sorted((k, v[1], v[2]) for k, v in tool_lists.items() if v[1] or v[2])}")
