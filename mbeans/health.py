@@ -236,8 +236,9 @@ class Profile:
         return self.elr_under_min_isr is not None
 
     def formula(self, value: str) -> Formula | None:
-        """The formula of one health value by its name: a HealthFlags field, `replicas_count` or
-        `isr_count` (what the catalog's `MBeanSpec.shows` names). None: the profile has none."""
+        """The formula of one health value by its name: a HealthFlags or ElrFlags field,
+        `replicas_count` or `isr_count` (what the catalog's `MBeanSpec.shows` names). None: the
+        profile has none."""
         if value == "reassigning":
             return reassigning
         if value == "isr_count":
