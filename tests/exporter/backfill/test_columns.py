@@ -24,14 +24,16 @@ def spark_and_python(spark, state_list):
     df = spark.createDataFrame([tuple(c) for c in counts], SCHEMA)
     out = {}
     known = [c.elr is not None for c in counts]  # the backfill writes ELR figures only there
-    for profile in PROFILES.values():
-        columns = profile_values(profile, VALUES + ELR_VALUES)
-        rows = df.select(*(col.alias(name) for name, col in columns.items())).collect()
-        for name in columns:
-            formula = profile.formula(name)
-            where = known if name in ELR_VALUES else [True] * len(counts)
-            out[(profile.name, name)] = ([r[name] for r, k in zip(rows, where) if k],
-                                         [int(formula(c, PYTHON_OPS)) for c, k in zip(counts, where) if k])
+    # every profile's columns in one select: one Spark job per call, not one per profile
+    columns = {(profile.name, name): col for profile in PROFILES.values()
+               for name, col in profile_values(profile, VALUES + ELR_VALUES).items()}
+    aliases = {key: f"c{i}" for i, key in enumerate(columns)}
+    rows = df.select(*(col.alias(aliases[key]) for key, col in columns.items())).collect()
+    for profile, name in columns:
+        formula = PROFILES[profile].formula(name)
+        where = known if name in ELR_VALUES else [True] * len(counts)
+        out[(profile, name)] = ([r[aliases[profile, name]] for r, k in zip(rows, where) if k],
+                                [int(formula(c, PYTHON_OPS)) for c, k in zip(counts, where) if k])
     return out
 
 
