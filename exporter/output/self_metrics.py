@@ -283,6 +283,19 @@ class SelfMetrics:
             self.reassignment_unknowns.labels(*labels).set(count)
         self.reassignment_moving.set(outcome.moving)
 
+    def enable_otlp(self) -> None:
+        """The push of `openTelemetry:` (exporter/otlp/push.py)."""
+        if hasattr(self, "otlp_pushes"):
+            return
+        r = self.registry
+        self.otlp_pushes = Counter(_PREFIX + "otlp_pushes", "Pushes to the OTLP receiver of openTelemetry: by result "
+                                   "(a failure: the receiver or the exporter refused a part of it).", ["result"],
+                                   registry=r)
+        for result in ("success", "failure"):
+            self.otlp_pushes.labels(result)
+        self.otlp_push_duration = Gauge(_PREFIX + "otlp_push_duration_seconds", "How long the last push took.",
+                                        registry=r)
+
     def enable_cluster(self) -> None:
         """The cluster-wide mode's metrics (exporter/source/cluster.py): only with sidecar.mode: cluster."""
         if hasattr(self, "cluster_info"):
