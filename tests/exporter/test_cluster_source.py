@@ -376,3 +376,28 @@ def test_elr_not_known_is_absent_not_zero_with_a_metric_and_one_log_line(caplog)
     said = [r.getMessage() for r in caplog.records if "eligible leader replicas are not known" in r.getMessage()]
     assert said == ["cluster: the eligible leader replicas are not known (broker 3.6: no DescribeTopicPartitions "
                     "(Kafka 3.8+, KIP-966)): the kafka-4.1 profile's ELR figures are left out, not published as 0"]
+
+
+def test_elr_on_or_off_is_followed_at_every_poll_and_decides_the_min_isr_default():
+    """The feature level is read at every poll (no restart); with ELR on, a topic whose own
+    min.insync.replicas is not known takes the cluster-level value (DescribeConfigs source
+    DYNAMIC_DEFAULT_BROKER_CONFIG), the one the controller judges ELR by, even where a broker
+    still reports a static value of its own."""
+    from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver
+    from kafka_jmx_sidecar.exporter.source.admin.view import BrokerConfig
+
+    def v(level):
+        base = elr_view(level=level)
+        brokers = {1: BrokerConfig(2, min_isr_source="DYNAMIC_DEFAULT_BROKER_CONFIG"),
+                   3: BrokerConfig(3, min_isr_source="STATIC_BROKER_CONFIG")}
+        return AdminView(base.cluster, base.partitions, {**base.topics, "fine": TopicConfig(None)}, brokers,
+                         (), base.unknowns, elr_level=level)
+    assert MinIsrResolver(v(1)).resolve("fine") == (2, "admin_cluster_default")
+    assert MinIsrResolver(v(0)).resolve("fine") == (1, "kafka_default")  # brokers disagree, nothing configured
+    c = collector(FakeAdmin(v(1), v(0)), semantics="kafka-4.1")
+    levels = []
+    for _ in range(2):
+        _, own = poll(c)
+        levels += re.findall(r'kafka_jmx_sidecar_cluster_feature_level\{feature="eligible.leader.replicas.version"\} (\S+)',
+                             own)
+    assert levels == ["1.0", "0.0"]
