@@ -22,7 +22,8 @@ def _add_health(sub) -> None:
                    help="which Kafka behaviour to judge by (default: kafka-3.7, broker gauges of Kafka 3.7+)")
     p.add_argument("--only", metavar="KINDS",
                    help="print only partitions that are any of: under-replicated, under-min-isr, "
-                        "at-min-isr, unavailable (comma-separated, ORed as in kafka-topics.sh)")
+                        "at-min-isr, unavailable, and with --semantics kafka-4.1 elr-under-min-isr, "
+                        "elr-offline-clean, elr-offline-unclean (comma-separated, ORed as in kafka-topics.sh)")
     p.add_argument("--output", choices=("table", "jsonl"), default="table")
     p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
                    help="min.insync.replicas for topics whose describe header does not show one "
