@@ -12,10 +12,9 @@ import java.util.List;
  *
  * Groups are separated by "--". Before each run it prints "@@run N" and after it "@@exit CODE" on
  * stdout, the stream the tools print to (Scala's Console.out is this same PrintStream, so lines
- * stay in order). Kafka's tools end with Exit.exit (org.apache.kafka.common.utils from 0.11,
- * org.apache.kafka.common.utils.internals from 4.4), which is made to throw here instead of ending
- * the JVM; the tool's own code runs unchanged. The first exit of a run is its exit code (4.x calls
- * Exit.exit inside a try whose catch exits again).
+ * stay in order). Kafka's tools end with org.apache.kafka.common.utils.Exit.exit (0.11 and later),
+ * which is made to throw here instead of ending the JVM; the tool's own code runs unchanged. The
+ * first exit of a run is its exit code (4.x calls Exit.exit inside a try whose catch exits again).
  */
 public final class ToolRuns {
     private static final class Exited extends RuntimeException {
@@ -26,11 +25,12 @@ public final class ToolRuns {
 
     private static Integer firstExit;
 
+    /** Kafka's Exit: org.apache.kafka.common.utils until 4.3, utils.internals from 4.4. */
     private static Class<?> exitClass() throws ClassNotFoundException {
         try {
-            return Class.forName("org.apache.kafka.common.utils.internals.Exit");
-        } catch (ClassNotFoundException before44) {
             return Class.forName("org.apache.kafka.common.utils.Exit");
+        } catch (ClassNotFoundException e) {
+            return Class.forName("org.apache.kafka.common.utils.internals.Exit");
         }
     }
 
