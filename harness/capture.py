@@ -5,11 +5,12 @@
 
 One KRaft node that is broker and controller (node id 1, as the Kafka 4.1 reference was captured)
 gets the reference's topics, `refbin-test` (3 partitions) and `refbin-underminisr` (2 partitions,
-min.insync.replicas 2), and records produced to the first by an idempotent producer; then DIR receives every `kafka.*` MBean
-(`all-kafka-mbeans-full.txt`, harness/mbean_dump.py's format) and what the real jmx_exporter
-0.20.0 prints for the node without rules (`jmx_exporter-0.20.0-standalone-metrics.txt`: its HELP
-lines carry the descriptions of Kafka's own metrics, which the dump has not). The node's log
-directory is named as in the 4.1 reference (`/var/lib/kafka/data`), so no temporary path is kept.
+min.insync.replicas 2), and records produced to the first by an idempotent producer; then DIR
+receives every `kafka.*` MBean (`all-kafka-mbeans-full.txt`, harness/mbean_dump.py's format) and
+what the real jmx_exporter 0.20.0 prints for the node without rules
+(`jmx_exporter-0.20.0-standalone-metrics.txt`: its HELP lines carry the descriptions of Kafka's own
+metrics, which the dump has not). The node's log directory is named as in the 4.1 reference
+(`/var/lib/kafka/data`), so no temporary path is kept.
 """
 from __future__ import annotations
 

@@ -20,13 +20,14 @@ The output is a tab-separated file with three kinds of lines:
 
 Beans of the health catalog (mbeans/catalog.py) are left out: the simulator's model serves them
 (except the Log beans of the KRaft metadata log, `__cluster_metadata`, which is no model partition).
-ObjectName templates use `{node}` for the node's own id (`BrokerId`, `id` and `client-id` keys), `{broker}` for a bean a controller
-keeps per registered broker and `{version}` for the client software version of the node's peers;
-values use `{version}`, `{start_ms}`, `{cluster_id}`, `{raft_state}` and `{raft_leader}`. Roles say
-where a bean exists: `b` broker nodes only, `c` controller nodes only (every broker under
-ZooKeeper), `k` KRaft only, `q` the KRaft quorum leader (the active controller) only, `o` every
-node but the quorum leader; no letter: every node. The roles of beans other than the health ones
-are an approximation (the reference is one combined broker+controller node); see ROLE_RULES.
+ObjectName templates use `{node}` for the node's own id (`BrokerId`, `id` and `client-id` keys),
+`{broker}` for a bean a controller keeps per registered broker and `{version}` for the client
+software version of the node's peers; values use `{version}`, `{start_ms}`, `{cluster_id}`,
+`{raft_state}` and `{raft_leader}`. Roles say where a bean exists: `b` broker nodes only, `c`
+controller nodes only (every broker under ZooKeeper), `k` KRaft only, `q` the KRaft quorum leader
+(the active controller) only, `o` every node but the quorum leader; no letter: every node. The roles
+of beans other than the health ones are an approximation (the reference is one combined
+broker+controller node); see ROLE_RULES.
 
 Scopes say when a bean appears: `-` when the node starts; `T` per topic, on the topic's first
 traffic; and for replication, which the single captured node never did (REPLICATION, as a real

@@ -67,8 +67,8 @@ BY_CHANCE = [
      "its outcome: NONE, or a race such as Metadata LEADER_NOT_AVAILABLE (a new topic's leader not yet "
      "known) or InitProducerId COORDINATOR_LOAD_IN_PROGRESS (producer ids not yet fetched)"),
     (re.compile(r"kafka\.network:type=RequestMetrics,name=ErrorsPerSec,request=Fetch,"
-                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER|UNKNOWN_TOPIC_OR_PARTITION|"
-                r"UNKNOWN_TOPIC_ID)"),
+                r"error=(FENCED_LEADER_EPOCH|UNKNOWN_LEADER_EPOCH|NOT_LEADER_OR_FOLLOWER|"
+                r"UNKNOWN_TOPIC_OR_PARTITION|UNKNOWN_TOPIC_ID)"),
      "a follower's fetch racing a leader change (the controlled shutdown moves leaders) or racing the "
      "leader's own view of a new topic (a follower that learned of the partition first is answered "
      "UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID (seen on 4.4) for a fetch naming the topic by "
