@@ -619,3 +619,9 @@ class KafkaCluster:
             # the exit code: 2.x's --bootstrap-server create prints nothing when it succeeds
             return code == 0 or "already exists" in created
         processes.wait_until(f"{count} registered brokers", ready, self.start_timeout, interval=1.0)
+        if not self.release.kraft:
+            # ZooKeeper's controller deletes a topic after the command returns, and stalls while a
+            # replica's broker is down: a test stopping a broker soon after the start would find the
+            # probe still there, an under-replicated partition no scenario made. KRaft removes it at once.
+            processes.wait_until(f"the probe topic {probe} deleted", lambda: probe not in self.tool_runs(
+                self.release.topic_command, ["--list", *target])[0][1], self.start_timeout, interval=0.5)
