@@ -116,9 +116,9 @@ class Prometheus:
     def target_health(self) -> list[dict]:
         return self._get("/api/v1/targets")["data"]["activeTargets"]
 
-    def series(self, match: str) -> list[dict]:
-        """Every series `match` selects that the TSDB holds (each as its labels, name included)."""
-        return self._get("/api/v1/series", {"match[]": match})["data"]
+    def series(self, match: str, start_s: float, end_s: float) -> list[dict]:
+        """Every series `match` selects with samples in [start, end] (each as its labels, name included)."""
+        return self._get("/api/v1/series", {"match[]": match, "start": start_s, "end": end_s})["data"]
 
     def metadata(self) -> dict[str, list[dict]]:
         """{metric family: [{type, help, unit}]} as the scrapes reported them."""

@@ -69,7 +69,8 @@ def test_prometheus_3_ranges_leave_out_their_first_sample(tmp_path, version, fir
     group = copy.deepcopy(next(t for t in tests["tests"] for c in t["alert_rule_test"]
                                if c["alertname"] == "KafkaReassignmentStalled" and c["exp_alerts"]))
     firing = next(c for c in group["alert_rule_test"] if c["exp_alerts"])
-    group["alert_rule_test"] = [{**firing, "eval_time": "14m", "exp_alerts": firing["exp_alerts"] if fires_at_14m else []}]
+    group["alert_rule_test"] = [{**firing, "eval_time": "14m",
+                                 "exp_alerts": firing["exp_alerts"] if fires_at_14m else []}]
     path = tmp_path / "at-14m.yml"
     path.write_text(yaml.safe_dump({"rule_files": [str(RULES)], "tests": [group]}))
     run = promtool("test", "rules", str(path), version=version)
