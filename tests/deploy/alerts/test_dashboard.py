@@ -12,6 +12,7 @@ import pytest
 from tests.deploy.alerts.dashboard_panels import (CLUSTER_MODE, PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, VARIABLES,
                                                   broker_joins,
                                                   dashboard, panels, numbers_returned, rows, targets)
+from tests.deploy.alerts.test_rules_promtool import ALL as ALERT_RULES
 from tests.e2e.prometheus_server import VERSIONS
 
 
@@ -72,6 +73,18 @@ def test_every_query_filters_and_names_brokers_through_one_join():
     (join,) = joins
     for variable in VARIABLES:
         assert f'=~"${variable}"' in join
+
+
+def test_no_query_matches_le_or_quantile_by_value():
+    """Prometheus 3 stores a classic histogram's `le` and a summary's `quantile` in its own float
+    form (`le="1"` becomes `le="1.0"`), Prometheus 2 as the target wrote them: a matcher on their
+    value could select a bucket on one and nothing on the other. The dashboard and the alerts only
+    group by `le` (histogram_quantile) and never match it."""
+    exprs = [t["expr"] for p in panels(dashboard()) for t in p.get("targets", [])]
+    exprs += [rule["expr"] for _, rule in ALERT_RULES]
+    assert any(re.search(r"\ble\b", e) for e in exprs)  # the check looks at the poll-duration quantiles
+    for expr in exprs:
+        assert not re.search(r"\b(le|quantile)\s*(=|!=|=~|!~)", expr), expr
 
 
 def test_the_progress_row_is_left_to_the_real_broker_test():
