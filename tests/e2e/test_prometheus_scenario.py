@@ -5,7 +5,8 @@ negotiates by default (OpenMetrics), and Prometheus 3 asking for the text format
 
 What differs between Prometheus 2 and 3 for the sidecar's series is kept here as named tests: a
 scrape answer's Content-Type (3 refuses none or an unknown one unless told a fallback), OpenMetrics
-`_created` and `# UNIT`, UTF-8 names (3 accepts them and asks with `escaping=allow-utf-8`; the
+`_created` and `# UNIT` (and `_created` read as created timestamps, an opt-in of Prometheus 3),
+UTF-8 names (3 accepts them and asks with `escaping=allow-utf-8`; the
 sidecar's names stay legacy ones), and the `le` values 3 rewrites in its own float form. A second
 sidecar with `naming: "1.x"` (OpenMetrics names, a UNIT, no `_created`) is scraped beside."""
 from __future__ import annotations
@@ -73,6 +74,7 @@ STEPS = [
 # name -> (Prometheus version, the formats its jobs ask for: None for the version's default)
 TEXT_ONLY = ["PrometheusText0.0.4"]
 WATCHERS = {"2": ("2", None), "3": ("3", None), "3-text": ("3", TEXT_ONLY)}
+CREATED_TIMESTAMPS = ("--enable-feature=created-timestamp-zero-ingestion",)  # an opt-in of Prometheus 3
 LEGACY_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")  # what Prometheus 2 accepts (3 takes any UTF-8)
 
 
@@ -101,7 +103,7 @@ def watched(sim, tmp_path_factory):
     """The sidecar (job kafka), one with naming 1.x (job kafka-1x) and a target without a
     Content-Type (job blank), each scraped by every WATCHERS Prometheus; `since`..`ready` a time
     range before any step, with polls complete before it and a scrape of both sidecars by each
-    Prometheus in it."""
+    Prometheus in it. `created`: a Prometheus 3 with CREATED_TIMESTAMPS scraping the sidecar."""
     blank = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NoContentType)
     threading.Thread(target=blank.serve_forever, daemon=True).start()
     with Sidecar(sim.url, tmp_path_factory.mktemp("sidecar")) as sidecar, \
@@ -116,9 +118,11 @@ def watched(sim, tmp_path_factory):
                          **({"scrape_protocols": protocols} if protocols else {})}
                         for job, target in (("kafka-1x", one_x.target), ("blank", f"127.0.0.1:{blank.server_port}"))]
                 proms[name] = Prometheus.of(version, sidecar.target, scrape_protocols=protocols, scrape_configs=jobs)
+            created = proms["created"] = Prometheus.v3(sidecar.target, flags=CREATED_TIMESTAMPS)
             for prom in proms.values():
-                prom.wait_for('sum(up{job=~"kafka|kafka-1x"})', 2, timeout=30)
-            yield {"sidecar": sidecar, "1.x": one_x, "proms": proms, "since": since, "ready": time.time()}
+                prom.wait_for('sum(up{job=~"kafka|kafka-1x"})', 1 if prom is created else 2, timeout=30)
+            yield {"sidecar": sidecar, "1.x": one_x, "proms": {n: proms[n] for n in WATCHERS}, "created": created,
+                   "since": since, "ready": time.time()}
         finally:
             for prom in proms.values():
                 prom.stop()
@@ -195,6 +199,21 @@ def test_the_same_series_in_prometheus_2_and_3(watched, job):
                                                            headers={"Accept": accept})) as answer:
             served = set(re.findall(r'_bucket\{le="([^"]+)"\}', answer.read().decode()))
         assert served == {dict(s)["le"] for s in found["3"] if "le" in dict(s)}, accept
+
+
+def test_prometheus_3_created_timestamps_take_the_created_series(watched):
+    """With created timestamps on (Prometheus 3, opt-in), an OpenMetrics `_created` line is no
+    series: the 0.x naming's jmx_config_reload_*_created leave, and each counter starts with a 0
+    at its created time instead; every other series stays."""
+    found = _series(watched["created"], "kafka", watched["since"], watched["ready"])
+    plain = _series(watched["proms"]["3"], "kafka", watched["since"], watched["ready"])
+    created_series = {s for s in plain if dict(s)["__name__"].endswith("_created")}
+    assert {dict(s)["__name__"] for s in created_series} == {"jmx_config_reload_failure_created",
+                                                            "jmx_config_reload_success_created"}
+    assert found == plain - created_series
+    created_at = watched["proms"]["2"].value('jmx_config_reload_failure_created{job="kafka"}')
+    (counter,) = watched["created"].query('jmx_config_reload_failure_total{job="kafka"}[10m]')
+    assert counter["values"][0] == [round(created_at, 3), "0"]
 
 
 def test_units_in_prometheus_2_and_3(watched):
