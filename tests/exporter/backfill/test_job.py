@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import job
-from tests.e2e.prometheus_server import Prometheus
+from tests.e2e.prometheus_server import VERSIONS, Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
 
 T0 = 1795298400  # 2026-11-21T22:00:00Z
@@ -133,11 +133,14 @@ def test_a_rerun_writes_identical_bytes_and_the_reject_ratio_decides_the_exit_co
     assert [n for d in (base, again.out.parent) for n in os.listdir(d) if n.startswith(".")] == []
 
 
-def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
+@pytest.mark.parametrize("importer,server", [*((v, v) for v in VERSIONS), ("3", "2")])
+def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path, importer, server):
+    """Prometheus 2's promtool and server, Prometheus 3's (its `tsdb create-blocks-from
+    openmetrics` reads the same files), and promtool 3's blocks in a Prometheus 2."""
     out = first_run[0] / "out"
     tsdb = tmp_path / "tsdb"
-    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-    prom = Prometheus(None, tsdb=str(tsdb))
+    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb), importer)
+    prom = Prometheus.of(server, None, tsdb=str(tsdb))
     try:
         got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", T0, T0 + 150, 30)
         assert got == {"": list(zip(map(float, STEPS), [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]))}
