@@ -63,6 +63,10 @@ class Release:
 
 
 RELEASES: dict[str, Release] = {r.name: r for r in (
+    Release("4.4", "kafka-4.4", kraft=True, log4j2=True,
+            topic_command="org.apache.kafka.tools.TopicCommand",
+            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=False),
     Release("4.1", "kafka-4.1", kraft=True, log4j2=True,
             topic_command="org.apache.kafka.tools.TopicCommand",
             reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",

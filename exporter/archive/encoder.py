@@ -121,7 +121,8 @@ class PollEncoder:
         if view is not None:
             self._states = {(p.topic, p.partition): State(p.topic, p.partition, p.leader, tuple(p.replicas),
                                                            tuple(p.isr), tuple(p.adding_replicas),
-                                                           tuple(p.removing_replicas)) for p in view.partitions}
+                                                           tuple(p.removing_replicas),
+                                                           elr=p.eligible_leader_replicas) for p in view.partitions}
             u = view.unknown(Input.REASSIGNMENTS)
             self._cluster = Cluster(tuple(sorted(view.cluster.live_brokers)),
                                     "known" if u is None else u.reason.value)

@@ -83,6 +83,7 @@ class State(NamedTuple):
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
     gone: bool = False
+    elr: tuple[int, ...] | None = None  # eligible leader replicas (KIP-966); None: not known (key absent)
 
 
 class MinIsr(NamedTuple):
@@ -171,6 +172,8 @@ def _object(r: Record) -> dict[str, Any]:
             out["adding"] = list(r.adding)
         if r.removing:
             out["removing"] = list(r.removing)
+        if r.elr is not None:
+            out["elr"] = list(r.elr)
         return out
     if kind is MinIsr:
         if r.value is None:
@@ -262,7 +265,8 @@ def decode(obj: Any) -> Record:
         if _gone(obj):
             return State(topic, partition, None, (), (), gone=True)
         return State(topic, partition, _int(obj, "leader", optional=True), _ids(obj, "replicas"), _ids(obj, "isr"),
-                     _ids(obj, "adding", optional=True), _ids(obj, "removing", optional=True))
+                     _ids(obj, "adding", optional=True), _ids(obj, "removing", optional=True),
+                     elr=_ids(obj, "elr") if "elr" in obj else None)
     if kind == "minisr":
         topic = _str(obj, "topic")
         if _gone(obj):

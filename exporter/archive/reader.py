@@ -305,7 +305,8 @@ class ArchiveState:
         """The Admin API's replica lists as mbeans.broker_recompute reads them, reassignments only
         when they were known (as the live recompute reads them)."""
         known = self.cluster is None or self.cluster.reassignments == "known"
-        return {k: Assignment(s.replicas, s.adding if known else (), s.removing if known else ())
+        return {k: Assignment(s.replicas, s.adding if known else (), s.removing if known else (),
+                              None if s.elr is None else len(s.elr))
                 for k, s in self.states.items()}
 
     def partition_states(self, default_min_isr: int = 1) -> list[PartitionState]:
@@ -317,7 +318,7 @@ class ArchiveState:
             s = self.states[key]
             m = self.min_isr.get(s.topic)
             out.append(PartitionState(s.topic, s.partition, s.leader, s.replicas, s.isr, s.adding, s.removing,
-                                      m[0] if m is not None else default_min_isr, live))
+                                      m[0] if m is not None else default_min_isr, live, s.elr))
         return out
 
 

@@ -22,7 +22,8 @@ def _add_health(sub) -> None:
                    help="which Kafka behaviour to judge by (default: kafka-3.7, broker gauges of Kafka 3.7+)")
     p.add_argument("--only", metavar="KINDS",
                    help="print only partitions that are any of: under-replicated, under-min-isr, "
-                        "at-min-isr, unavailable (comma-separated, ORed as in kafka-topics.sh)")
+                        "at-min-isr, unavailable, and with --semantics kafka-4.1 elr-under-min-isr, "
+                        "elr-offline-clean, elr-offline-unclean (comma-separated, ORed as in kafka-topics.sh)")
     p.add_argument("--output", choices=("table", "jsonl"), default="table")
     p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
                    help="min.insync.replicas for topics whose describe header does not show one "
@@ -218,8 +219,8 @@ def _run_backfill(args) -> int:
 
         from kafka_jmx_sidecar.exporter.backfill import job
     except ImportError as e:
-        print(f"error: backfill needs pyspark ({e}); install the spark extra: pip install 'kafka-jmx-sidecar[spark]'",
-              file=sys.stderr)
+        logs.failure(f"error: backfill needs pyspark ({e}); install the spark extra: "
+                     "pip install 'kafka-jmx-sidecar[spark]'")
         return 2
     from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 
@@ -234,12 +235,12 @@ def _run_backfill(args) -> int:
     try:
         return job.run(opts)
     except job.Interrupted as e:  # SIGINT or SIGTERM: the job stopped Spark and removed its partial output
-        print(e, file=sys.stderr)
+        logs.failure(str(e))
         if json_summary:
             summary.print_json(summary.failure(e.exit_code, "interrupted", str(e)))
         return e.exit_code
     except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        logs.failure(f"error: {e}")
         if json_summary:
             summary.print_json(summary.failure(summary.EXIT_USAGE, "error", str(e), getattr(e, "figures", None)))
         return summary.EXIT_USAGE

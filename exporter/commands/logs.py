@@ -69,8 +69,23 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
+_format = "text"  # the format configure() set
+
+
+def failure(text: str, stream=None, logger: str = "kafka_jmx_sidecar.cli") -> None:
+    """A command's one-line failure: as it is in text (for people: `stream`, stderr by default),
+    a log record at error level in logfmt and json, so a log pipeline never meets a line that is
+    not one of its records."""
+    if _format == "text":
+        (stream or sys.stderr).write(text.rstrip("\n") + "\n")
+    else:
+        logging.getLogger(logger).error("%s", text.rstrip("\n"))
+
+
 def configure(level: str = "info", fmt: str = "text") -> None:
     """Route every logger to stderr at `level` in `fmt` (replacing handlers set before)."""
+    global _format
+    _format = fmt
     handler = _Stderr()
     if fmt == "logfmt":
         handler.setFormatter(LogfmtFormatter())

@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import IO
 
+from kafka_jmx_sidecar.exporter.commands import logs
 from kafka_jmx_sidecar.exporter.poll import process_memory
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
@@ -167,7 +168,7 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
         loaded = load(path, overrides)
         push = otlp_push(loaded)
     except (ConfigError, RuntimeError) as e:  # RuntimeError: openTelemetry without the SDK installed
-        err.write(f"{e}\n")
+        logs.failure(str(e), err)
         return 2
     for w in loaded.config.warnings:
         log.warning("%s", w)
@@ -186,8 +187,8 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     try:
         server = MetricsServer(host, port, collector, web)
     except OSError as e:
-        err.write(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
-                  f"choose another sidecar.listenAddress or --listen\n")
+        logs.failure(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
+                     f"choose another sidecar.listenAddress or --web.listen-address", err)
         return 2
     stop = threading.Event()
 

@@ -102,3 +102,21 @@ def test_serve_logs_json_lines_from_the_start(tmp_path):
     parsed = [json.loads(ln) for ln in lines]  # every line is one JSON record
     assert any(r["msg"].startswith("serving http://127.0.0.1") for r in parsed), lines
     assert {r["level"] for r in parsed} <= {"info", "warning", "error"}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_command_that_fails_at_start_says_it_in_the_log_format(fmt, tmp_path):
+    # a log pipeline reading `serve --log.format json` must never meet a line that is not a record
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("hostPort: 127.0.0.1:9999\nsidecar:\n  pollIntervalSecond: 5\n")
+    run = subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config",
+                          str(cfg), "--log.format", fmt], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    if fmt == "text":
+        assert lines[0].startswith(f"{cfg}:3: sidecar.pollIntervalSecond: unknown setting")
+    else:
+        record = json.loads(lines[0])
+        assert record["level"] == "error" and record["logger"] == "kafka_jmx_sidecar.cli"
+        assert record["msg"].startswith(f"{cfg}:3: sidecar.pollIntervalSecond: unknown setting")
