@@ -53,12 +53,14 @@ class Tally:
 
 @dataclass
 class Reading:
-    """An input as read: its rows (persisted until the run ends), their tally, and the times of its
-    observations (ms) per source: a dump's time, each poll of a broker's archive."""
+    """An input as read: its rows (persisted until the run ends), their tally, the times of its
+    observations (ms) per source (a dump's time, each poll of a broker's archive) and, for
+    archives, each source's broker."""
 
     rows: DataFrame
     tally: Tally
     times: dict[str, list[int]]
+    brokers: dict[str, str] = field(default_factory=dict)
 
 
 class Input(Protocol):

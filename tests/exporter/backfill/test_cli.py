@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_jmx_sidecar.exporter.commands.cli import main
 
 
-def test_errors_name_the_option(tmp_path, capsys):
+def test_errors_name_the_option(tmp_path, capsys, spark):
     dumps = tmp_path / "dumps"
     dumps.mkdir()
     (dumps / "2026-11-21T22-00-00Z.txt").write_text("")

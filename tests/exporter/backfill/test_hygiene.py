@@ -28,7 +28,7 @@ PROGRESS = re.compile(rf"^backfill \[ *[\d.]+ s\]: (?:{'|'.join(PHASES)}): ")  #
 REPO = Path(job.__file__).resolve().parents[2]
 
 
-def test_an_output_inside_an_input_or_the_reverse_is_refused(tmp_path, capsys):
+def test_an_output_inside_an_input_or_the_reverse_is_refused(tmp_path, capsys, spark):
     dumps = write_dumps(tmp_path / "dumps")
     for out, message in [
         (dumps / "backfill", f"--output {dumps / 'backfill'} is inside --input {dumps}: a later run would read"),
@@ -79,14 +79,16 @@ def test_a_killed_run_is_cleared_by_the_next_and_others_are_named(tmp_path, spar
     assert (out / "manifest.json").exists()
 
 
-def test_an_output_a_killed_run_was_replacing_is_put_back(tmp_path):
+def test_an_output_a_killed_run_was_replacing_is_put_back(tmp_path, spark):
     """Killed between moving the old output aside and renaming the new one into place: the next
     run puts the old one back before it begins (and removes what was beside it)."""
+    from kafka_jmx_sidecar.exporter.backfill.storage import Storage
+
     target = tmp_path / "out"
     old = tmp_path / f".out.old-{_dead_pid()}@{socket.gethostname()}-abcdefgh"
     (old / "out").mkdir(parents=True)
     (old / "out" / "manifest.json").write_text("{}\n")
-    output.clear_stale(target)
+    output.Output(Storage(spark.sparkContext), f"file:{target}", str(target)).clear_stale()
     assert (target / "manifest.json").read_text() == "{}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 

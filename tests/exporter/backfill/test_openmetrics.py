@@ -30,19 +30,23 @@ SECONDS = (
 )
 
 
-@pytest.mark.parametrize("kept", [openmetrics.STAMPS_KEPT, 0])
-def test_bytes_on_a_grid_of_seconds(tmp_path, monkeypatch, kept):
-    monkeypatch.setattr(openmetrics, "STAMPS_KEPT", kept)
-    got = list(openmetrics.write_part(3, iter(ROWS), str(tmp_path), Grid(1795298400_000, 15_000, 3), 1 << 20))
-    assert (tmp_path / "metrics-00003-0000.om").read_text() == SECONDS
-    assert got == [("metrics-00003-0000.om", len(SECONDS), 3, 5, 0, 2)]
+def files(index, rows, grid, max_bytes) -> dict[str, tuple[str, tuple]]:
+    """{name: (text, figures)} of what files_of makes."""
+    return {name: (data.decode(), figures) for name, data, figures in openmetrics.files_of(index, rows, grid, max_bytes)}
 
 
 @pytest.mark.parametrize("kept", [openmetrics.STAMPS_KEPT, 0])
-def test_a_grid_of_milliseconds_writes_every_time_with_three_decimals(tmp_path, monkeypatch, kept):
+def test_bytes_on_a_grid_of_seconds(monkeypatch, kept):
     monkeypatch.setattr(openmetrics, "STAMPS_KEPT", kept)
-    list(openmetrics.write_part(0, iter(ROWS[:2]), str(tmp_path), Grid(1795298400_000, 500, 3), 1 << 20))
-    assert (tmp_path / "metrics-00000-0000.om").read_text() == (
+    got = files(3, iter(ROWS), Grid(1795298400_000, 15_000, 3), 1 << 20)
+    assert got == {"metrics-00003-0000.om": (SECONDS, ("metrics-00003-0000.om", len(SECONDS), 3, 5, 0, 2))}
+
+
+@pytest.mark.parametrize("kept", [openmetrics.STAMPS_KEPT, 0])
+def test_a_grid_of_milliseconds_writes_every_time_with_three_decimals(monkeypatch, kept):
+    monkeypatch.setattr(openmetrics, "STAMPS_KEPT", kept)
+    got = files(0, iter(ROWS[:2]), Grid(1795298400_000, 500, 3), 1 << 20)
+    assert got["metrics-00000-0000.om"][0] == (
         "# TYPE kafka_cluster_partition_underreplicated gauge\n"
         'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298400.000\n'
         'kafka_cluster_partition_underreplicated{partition="0"} 0.0 1795298400.500\n'
@@ -50,12 +54,12 @@ def test_a_grid_of_milliseconds_writes_every_time_with_three_decimals(tmp_path, 
         "# EOF\n")
 
 
-def test_files_are_cut_at_series_boundaries_past_the_size(tmp_path):
-    got = list(openmetrics.write_part(0, iter(ROWS), str(tmp_path), Grid(1795298400_000, 15_000, 3), 1))
+def test_files_are_cut_at_series_boundaries_past_the_size():
+    got = files(0, iter(ROWS), Grid(1795298400_000, 15_000, 3), 1)
     # past 1 byte every series starts a file of its own, which opens with its family's # TYPE
-    assert [(g[0], g[2], g[3], g[4], g[5]) for g in got] == [
+    assert [(g[0], g[2], g[3], g[4], g[5]) for _, g in got.values()] == [
         ("metrics-00000-0000.om", 1, 3, 0, 2), ("metrics-00000-0001.om", 1, 1, 2, 2),
         ("metrics-00000-0002.om", 1, 1, 0, 0)]
     lines = SECONDS.splitlines(keepends=True)
-    assert (tmp_path / "metrics-00000-0001.om").read_text() == lines[0] + lines[4] + "# EOF\n"
-    assert (tmp_path / "metrics-00000-0002.om").read_text() == "".join(lines[5:])
+    assert got["metrics-00000-0001.om"][0] == lines[0] + lines[4] + "# EOF\n"
+    assert got["metrics-00000-0002.om"][0] == "".join(lines[5:])
