@@ -96,7 +96,7 @@ class SparkCluster:
     def alive_workers(self) -> int:
         try:
             return sum(1 for w in self.state()["workers"] if w["state"] == "ALIVE")
-        except OSError:
+        except (OSError, ValueError):  # not serving yet, or an answer cut short
             return 0
 
     def wait_for_workers(self, n: int, timeout: float = 120.0) -> None:
@@ -112,16 +112,31 @@ class SparkCluster:
             time.sleep(0.3)
 
     def executor_log(self, i: int) -> str:
-        """Every executor's stderr this worker ran, one after the other."""
-        work = self.worker_dir(i) / "work"
-        return "".join(p.read_text(errors="replace") for p in sorted(work.glob("app-*/*/stderr")))
+        """The stderr of worker i's executors of the latest application (app ids sort by time)."""
+        apps = sorted((self.worker_dir(i) / "work").glob("app-*"))
+        return "".join(p.read_text(errors="replace") for p in sorted(apps[-1].glob("*/stderr"))) if apps else ""
 
     def running_task(self, i: int) -> bool:
-        """Whether an executor of worker i has logged a task it started and has not finished."""
+        """Whether an executor of worker i has logged a task it started and has not finished (an
+        executor logs a task's end before it tells the driver)."""
         text = self.executor_log(i)
         started = set(re.findall(r"Running task [\d.]+ in stage [\d.]+ \(TID (\d+)\)", text))
-        done = set(re.findall(r"Finished task [\d.]+ in stage [\d.]+ \(TID (\d+)\)", text))
+        # finished, killed (the rest of a job whose answer came: first(), isEmpty()) or failed
+        done = set(re.findall(r"(?:Finished|killed|Exception in) task [\d.]+ in stage [\d.]+ \(TID (\d+)\)", text))
         return bool(started - done)
+
+    def kill_worker_in_a_task(self, i: int) -> bool:
+        """SIGKILL worker i (kill_worker) while one of its tasks runs: the worker is frozen
+        (SIGSTOP), and killed if a task is still unfinished then, else let go (SIGCONT): the task
+        is lost for certain, not finished a moment before. False: no task of it was running."""
+        if not self.running_task(i):
+            return False
+        os.killpg(self.workers[i].pid, signal.SIGSTOP)
+        if self.running_task(i):
+            self.kill_worker(i)
+            return True
+        os.killpg(self.workers[i].pid, signal.SIGCONT)
+        return False
 
     def kill_worker(self, i: int) -> None:
         """SIGKILL to worker i's process group: the worker, its executors and their children at once."""

@@ -73,7 +73,9 @@ def total_rows(states: DataFrame, profile: Profile, offline_count: bool = True) 
                           F.lit(1).alias("states"), F.col("elr").isNull().cast("int").alias("unknown_elr"))
     changes = flags.select(F.col("k0").alias("k"), *names).unionByName(
         flags.select((F.col("k1") + 1).alias("k"), *(-F.col(n) for n in names)).toDF("k", *names))
-    w = Window.partitionBy(F.lit(0)).orderBy("k")  # one partition: a row per step where a sum changes
+    # one window over all (a row per step where a sum changes: at most the grid's steps), keyed by an
+    # expression Spark does not fold away (a literal key would be, with a warning on every run)
+    w = Window.partitionBy(F.col("k") * 0).orderBy("k")
     sums = changes.groupBy("k").agg(*(F.sum(n).alias(n) for n in names)).select(
         "k", (F.lead("k").over(w) - 1).alias("k1"),
         *(F.sum(n).over(w.rowsBetween(Window.unboundedPreceding, 0)).alias(n) for n in names))

@@ -66,20 +66,28 @@ def ship(sc) -> bool:
     return True
 
 
-def probe(sc) -> set[tuple[str, str]]:
+def probe(sc, release: str) -> set[tuple[str, str]]:
     """What the executors' Python makes of the project, from a few tasks (about two per core, so
-    that each executor runs one): ("release", version) or ("missing", the module it lacks). The
+    that each executor runs one): ("release", the version it imports; the modules the tasks use
+    imported too when that is `release`) or ("missing", the module it lacks). The
     function is sent by value and uses the standard library only, so that a worker without the
     project runs it too (a task that could not load its function would fail as pages of trace)."""
 
-    def ask(_, modules=TASK_MODULES):
+    def ask(_, modules=TASK_MODULES, release=release):
         import importlib
+        import sys
 
         try:
-            for name in modules:
-                importlib.import_module(name)
-            return "release", importlib.import_module("kafka_jmx_sidecar.exporter").__version__
+            found = importlib.import_module("kafka_jmx_sidecar.exporter").__version__
+            if found == release:  # another release's modules are not this one's to import
+                for name in modules:
+                    importlib.import_module(name)
+            return "release", found
         except ImportError as e:
+            # forget what was half imported (a package without its modules), so that a retry in this
+            # reused worker finds what is shipped meanwhile
+            for name in [m for m in sys.modules if m == "kafka_jmx_sidecar" or m.startswith("kafka_jmx_sidecar.")]:
+                del sys.modules[name]
             return "missing", e.name or str(e)
 
     ask.__module__ = "__main__"  # pickled by value: the workers need not import this module
@@ -93,12 +101,15 @@ def check_workers(spark) -> None:
     very interpreter (local, PYSPARK_PYTHON unset or the same: spark_session's default)."""
     from kafka_jmx_sidecar.exporter import __version__
 
+    from kafka_jmx_sidecar.exporter.backfill.session import log
+
     sc = spark.sparkContext
     if sc.master.startswith("local") and sc.pythonExec == sys.executable:
         return
-    found = probe(sc)
+    found = probe(sc, __version__)
     if any(kind == "missing" for kind, _ in found) and ship(sc):
-        found = probe(sc)
+        log(f"shipped kafka-jmx-sidecar {__version__} to Spark's executors (their Python lacks it)")
+        found = probe(sc, __version__)
     workers = f"Spark's Python workers ({sc.pythonExec})"
     missing = sorted(m for kind, m in found if kind == "missing")
     if missing:
