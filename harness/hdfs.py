@@ -69,8 +69,9 @@ class Hdfs:
         classes = processes.compiled(HERE / "MiniHdfs.java", lib, f"{lib}/*",
                                      javac=str(Path(java()).resolve().parent / "javac"))
         env = {**os.environ, "HADOOP_USER_NAME": SUPERUSER}
-        self.proc = processes.spawn([java(), *JVM_OPTIONS, "-cp", f"{classes}:{lib}/*", "MiniHdfs", str(self.base / "dfs"),
-                                     str(self.port), str(self.data_nodes)], self.log, cwd=self.base, env=env)
+        self.proc = processes.spawn([java(), *JVM_OPTIONS, "-cp", f"{classes}:{lib}/*", "MiniHdfs",
+                                     str(self.base / "dfs"), str(self.port), str(self.data_nodes)],
+                                    self.log, cwd=self.base, env=env)
         ready = re.compile(r"^READY hdfs://", re.M)
         processes.wait_until("HDFS (the Hadoop minicluster)", lambda: processes.log_has(self.log, ready), timeout,
                              self.proc, self.log)

@@ -6,10 +6,11 @@ The view is the one the sidecar's cluster mode serves (rules/kafka-cluster.yml n
 partition's Partition health gauges as its leader would serve them under the profile, leaderless
 partitions included, in ObjectNames `kafka.cluster:type=Partition,name=G,leader=L,topic=T,partition=P`
 (L `none` without a leader), plus `Unavailable` (no live leader) and `PlaceholderReplicas` (where
-there are placeholders); the leader-counted ReplicaManager gauges summed over the cluster; and the
-controller's OfflinePartitionsCount (where the states show leaderless partitions: dumps); and under a profile with eligible leader replicas, the ELR
-figures where a dump tells the ELR (`Elr:`), per partition and summed (a sum only at times when
-every partition's ELR is known: absent, never a partial count). Which gauges, and what each shows,
+there are placeholders); the leader-counted ReplicaManager gauges summed over the cluster; the
+controller's OfflinePartitionsCount (where the states show leaderless partitions: dumps); and under
+a profile with eligible leader replicas, the ELR figures where a dump tells the ELR (`Elr:`), per
+partition and summed (a sum only at times when every partition's ELR is known: absent, never a
+partial count). Which gauges, and what each shows,
 come from the catalog and the cluster view; each value from the profile's formula on Columns.
 """
 from __future__ import annotations

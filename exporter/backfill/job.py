@@ -118,7 +118,9 @@ def _run(spark, storage, plan: Plan, out: Output, signals: Signals, phases: Phas
     and the summary's figures."""
     opts = plan.opts
     phases.attach(spark.sparkContext)
-    progress = Progress(phases, spark.sparkContext, lambda: storage.bytes_under(out.partial), opts.progress_every_s,
+    from kafka_jmx_sidecar.exporter.backfill.writing import written_bytes
+
+    progress = Progress(phases, spark.sparkContext, lambda: written_bytes(storage, out.partial), opts.progress_every_s,
                         quiet=lambda: signals.received is not None) if opts.progress else contextlib.nullcontext()
     try:
         with progress:

@@ -211,9 +211,9 @@ def make_plan(opts: Options, storage, pattern: re.Pattern | None, config) -> Pla
         plan_inputs.append(describe_dumps.DescribeDumps(dumps, Naming(dump_config), profile, opts.default_min_isr,
                                                         _configured_min_isr(configured)))
     if archives:
-        plan_inputs.append(archive_input.Archives(archives, Naming(archive_config), recompute_settings(opts, configured),
-                                                  parse_duration_ms(opts.max_hold), opts.broker_label,
-                                                  _cluster_view(brokers, bool(dumps), profile)))
+        plan_inputs.append(archive_input.Archives(
+            archives, Naming(archive_config), recompute_settings(opts, configured), parse_duration_ms(opts.max_hold),
+            opts.broker_label, _cluster_view(brokers, bool(dumps), profile)))
     return Plan(opts, profile, parse_duration_ms(opts.step), plan_inputs, output)
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 # The installed package's subpackages, as pyproject.toml maps them from the checkout's folders.
 SUBPACKAGES = ("exporter", "mbeans", "rules")
 # What the tasks import: a missing dependency of any of them shows here, not as a failed task.
-TASK_MODULES = ("kafka_jmx_sidecar.exporter.backfill.describe_dumps", "kafka_jmx_sidecar.exporter.backfill.archive_input",
-                "kafka_jmx_sidecar.exporter.backfill.naming", "kafka_jmx_sidecar.exporter.backfill.openmetrics")
+TASK_MODULES = tuple(f"kafka_jmx_sidecar.exporter.backfill.{m}"
+                     for m in ("describe_dumps", "archive_input", "naming", "openmetrics", "writing"))
 
 
 def package_zip(directory: str) -> str | None:

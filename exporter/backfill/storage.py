@@ -84,8 +84,11 @@ def glob_escaped(uri: str) -> str:
 
 
 def unreadable_name(uri: str) -> str | None:
-    """Why Hadoop's input formats cannot be given this file by name, or None: they take a list of
-    paths separated by commas (outside braces), so a comma or an unmatched brace would cut it."""
+    """Why Hadoop's input formats cannot be given this file by name, or None: they skip hidden
+    names, and take a list of paths separated by commas (outside braces), so a comma or an
+    unmatched brace would cut it."""
+    if uri.rstrip("/").rsplit("/", 1)[-1].startswith(HIDDEN):
+        return "its name starts with . or _, which Hadoop's input formats skip as hidden"
     if "," in uri:
         return "its name holds a comma, which Hadoop's input formats take for a list of paths"
     depth = 0
@@ -256,15 +259,22 @@ class Storage:
     def size(self, uri: str) -> int:
         return int(self.status(uri).getLen())
 
-    def bytes_under(self, uri: str) -> int:
-        """The bytes of every file under `uri` as the file system says now (0: nothing there)."""
+    def bytes_under(self, uri: str, counted: Callable[[str], bool] = lambda path: True) -> int:
+        """The bytes of the files under `uri` whose URI `counted` takes, as the file system says now
+        (0: nothing there; a file that goes away while it is counted counts nothing)."""
         path = self._path(uri)
         fs = self._fs(path)
+        total = 0
         try:
             with java_errors(uri):
-                return int(fs.getContentSummary(path).getLength())
+                files = fs.listFiles(path, True)
+                while files.hasNext():
+                    status = files.next()
+                    if counted(str(status.getPath().toString())):
+                        total += int(status.getLen())
         except OSError:
-            return 0
+            pass
+        return total
 
     def copy_to_local(self, uri: str, local: str) -> None:
         src = self._path(uri)

@@ -23,6 +23,17 @@ FILES, PARQUET, REJECTED = ".files", ".parquet", ".rejects"
 FIGURES = "_figures-"
 
 
+def written_bytes(storage, partial: str) -> int:
+    """The bytes of output files in the partial output so far: Spark's part files while their
+    tasks write them, the files renamed out of them after (not the writers' own files, the tasks'
+    figures or the checksum files of a local disk): what the summary's `bytes` counts in the end."""
+
+    def counted(uri: str) -> bool:
+        return uri.rsplit("/", 1)[-1].startswith(("part-", "metrics-", "samples-")) and f"/file={FIGURES}" not in uri
+
+    return storage.bytes_under(partial, counted)
+
+
 def _parts(storage, directory: str) -> list[str]:
     """The data files a Spark writer wrote into `directory` (not its `_SUCCESS` marker)."""
     return [n for n in storage.names(directory) if n.startswith("part-")]

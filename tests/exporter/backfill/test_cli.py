@@ -18,8 +18,11 @@ def test_errors_name_the_option(tmp_path, capsys, spark):
     previous = tmp_path / "previous"
     previous.mkdir()
     (previous / "manifest.json").write_text("{}\n")
+    hidden = dumps / "_2026-11-21T22-01-00Z.txt"
+    hidden.write_text("")
     cases = [
-        (["--input", str(tmp_path / "nope"), "--output", out], f"--input {tmp_path / 'nope'}: no such file or directory"),
+        (["--input", str(tmp_path / "nope"), "--output", out],
+         f"--input {tmp_path / 'nope'}: no such file or directory"),
         (["--input", str(dumps), "--output", out, "--step", "15"], "--step: not a duration: '15'"),
         (["--input", str(dumps), "--output", out, "--start", "yesterday"], "--start: not a time: 'yesterday'"),
         (["--input", str(dumps), "--output", out, "--config", str(tmp_path / "x.yml")], "x.yml: cannot read the file"),
@@ -35,6 +38,9 @@ def test_errors_name_the_option(tmp_path, capsys, spark):
          "--output nope://somewhere/out: Spark has no file system for nope://"),
         (["--input", str(dumps), "--output", out, "--max-file-bytes", str(2 << 30)], "--max-file-bytes 2147483648: "
          "from 1 to 1073741824 (1 GiB)"),
+        # a file Hadoop's readers would skip, given by name
+        (["--input", str(hidden), "--output", out], f"--input {hidden}: its name starts with . or _, which Hadoop's "
+         "input formats skip as hidden; rename the file"),
     ]
     for args, message in cases:
         assert main(["backfill", *args]) == 2, args

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections import Counter
 
@@ -105,9 +106,12 @@ def test_listing_orders_by_time(tmp_path, spark):
     (tmp_path / "_SUCCESS").write_text("")
     (tmp_path / "_temporary").mkdir()
     (tmp_path / "_temporary" / "2026-11-21T21-00-00Z.txt").write_text("")
+    (tmp_path / "sub" / "nodate.txt").write_text("")
+    os.utime(tmp_path / "sub" / "nodate.txt", (1795298430, 1795298430))
     dumps = dd.dumps_of(Storage(spark.sparkContext).files(str(tmp_path)))
-    assert [(d.path, d.time_ms) for d in dumps] == [
-        (f"{tmp_path}/2026-11-21T22-00-00Z.txt", T0), (f"{tmp_path}/sub/2026-11-21T22-01-00Z.txt", T0 + 60_000)]
+    assert [(d.path, d.time_ms, d.time_from) for d in dumps] == [
+        (f"{tmp_path}/2026-11-21T22-00-00Z.txt", T0, "name"), (f"{tmp_path}/sub/nodate.txt", T0 + 30_000, "mtime"),
+        (f"{tmp_path}/sub/2026-11-21T22-01-00Z.txt", T0 + 60_000, "name")]
     assert dumps[0].uri == f"file:{tmp_path}/2026-11-21T22-00-00Z.txt"
 
 
