@@ -3,8 +3,8 @@ every sample timestamped in seconds, each series' samples in time order without 
 `# TYPE` before each family's first sample in a file, `# EOF` last and no blank line anywhere
 (promtool silently drops what breaks these rules). Files are cut at a series boundary
 once they pass a size, so promtool's memory stays bounded. Runs on the executors, one call per
-Spark partition, on rows sorted by (family, series, k0); each file is made whole in memory and
-handed to Spark's writer (writing.py), which puts it on the output's file system.
+Spark partition, on rows sorted by (family, series, k0); each file is handed in pieces to Spark's
+writer (writing.py), which puts it on the output's file system.
 
 Speed: the text is nearly all sample lines, `<series> <value> <time>`, one per step of each run, so
 the innermost loop is a `bytes.join` of the grid's time stamps (formatted once per task) with the
@@ -18,6 +18,8 @@ from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 # Steps whose time stamps a task formats once and keeps (about 50 bytes each): a year at 1 m.
 STAMPS_KEPT = 600_000
+# Bytes of a file a task hands on at a time (writing.py reads it on the driver and passes it on).
+PIECE_BYTES = 4 * 1024 * 1024
 
 
 def value_text(v: float) -> str:
@@ -55,31 +57,38 @@ class _Stamps:
 
 
 class _File:
-    """One output file being made: its bytes kept in pieces until it is closed."""
+    """One output file being made: its bytes handed on in pieces of about PIECE_BYTES, whole lines
+    each, so that a task holds little of it at a time."""
 
     def __init__(self, name: str):
-        self.name, self.parts = name, []
+        self.name, self.parts, self.pending, self.pieces = name, [], 0, 0
         self.bytes = self.series = self.samples = 0
         self.first = self.last = None
 
     def write(self, data: bytes) -> None:
         self.parts.append(data)
+        self.pending += len(data)
         self.bytes += len(data)
 
-    def close(self) -> tuple[str, bytes, tuple]:
-        """(name, the file's bytes, its figures: (name, bytes, series, samples, first k, last k))."""
+    def piece(self, figures: tuple | None = None) -> tuple[str, int, bytes, tuple | None]:
+        """(name, the piece's number in the file, its bytes, the file's figures or None)."""
+        data, self.parts, self.pending = b"".join(self.parts), [], 0
+        self.pieces += 1
+        return self.name, self.pieces - 1, data, figures
+
+    def close(self) -> tuple[str, int, bytes, tuple]:
+        """The last piece, with the file's figures: (name, bytes, series, samples, first k, last k)."""
         self.write(b"# EOF\n")
-        data, self.parts = b"".join(self.parts), []
-        return self.name, data, (self.name, self.bytes, self.series, self.samples, self.first, self.last)
+        return self.piece((self.name, self.bytes, self.series, self.samples, self.first, self.last))
 
 
 def file_name(index: int, number: int) -> str:
     return f"metrics-{index:05d}-{number:04d}.om"
 
 
-def files_of(index: int, rows: Iterable, grid: Grid, max_bytes: int) -> Iterator[tuple[str, bytes, tuple]]:
-    """One partition's rows (family, type, series, value, k0, k1) as files `metrics-<index>-<n>.om`:
-    yields each file's (name, bytes, figures), a file at a time (_File.close)."""
+def pieces_of(index: int, rows: Iterable, grid: Grid, max_bytes: int, piece_bytes: int) -> Iterator[tuple]:
+    """One partition's rows (family, type, series, value, k0, k1) as files `metrics-<index>-<n>.om`,
+    in pieces of about piece_bytes (_File.piece): each file's pieces in order, its figures with the last."""
     stamps = _Stamps(grid)
     number = 0
     out: _File | None = None
@@ -107,6 +116,8 @@ def files_of(index: int, rows: Iterable, grid: Grid, max_bytes: int) -> Iterator
         if first > k1:
             continue
         out.write(stamps.lines(series_bytes + b" " + value_text(row.value).encode() + b" ", first, k1))
+        if out.pending >= piece_bytes:
+            yield out.piece()
         out.samples += k1 + 1 - first
         if out.first is None or first < out.first:
             out.first = first

@@ -23,7 +23,6 @@ from kafka_jmx_sidecar.exporter.backfill.storage import NoFileSystem, unreadable
 from kafka_jmx_sidecar.mbeans.health import PROFILES, Profile
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_FILE_BYTES = 1 << 30  # a file is made whole in an executor's memory (writing.py)
 # The rules for the cluster-wide view that describe dumps give (the sidecar's cluster mode names it so).
 CLUSTER_RULES = "kafka-cluster.yml"
 # The rules for one broker's series that an archive gives (the sidecar's default).
@@ -94,9 +93,9 @@ def check_options(opts: Options) -> re.Pattern | None:
                 parse(value)
         except ValueError as e:
             raise UsageError(f"{option}: {e}") from None
-    if not 0 < opts.max_file_bytes <= MAX_FILE_BYTES:
-        raise UsageError(f"--max-file-bytes {opts.max_file_bytes}: from 1 to {MAX_FILE_BYTES} (1 GiB): an executor "
-                         "makes each file whole in memory")
+    if opts.max_file_bytes < 1:
+        raise UsageError(f"--max-file-bytes {opts.max_file_bytes}: at least 1 (a file is closed at the first series "
+                         "boundary past it)")
     if not opts.describe_time_regex:
         return None
     try:

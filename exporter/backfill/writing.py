@@ -40,24 +40,28 @@ def _parts(storage, directory: str) -> list[str]:
 
 
 def write_openmetrics(ordered, storage, partial: str, grid: Grid, max_bytes: int) -> Written:
-    """The series, sorted in their partitions, as OpenMetrics files: each file made whole by its
-    task (openmetrics.files_of) and written by Spark's text writer, one directory per file."""
+    """The series, sorted in their partitions, as OpenMetrics files: made by their task in pieces of
+    whole lines (openmetrics.pieces_of) and written by Spark's text writer, a directory per file."""
     from pyspark.sql import functions as F
 
-    from kafka_jmx_sidecar.exporter.backfill.openmetrics import files_of
+    from kafka_jmx_sidecar.exporter.backfill import openmetrics
+
+    pieces_of, piece_bytes = openmetrics.pieces_of, openmetrics.PIECE_BYTES
 
     def part(index, rows):
         figures = []
-        for name, data, figure in files_of(index, rows, grid, max_bytes):
-            figures.append(figure)
-            yield name, data[:-1]  # the text writer ends every row with its newline
-        yield f"{FIGURES}{index:05d}", json.dumps(figures).encode()
+        for name, number, data, figure in pieces_of(index, rows, grid, max_bytes, piece_bytes):
+            if figure is not None:
+                figures.append(figure)
+            yield name, number, data[:-1]  # the text writer ends every row with its newline
+        yield f"{FIGURES}{index:05d}", 0, json.dumps(figures).encode()
 
     spark = ordered.sparkSession
-    files = spark.createDataFrame(ordered.rdd.mapPartitionsWithIndex(part), "file string, content binary")
+    pieces = spark.createDataFrame(ordered.rdd.mapPartitionsWithIndex(part), "file string, piece int, content binary")
     target = f"{partial}/{FILES}"
-    # one row per file, so ordering by file keeps every file's bytes whole and in order
-    files.sortWithinPartitions("file").select("file", F.col("content").cast("string").alias("value")) \
+    # the writer wants the rows of one file together; sorted by (file, piece), they come in order too
+    # (a sort spills to disk past its memory, so a task never holds a whole file)
+    pieces.sortWithinPartitions("file", "piece").select("file", F.col("content").cast("string").alias("value")) \
         .write.partitionBy("file").option("compression", "none").text(target)
     figures = []
     for directory in storage.names(target):

@@ -36,8 +36,7 @@ def test_errors_name_the_option(tmp_path, capsys, spark):
          "org.apache.hadoop.fs.s3a.S3AFileSystem not found); put the Hadoop client of s3a:// on its class path"),
         (["--input", str(dumps), "--output", "nope://somewhere/out"],
          "--output nope://somewhere/out: Spark has no file system for nope://"),
-        (["--input", str(dumps), "--output", out, "--max-file-bytes", str(2 << 30)], "--max-file-bytes 2147483648: "
-         "from 1 to 1073741824 (1 GiB)"),
+        (["--input", str(dumps), "--output", out, "--max-file-bytes", "0"], "--max-file-bytes 0: at least 1"),
         # a file Hadoop's readers would skip, given by name
         (["--input", str(hidden), "--output", out], f"--input {hidden}: its name starts with . or _, which Hadoop's "
          "input formats skip as hidden; rename the file"),
