@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import BinaryIO, Iterator
 
 from kafka_jmx_sidecar.exporter.archive.format import (FORMAT, SUFFIX, Cluster, Count, Counts, Leaf, Leaves, MinIsr,
                                                        State, member_object)
@@ -26,48 +27,23 @@ from kafka_jmx_sidecar.exporter.archive.reader import ArchiveState, Rejects, rea
 from kafka_jmx_sidecar.exporter.archive.retention import FILE_NAME
 from kafka_jmx_sidecar.exporter.backfill.archive_health import Health, is_health_key
 from kafka_jmx_sidecar.exporter.backfill.archive_leaders import LED_FIELDS, Leaders
+from kafka_jmx_sidecar.exporter.backfill.inputs import COUNT_TYPES
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from kafka_jmx_sidecar.exporter.recompute.stage import Recompute
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 
 
-class ArchiveRow(NamedTuple):
-    """One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r"), per
-    file ("f": lines read, in `line`) and, for the cluster-wide view, per run of a led partition's
-    state ("l"), in one schema so one pass over the files gives all five."""
-
-    kind: str
-    source: str
-    broker: str | None = None
-    t0: float | None = None  # seconds: a run's first poll, a poll's time
-    t1: float | None = None  # seconds: a run's last poll
-    objectname: str | None = None
-    attribute: str | None = None
-    value: float | None = None
-    partitions: int | None = None  # a poll's hosted partitions
-    file: str | None = None
-    line: int | None = None
-    reason: str | None = None
-    detail: str | None = None
-    text: str | None = None
-    topic: str | None = None  # a led partition's ("l": its run of equal states, archive_leaders.py)
-    partition: int | None = None
-    has_leader: bool | None = None  # has_leader .. elr: mbeans.health.Counts
-    leader_live: bool | None = None
-    replicas: int | None = None
-    adding: int | None = None
-    reassigning: bool | None = None
-    isr: int | None = None
-    min_isr: int | None = None
-    elr: int | None = None
-    placeholders: int | None = None
-
-
-ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, objectname string, "
-              "attribute string, value double, partitions int, file string, line int, reason string, "
-              "detail string, text string, topic string, partition int, has_leader boolean, leader_live boolean, "
-              "replicas int, adding int, reassigning boolean, isr int, min_isr int, elr int, placeholders int")
-assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == ArchiveRow._fields
+# One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r"), per file
+# ("f": lines read, in `line`) and, for the cluster-wide view, per run of a led partition's state
+# ("l", archive_leaders.py: its topic, partition, Counts and placeholders), in one schema so one
+# pass over the files gives all five. t0 and t1 are seconds: a run's first and last poll, a poll's time.
+_COLUMNS = (("kind", "string"), ("source", "string"), ("broker", "string"), ("t0", "double"), ("t1", "double"),
+            ("objectname", "string"), ("attribute", "string"), ("value", "double"),
+            ("partitions", "int"),  # a poll's hosted partitions
+            ("file", "string"), ("line", "int"), ("reason", "string"), ("detail", "string"), ("text", "string"),
+            ("topic", "string"), ("partition", "int"), *COUNT_TYPES.items(), ("placeholders", "int"))
+ArchiveRow = namedtuple("ArchiveRow", [name for name, _ in _COLUMNS], defaults=(None,) * (len(_COLUMNS) - 2))
+ROW_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS)
 
 _HEALTH_INPUTS = (Count, Counts, State, MinIsr, Cluster)  # records that change what the recompute reads
 

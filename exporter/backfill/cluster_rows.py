@@ -20,7 +20,8 @@ import dataclasses
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from kafka_jmx_sidecar.exporter.backfill.columns import COUNT_TYPES, evaluate
+from kafka_jmx_sidecar.exporter.backfill.columns import evaluate
+from kafka_jmx_sidecar.exporter.backfill.inputs import COUNT_TYPES
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, elr_formulas,
                                                    elr_object_name, gauge_formulas, total_formulas)

@@ -10,12 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Protocol
 
+from kafka_jmx_sidecar.mbeans.health import Counts
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 REJECT_COLUMNS = ("file", "line", "reason", "detail", "text")
+# Spark types of the Counts fields, in their order (the schema of every source of states).
+COUNT_TYPES = {
+    "has_leader": "boolean", "leader_live": "boolean", "replicas": "int", "adding": "int",
+    "reassigning": "boolean", "isr": "int", "min_isr": "int", "elr": "int",  # elr null: not known
+}
+assert tuple(COUNT_TYPES) == Counts._fields, "COUNT_TYPES must follow mbeans.health.Counts"
 
 
 @dataclass
