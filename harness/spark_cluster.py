@@ -19,7 +19,6 @@ import re
 import shutil
 import signal
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
@@ -100,16 +99,17 @@ class SparkCluster:
             return 0
 
     def wait_for_workers(self, n: int, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.alive_workers() < n:
+        """Until n workers are registered with the master; a worker that exits raises with its log."""
+
+        def registered() -> bool:
             for i, w in enumerate(self.workers):
                 if w is not None and w.poll() is not None:
                     raise RuntimeError(f"Spark worker {i} exited with code {w.returncode}:\n"
                                        f"{processes.tail(self.worker_dir(i) / 'worker.log')}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Spark: {self.alive_workers()} of {n} workers registered within {timeout:.0f} s;"
-                                   f" the master's log:\n{processes.tail(self.base / 'master.log')}")
-            time.sleep(0.3)
+            return self.alive_workers() >= n
+
+        processes.wait_until(f"{n} Spark workers registered", registered, timeout, self.master,
+                             self.base / "master.log", interval=0.3)
 
     def executor_log(self, i: int) -> str:
         """The stderr of worker i's executors of the latest application (app ids sort by time)."""
