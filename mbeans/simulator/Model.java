@@ -212,6 +212,7 @@ final class Model {
             case HealthSpec.L_LEO: return replicaLogEndOffset(n, p);
             case HealthSpec.L_START: return p.logStart;
             case HealthSpec.L_SEGMENTS: return 1 + replicaSize(n, p) / segmentBytes;
+            case HealthSpec.L_RETENTION_PERCENT: return 0; // KIP-1257: no retention.bytes in the model (unlimited)
             default: return 0;
         }
     }

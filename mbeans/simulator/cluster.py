@@ -307,7 +307,7 @@ def synthetic(partitions: int, *, brokers: int = 3, replication_factor: int = 3,
 
 
 def reference_4_1() -> dict:
-    """The captured Kafka 4.1 node (inventory-4.1.tsv's): node 1, broker and controller,
+    """The captured Kafka nodes' cluster (inventory-4.1.tsv's and -4.4.tsv's): node 1, broker and controller,
     refbin-test (3 partitions, RF 1) and refbin-underminisr (2 partitions, RF 1, min ISR 2)."""
     return {
         "brokers": [1], "controllers": [1], "metadata": "kraft",
