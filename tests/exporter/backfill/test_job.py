@@ -184,33 +184,3 @@ def test_legacy_semantics_and_parquet(first_run, tmp_path, spark):
     for r in rows:
         from_parquet.setdefault(r.series, {})[r.timestamp_ms // 1000] = r.value
     assert {s: [v.get(t) for t in STEPS] for s, v in from_parquet.items()} == series
-
-
-def test_spark_submit_writes_the_same_bytes_and_imports(first_run, tmp_path):
-    """The job as spark-submit runs it (its own --master), with --import: the same files as the
-    command, and promtool's blocks in the import directory."""
-    import subprocess
-    import sys
-
-    from kafka_jmx_sidecar.exporter.commands import spark_submit as submit
-
-    base, inputs, _ = first_run
-    out, tsdb = tmp_path / "submitted", tmp_path / "tsdb"
-    spark_submit = Path(sys.executable).with_name("spark-submit")
-    run = subprocess.run(
-        [str(spark_submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false", submit.__file__,
-         "--input", str(inputs), "--output", str(out), "--start", "2026-11-21T22:00:00Z",
-         "--end", "2026-11-21T22:02:30Z", "--step", "30s", "--max-reject-ratio", "0.5", "--import", str(tsdb)],
-        capture_output=True, text=True, timeout=600,
-        # as from an activated virtual environment: its python on PATH finds pyspark (SPARK_HOME)
-        env={**os.environ, "PYTHONPATH": str(Path(job.__file__).resolve().parents[2]),
-             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable})
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "rejected: 1 (10.0000% of lines; allowed 50.0000%)" in run.stdout
-    assert "unparsable-line: 1" in run.stdout
-    assert "written: 1 files, " in run.stdout and "time range: 2026-11-21T22:00:00Z .. 2026-11-21T22:02:30Z" in run.stdout
-    for name in sorted(os.listdir(base / "out")):
-        assert (out / name).read_bytes() == (base / "out" / name).read_bytes(), name
-    blocks = [d for d in tsdb.iterdir() if (d / "meta.json").exists()]
-    assert blocks and sum(json.loads((d / "meta.json").read_text())["stats"]["numSamples"] for d in blocks) == \
-        json.loads((out / "manifest.json").read_text())["samples"]
