@@ -159,3 +159,23 @@ def memory(n: float) -> str:
 
 def verdict(ok: bool) -> str:
     return "OK" if ok else "OVER"
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU seconds so far, user and system (/proc/PID/stat), for a broker's CPU per
+    poll or scrape; NaN when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def peak_rss(pid: int) -> float:
+    """A process's peak resident memory so far, in bytes (VmHWM); NaN when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
+    except (OSError, ValueError, StopIteration):
+        return float("nan")
