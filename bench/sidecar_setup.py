@@ -26,12 +26,22 @@ def machine() -> str:
             f"(other processes share these CPUs: times scale with the load)")
 
 
-def start_simulator(partitions: int):
+# The seed of the simulator's log values: every bench run serves the same partitions the same values.
+LOG_VALUES_SEED = 1
+
+
+def start_simulator(partitions: int, **kwargs):
+    """The simulator at `partitions` partitions (3 brokers, RF 3, posing as broker 1) with realistic
+    log values (mbeans/simulator/values.py): sizes, offsets and lags as a production broker's (most
+    partitions idle, some written to between polls, a few lagging), not all 0."""
     from kafka_jmx_sidecar.mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator.values import LogValues
 
     t0 = time.monotonic()
-    sim = Simulator.start(partitions=partitions)
-    print(f"simulator: {partitions:,} partitions, ready in {time.monotonic() - t0:.1f} s ({sim.url})", flush=True)
+    values = LogValues(seed=LOG_VALUES_SEED)
+    sim = Simulator.start(partitions=partitions, log_values=values, **kwargs)
+    print(f"simulator: {partitions:,} partitions, ready in {time.monotonic() - t0:.1f} s ({sim.url}); log values "
+          f"{values}", flush=True)
     return sim
 
 

@@ -123,7 +123,7 @@ class Broker:
 
 @contextmanager
 def simulated_broker(partitions: int):
-    sim = setup.start_simulator(partitions)  # Kafka 4.1's MBeans, manual clock: no value moves
+    sim = setup.start_simulator(partitions)  # Kafka 4.1's MBeans; manual clock: only busy logs move
     try:
         broker = Broker(f"simulator, {partitions:,} partitions", partitions, setup.host_port(sim.url), sim.pid)
         broker.measure_idle()
