@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench chart-readme clean
+.PHONY: demo test bench chart-readme docs constraints dist clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "error: could not create a virtual environment; install python3-venv (apt-get install python3-venv)" >&2; exit 1; }
@@ -33,5 +33,21 @@ bench: $(STAMP)
 chart-readme: $(STAMP)
 	@$(PY) scripts/chart-values-table
 
+# the images' pinned dependencies, scripts/image/constraints.txt: the newest versions pyproject.toml's
+# ranges allow, resolved in a fresh virtual environment with the image's Python (PYTHON=python3.11)
+constraints:
+	@$(PYTHON) scripts/constraints
+
+# a release in dist/: the sdist, the wheel built from it, and the Helm chart's archive
+dist: $(STAMP)
+	@rm -rf dist
+	@$(PY) -m build --quiet --outdir dist . && ls -1 dist/*
+	@$(PY) scripts/package-chart dist
+
+# docs/configuration.md, docs/metrics.md and the JSON Schemas, from the code's definitions (a test
+# checks they are current)
+docs: $(STAMP)
+	@$(PY) scripts/generate-docs
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info

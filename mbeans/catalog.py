@@ -106,6 +106,9 @@ class MBeanSpec:
     # A replica-count gauge's quantity, as mbeans/health.py's Profile.formula names it
     # (`isr_count`, `replicas_count`).
     quantity: str | None = None
+    # What a health gauge's value means, as the reference of the published series says it
+    # (docs/metrics.md is generated from it); per partition the leader's, 0 on other replicas.
+    meaning: str | None = None
 
     @property
     def shows(self) -> str | None:
@@ -137,11 +140,15 @@ def _meters(domain, type_, scope, specs):
 
 
 REPLICA_MANAGER = _gauges("kafka.server", "ReplicaManager", Scope.BROKER, [
-    ("UnderReplicatedPartitions", "0.8.0", {"leader_only": True, "flag": "under_replicated"}),
-    ("UnderMinIsrPartitionCount", "1.0.0", {"leader_only": True, "flag": "under_min_isr"}),
-    ("AtMinIsrPartitionCount", "2.3.0", {"leader_only": True, "flag": "at_min_isr"}),
-    ("ReassigningPartitions", "2.5.0", {"leader_only": True, "flag": "reassigning"}),
-    ("LeaderCount", "0.8.0", {"leader_only": True}),
+    ("UnderReplicatedPartitions", "0.8.0", {"leader_only": True, "flag": "under_replicated", "meaning":
+                                      "Led partitions with fewer in-sync replicas than the replication factor."}),
+    ("UnderMinIsrPartitionCount", "1.0.0", {"leader_only": True, "flag": "under_min_isr", "meaning":
+                                      "Led partitions whose ISR is below min ISR."}),
+    ("AtMinIsrPartitionCount", "2.3.0", {"leader_only": True, "flag": "at_min_isr", "meaning":
+                                   "Led partitions whose ISR equals min ISR."}),
+    ("ReassigningPartitions", "2.5.0", {"leader_only": True, "flag": "reassigning", "meaning":
+                                  "Led partitions with adding or removing replicas."}),
+    ("LeaderCount", "0.8.0", {"leader_only": True, "meaning": "Partitions this broker leads."}),
     ("PartitionCount", "0.8.0", {}),
     ("OfflineReplicaCount", "1.0.0", {}),
     ("PartitionsWithLateTransactionsCount", "3.2.0", {}),
@@ -153,13 +160,17 @@ REPLICA_MANAGER = _gauges("kafka.server", "ReplicaManager", Scope.BROKER, [
 ])
 
 PARTITION = _gauges("kafka.cluster", "Partition", Scope.PARTITION, [
-    ("UnderReplicated", "0.8.2", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_replicated"}),
-    ("UnderMinIsr", "1.0.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_min_isr"}),
-    ("AtMinIsr", "2.3.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "at_min_isr"}),
+    ("UnderReplicated", "0.8.2", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_replicated",
+                            "meaning": "1 while the partition has fewer in-sync replicas than its replication factor."}),
+    ("UnderMinIsr", "1.0.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "under_min_isr",
+                        "meaning": "1 while the partition's ISR is below min ISR."}),
+    ("AtMinIsr", "2.3.0", {"leader_only": True, "value_kind": ValueKind.FLAG, "flag": "at_min_isr",
+                     "meaning": "1 while the partition's ISR equals min ISR."}),
     ("InSyncReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT,
-                                       "quantity": "isr_count"}),
+                                       "quantity": "isr_count", "meaning": "The size of the partition's ISR."}),
     ("ReplicasCount", "0.10.2", {"leader_only": True, "value_kind": ValueKind.REPLICA_COUNT,
-                                 "quantity": "replicas_count"}),
+                                 "quantity": "replicas_count", "meaning": "The replication factor the "
+                                 "under-replicated check uses (legacy: the full list, adding replicas included)."}),
     ("LastStableOffsetLag", "0.11.0", {"value_class": "java.lang.Long"}),  # the log's lag: no health value
 ])
 
@@ -175,7 +186,7 @@ BROKER_TOPIC_METRICS = _meters("kafka.server", "BrokerTopicMetrics", Scope.BROKE
 ])
 
 KAFKA_CONTROLLER = _gauges("kafka.controller", "KafkaController", Scope.CONTROLLER, [
-    ("OfflinePartitionsCount", "0.8.0", {}),
+    ("OfflinePartitionsCount", "0.8.0", {"meaning": "Partitions without a leader (the active controller's)."}),
     ("ActiveControllerCount", "0.8.0", {}),
     ("PreferredReplicaImbalanceCount", "0.8.2", {}),
     ("GlobalPartitionCount", "1.1.0", {}),

@@ -41,6 +41,11 @@ NO_LEADER = "none"
 KAFKA_GAUGES = tuple(s for s in catalog.PARTITION if s.shows)
 UNAVAILABLE = "Unavailable"
 PLACEHOLDERS = "PlaceholderReplicas"
+# What the view's own gauges mean (docs/metrics.md is generated from it).
+VIEW_GAUGES = {UNAVAILABLE: "1: no leader, or a leader that is not a live broker (no broker gauge shows the "
+                            "partition; kafka-topics.sh --unavailable-partitions lists it).",
+               PLACEHOLDERS: "Placeholder ids in the replica list (replicas not created yet), only where there "
+                             "are any."}
 # The ReplicaManager gauges counted on a partition's leader: their sum over brokers counts each once.
 TOTALS = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUGE and s.leader_only)
 LEADER_COUNT = "LeaderCount"  # counts the led partitions themselves: those with a live leader

@@ -116,9 +116,6 @@ def test_the_scrape_configuration_examples_pass_promtool(tmp_path):
         assert result.returncode == 0, f"{line}: {result.stdout}{result.stderr}"
 
 
-# Pages other branches write (generated references); until they land a link to them is let through,
-# and once they exist every link to them is checked like any other.
-PENDING = {"docs/configuration.md", "docs/metrics.md"}
 README_MAX_LINES = 250
 _CODE = re.compile(r"^( *)```.*?^\1```$|`[^`\n]*`", re.S | re.M)
 _LINK = re.compile(r"\[[^\]\n]*\]\(<?([^)<>\s]+)>?(?:\s+\"[^\"]*\")?\)|^\[[^\]\n]+\]:\s*(\S+)", re.M)
@@ -159,8 +156,7 @@ def test_every_relative_link_and_anchor_resolves():
         resolved = (page.parent / path).resolve() if path else page
         name = str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(resolved)
         if not resolved.exists():
-            if name not in PENDING:
-                broken.append(f"{where}: {target}: no such file")
+            broken.append(f"{where}: {target}: no such file")
         elif anchor and (resolved.suffix != ".md" or anchor not in anchors(resolved)):
             broken.append(f"{where}: {target}: no heading #{anchor} in {name}")
     assert not broken, "\n".join(broken)

@@ -1,19 +1,13 @@
 """`sidecar.archive`: where `serve` keeps what each poll knew, and for how long.
-
-    sidecar:
-      archive:
-        directory: /var/lib/kafka-jmx-sidecar/archive   # required; one directory per broker
-        retentionHours: 168        # files whose hour ended longer ago are deleted (default 7 days)
-        retentionSize: 10GiB       # then the oldest files while the directory holds more (default 10GiB)
-        attributes: [Value, Count] # the numeric attributes kept (gauge values, meter counts); ["*"]: all
-
-Without the `archive` key nothing is archived.
+Its keys: ARCHIVE below. Without the `archive` key nothing is archived.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
+
+from kafka_jmx_sidecar.exporter.base.definitions import Block, Key, custom, number, text, text_list
 
 DEFAULT_RETENTION_HOURS = 168.0
 DEFAULT_RETENTION_BYTES = 10 << 30
@@ -43,32 +37,32 @@ def size_bytes(v: Any) -> int | None:
     return n if n > 0 else None
 
 
+_ATTRIBUTES = 'a non-empty list of attribute names'
+ARCHIVE = Block(("sidecar", "archive"), "What each poll knew, on disk (one directory per broker), for the backfill "
+                "and for looking back.", keys=(
+    Key("directory", text("a directory path"), "Where the hourly files go; the sidecar must be able to write it.",
+        required=True, fix="give a directory the sidecar may write, one per broker, e.g. /var/lib/kafka-jmx-sidecar/archive"),
+    Key("retentionHours", number("hours"), "Files whose hour ended longer ago are deleted.", default=168,
+        fix="e.g. retentionHours: 168 (7 days)"),
+    Key("retentionSize", custom("a size > 0", lambda v: size_bytes(v) is not None,
+                                {"type": ["string", "integer"], "pattern": _SIZE.pattern}, size_bytes),
+        "Then the oldest files are deleted while the directory holds more (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB).",
+        default="10GiB", field="retention_bytes", fix="e.g. retentionSize: 10GiB (or 500MB, or a number of bytes)"),
+    Key("attributes", text_list(_ATTRIBUTES, non_empty=True), 'The numeric attributes kept (gauge values, meter '
+        'counts); ["*"]: every numeric attribute.', default=list(DEFAULT_ATTRIBUTES),
+        fix='e.g. attributes: [Value, Count], or ["*"] for every numeric attribute'),
+), example="""\
+sidecar:
+  archive:
+    directory: /var/lib/kafka-jmx-sidecar/archive
+    retentionHours: 168
+    retentionSize: 10GiB
+    attributes: [Value, Count]
+""", shape_fix="write `archive:` followed by indented directory, retentionHours, retentionSize, attributes")
+
+
 def archive_settings(raw: Any, error: Callable[..., Exception]) -> ArchiveSettings:
     """`sidecar.archive` validated; `error(path, problem, fix)` makes the ConfigError (file:line)."""
-    where = ("sidecar", "archive")
-    if not isinstance(raw, Mapping):
-        raise error(where, f"must be a mapping, got {type(raw).__name__}",
-                    "write `archive:` followed by indented directory, retentionHours, retentionSize, attributes")
-    known = ("directory", "retentionHours", "retentionSize", "attributes")
-    for key in raw:
-        if key not in known:
-            raise error(where + (key,), "unknown setting", f"use one of {', '.join(known)}")
-    directory = raw.get("directory")
-    if not isinstance(directory, str) or not directory.strip():
-        raise error(where + ("directory",), f"must be a directory path, got {directory!r}",
-                    "give a directory the sidecar may write, one per broker, e.g. /var/lib/kafka-jmx-sidecar/archive")
-    hours = raw.get("retentionHours", DEFAULT_RETENTION_HOURS)
-    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours <= 0:
-        raise error(where + ("retentionHours",), f"must be a number of hours > 0, got {hours!r}",
-                    "e.g. retentionHours: 168 (7 days)")
-    size = raw.get("retentionSize", DEFAULT_RETENTION_BYTES)
-    nbytes = size_bytes(size)
-    if nbytes is None:
-        raise error(where + ("retentionSize",), f"must be a size > 0, got {size!r}",
-                    "e.g. retentionSize: 10GiB (or 500MB, or a number of bytes)")
-    attributes = raw.get("attributes", list(DEFAULT_ATTRIBUTES))
-    if (not isinstance(attributes, list) or not attributes
-            or not all(isinstance(a, str) and a for a in attributes)):
-        raise error(where + ("attributes",), f"must be a non-empty list of attribute names, got {attributes!r}",
-                    'e.g. attributes: [Value, Count], or ["*"] for every numeric attribute')
-    return ArchiveSettings(directory, float(hours), nbytes, None if "*" in attributes else frozenset(attributes))
+    values = ARCHIVE.read(raw, error)
+    attributes = values.pop("attributes")
+    return ArchiveSettings(**values, attributes=None if "*" in attributes else frozenset(attributes))

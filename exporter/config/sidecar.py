@@ -1,39 +1,21 @@
 """The sidecar's own settings: one top-level `sidecar:` key in the jmx_exporter YAML file, so a
-jmx_exporter file loads unchanged and our keys never collide with its keys.
-
-    sidecar:
-      listenAddress: 0.0.0.0:9404
-      pollIntervalSeconds: 15
-      staleAfterSeconds: 45        # default: 3 poll intervals
-      withdrawAfterSeconds: 60     # default: 4 poll intervals; 0: at the first failed poll
-      namesRefreshSeconds: 300     # how often the MBean name list is re-read
-      connections: 1               # parallel JMX connections for big brokers
-      connectTimeoutSeconds: 10
-      readTimeoutSeconds: 30
-      naming: "0.x"                # or "1.x" (OpenMetrics naming of jmx_exporter 1.x)
-      webConfigFile: /etc/sidecar/web.yml   # TLS and basic auth for /metrics
-      jvmMaxHeap: 256m             # the heap ceiling of the JVM inside the sidecar (-Xmx)
-      jvmOptions: ["-Xmx512m"]     # options of the JVM inside the sidecar (the JMX client);
-                                   # replaces the defaults (DEFAULT_JVM_OPTIONS below)
-      recompute: {...}             # health values of a chosen profile (exporter/recompute/settings.py)
-      admin: {...}                 # the Kafka Admin API (exporter/source/admin/settings.py): min ISR and
-                                   # reassignments for the recompute
-      archive: {...}               # what each poll knew, on disk (exporter/archive/settings.py)
-      reassignment: {...}          # reassignment traffic and progress (exporter/reassignment/settings.py)
-      mode: broker                 # or cluster: the cluster-wide view from the Admin API alone
-                                   # (exporter/source/cluster.py), with sidecar.admin and no JMX target
+jmx_exporter file loads unchanged and our keys never collide with its keys. Its keys are defined
+in SIDECAR below (type, default, what each does, whether a reload applies it); each feature's
+block is defined beside the feature (recompute, admin, archive, reassignment). docs/configuration.md
+is generated from these definitions.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping
 
-from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings, admin_settings
-from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings, archive_settings
-from kafka_jmx_sidecar.exporter.reassignment.settings import ReassignmentSettings, reassignment_settings
-from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings, recompute_settings
-from kafka_jmx_sidecar.exporter.base.config_file import Problems, kind
+from kafka_jmx_sidecar.exporter.archive.settings import ARCHIVE, ArchiveSettings, archive_settings
+from kafka_jmx_sidecar.exporter.base.definitions import (FIXED, RESTART, Block, Key, choice, custom, number, text,
+                                                         text_list, whole)
+from kafka_jmx_sidecar.exporter.reassignment.settings import REASSIGNMENT, ReassignmentSettings, reassignment_settings
+from kafka_jmx_sidecar.exporter.recompute.settings import RECOMPUTE, RecomputeSettings, recompute_settings
+from kafka_jmx_sidecar.exporter.source.admin.settings import ADMIN, AdminSettings, admin_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -167,15 +149,6 @@ def heap_bytes(v: Any) -> int | None:
     return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[m.group(2).lower()]
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
-
-
-def _positive(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-
-
 def _listen(v: Any) -> bool:
     if not isinstance(v, str) or ":" not in v:
         return False
@@ -183,59 +156,65 @@ def _listen(v: Any) -> bool:
     return port.isdigit() and 0 <= int(port) <= 65535
 
 
-_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "listen_address": (_listen, "a host:port such as 0.0.0.0:9404"),
-    "poll_interval_seconds": (_positive, "a number of seconds > 0"),
-    "stale_after_seconds": (_positive, "a number of seconds > 0"),
-    "withdraw_after_seconds": (lambda v: _positive(v) or v == 0, "a number of seconds >= 0"),
-    "names_refresh_seconds": (_positive, "a number of seconds > 0"),
-    "connections": (lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 64,
-                    "a whole number from 1 to 64"),
-    "connect_timeout_seconds": (_positive, "a number of seconds > 0"),
-    "read_timeout_seconds": (_positive, "a number of seconds > 0"),
-    "naming": (lambda v: v in ("0.x", "1.x"), '"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
-    "web_config_file": (lambda v: isinstance(v, str) and bool(v), "a file path"),
-    "jvm_max_heap": (lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP,
-                     "a JVM heap size of at least 32m, such as 256m or 1g"),
-    "jvm_options": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(o, str) and o.startswith("-") for o in v),
-                    'a list of JVM options such as ["-Xmx512m"]'),
-    "mode": (lambda v: v in MODES, '"broker" (next to one broker, over JMX) or "cluster" (every partition of the '
-                                   'cluster, from the Admin API alone)'),
-}
-_BY_KEY = {_camel(f.name): f.name for f in fields(SidecarSettings)}
-
-
-def _setting(key: str, value: Any, raw: Mapping, error, values: dict[str, Any]) -> None:
-    """One key of `sidecar:` into `values` (by field name), or its error."""
-    name = _BY_KEY.get(key)
-    if name is None:
-        raise error(("sidecar", key), "unknown setting", f"use one of {', '.join(sorted(_BY_KEY))}")
-    features = {"recompute": lambda: recompute_settings(value, error, cluster=raw.get("mode") == CLUSTER),
-                "archive": lambda: archive_settings(value, error),
-                "reassignment": lambda: reassignment_settings(value, error),
-                "admin": lambda: admin_settings(value, error)}
-    if name in features:
-        values[name] = features[name]()
-        return
-    check, expected = _CHECKS[name]
-    if value is not None and not check(value):
-        raise error(("sidecar", key), f"must be {expected}, got {value!r}", f"set {key} to {expected}")
-    if value is not None:
-        values[name] = tuple(value) if isinstance(value, list) else str(value) if name == "jvm_max_heap" else value
+_SECONDS = number("seconds", as_float=False)
+_JVM_OPTIONS = 'a list of JVM options such as ["-Xmx512m"]'
+SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_exporter keys.", keys=(
+    Key("listenAddress", custom("a host:port such as 0.0.0.0:9404", _listen, {"type": "string", "pattern": r":\d+$"}),
+        "Where /metrics, /-/healthy and /-/ready listen.", default="0.0.0.0:9404", reload=RESTART),
+    Key("pollIntervalSeconds", _SECONDS, "How often the broker is polled; /metrics serves the last good poll.",
+        default=15),
+    Key("staleAfterSeconds", _SECONDS, "Age after which the served snapshot counts as stale "
+        "(kafka_jmx_sidecar_snapshot_stale).", default_doc="3 poll intervals"),
+    Key("withdrawAfterSeconds", number("seconds", inclusive=True, as_float=False),
+        "How long the broker's series outlive the last good poll once polls fail (0: at the first failed poll).",
+        default_doc="4 poll intervals"),
+    Key("namesRefreshSeconds", _SECONDS, "How often the list of MBean names is read again (new topics and "
+        "partitions join then).", default=300),
+    Key("connections", whole(1, 64), "Parallel JMX connections (for big brokers).", default=1),
+    Key("connectTimeoutSeconds", _SECONDS, "Timeout of a JMX connection attempt.", default=10),
+    Key("readTimeoutSeconds", _SECONDS, "Timeout of one JMX read.", default=30),
+    Key("naming", choice("0.x", "1.x", words='"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),
+        "Which jmx_exporter release's names and formats the output follows.", default="0.x", reload=RESTART),
+    Key("webConfigFile", text("a file path"), "A Prometheus web-config file: TLS and basic auth of /metrics "
+        "(the same as --web.config.file).", reload=RESTART),
+    Key("jvmMaxHeap", custom("a JVM heap size of at least 32m, such as 256m or 1g",
+                             lambda v: (heap_bytes(v) or 0) >= _MIN_HEAP,
+                             {"type": ["string", "integer"], "pattern": "^[0-9]+[kKmMgG]?$"}, str),
+        "The heap ceiling (-Xmx) of the JVM inside the sidecar (the JMX client).",
+        default_doc=f"{DEFAULT_JVM_MAX_HEAP}, unless jvmOptions replace the defaults", reload=RESTART),
+    Key("jvmOptions", text_list(_JVM_OPTIONS, item=lambda o: isinstance(o, str) and o.startswith("-"),
+                                item_schema={"type": "string", "pattern": "^-"}),
+        "Options of the JVM inside the sidecar; they replace the defaults.",
+        default_doc=" ".join(DEFAULT_JVM_OPTIONS), reload=RESTART),
+    Key("recompute", None, "Health values of one profile whatever the broker's release (without the key: nothing "
+        "recomputed).", block=RECOMPUTE, reload=RESTART,
+        parse=lambda v, error, raw: recompute_settings(v, error, cluster=raw.get("mode") == CLUSTER)),
+    Key("admin", None, "The Kafka Admin API: min ISR and reassignments for the recompute and the reassignment "
+        "series; the whole cluster in the cluster-wide mode.", block=ADMIN, reload=RESTART,
+        parse=lambda v, error, raw: admin_settings(v, error)),
+    Key("archive", None, "What each poll knew, on disk, for the backfill (without the key: nothing archived).",
+        block=ARCHIVE, reload=RESTART, parse=lambda v, error, raw: archive_settings(v, error)),
+    Key("reassignment", None, "Reassignment traffic and progress series (`reassignment: {}` for the defaults).",
+        block=REASSIGNMENT, reload=RESTART, parse=lambda v, error, raw: reassignment_settings(v, error)),
+    Key("mode", choice(*MODES, words='"broker" (next to one broker, over JMX) or "cluster" (every partition of the '
+                                     'cluster, from the Admin API alone)'),
+        "broker: next to one broker, over JMX; cluster: the whole cluster from the Admin API alone, with "
+        "sidecar.admin and no hostPort/jmxUrl.", default=BROKER, reload=FIXED),
+), example="""\
+sidecar:
+  listenAddress: 0.0.0.0:9404
+  pollIntervalSeconds: 15
+  namesRefreshSeconds: 300
+  connections: 2
+  naming: "1.x"
+  jvmMaxHeap: 512m
+""", shape_fix="put the sidecar's settings as `key: value` lines under sidecar:")
 
 
 def sidecar_settings(config: Config, overrides: Mapping[str, Any] | None = None) -> SidecarSettings:
     """The `sidecar:` key of `config`'s file, validated; command-line `overrides` (field name -> value) win."""
-    raw = _raw(config)
     error = config.file.error
-    if not isinstance(raw, Mapping):
-        raise error(("sidecar",), f"must be a mapping, not {kind(raw)}",
-                    "put the sidecar's settings as `key: value` lines under sidecar:")
-    values: dict[str, Any] = {}
-    problems = Problems()  # each key on its own: a file's every wrong setting in one run
-    for key, value in raw.items():
-        problems.check(_setting, key, value, raw, error, values)
-    problems.raise_any()
+    values = {k: v for k, v in SIDECAR.read(_raw(config), error).items() if v is not None}  # None: not set
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     settings = SidecarSettings(**values)
     if settings.reassignment is not None and settings.admin is not None and not settings.admin.log_dirs:

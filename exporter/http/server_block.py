@@ -37,6 +37,7 @@ from kafka_jmx_sidecar.exporter.http import key_store
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, kind
 from kafka_jmx_sidecar.exporter.base.java_text import java_str
 from kafka_jmx_sidecar.exporter.http.basic_auth import Verifier
+from kafka_jmx_sidecar.exporter.http.config_keys import HTTP_SERVER
 from kafka_jmx_sidecar.exporter.http.web_config import TlsError, WebConfig, require_client_certificates, server_context, \
     server_context_from_pem
 
@@ -50,21 +51,7 @@ PBKDF2 = {"PBKDF2WithHmacSHA1": ("sha1", 1_300_000), "PBKDF2WithHmacSHA256": ("s
 DEFAULT_KEY_LENGTH = 128
 _TLS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1, "TLSv1.2": ssl.TLSVersion.TLSv1_2,
         "TLSv1.3": ssl.TLSVersion.TLSv1_3}
-_KNOWN = {
-    (): {"authentication", "ssl", "threads", "metrics"},
-    ("authentication",): {"basic", "plugin"},
-    ("authentication", "basic"): {"username", "password", "algorithm", "passwordHash", "salt", "iterations",
-                                  "keyLength"},
-    ("ssl",): {"keyStore", "certificate", "trustStore", "mutualTLS", "protocols", "ciphers", "pem"},
-    ("ssl", "keyStore"): {"filename", "password", "type"},
-    ("ssl", "trustStore"): {"filename", "password", "type"},
-    ("ssl", "certificate"): {"alias"},
-    ("ssl", "pem"): {"certificate", "privateKey"},
-    ("ssl", "pem", "certificate"): {"filename"},
-    ("ssl", "pem", "privateKey"): {"filename", "password"},
-    ("threads",): {"minimum", "maximum", "keepAliveTime"},
-    ("metrics",): {"path"},
-}
+_KNOWN = {block.path[1:]: set(block.names) for block in HTTP_SERVER.walk()}  # the keys of each mapping (config_keys.py)
 
 
 def read_http_server_block(file: ConfigFile) -> tuple[WebConfig | None, list[str], list[str]]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile
+from kafka_jmx_sidecar.exporter.http.config_keys import HEADERS, WEB_CONFIG
 from kafka_jmx_sidecar.exporter.http.basic_auth import Verdicts, Verifier, read_users
 
 _CLIENT_AUTH = {
@@ -41,25 +42,10 @@ _CLIENT_AUTH = {
 _UNSUPPORTED_CLIENT_AUTH = ("RequestClientCert", "RequireAnyClientCert", "RequireClientCert")
 _TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
 _OLD_TLS = ("TLS10", "TLS11")  # the toolkit's too; OpenSSL 3 negotiates them only at security level 0
-# Every key read, per mapping; anything else is refused.
-_KEYS = {
-    (): ("tls_server_config", "http_server_config", "basic_auth_users"),
-    ("tls_server_config",): ("cert_file", "key_file", "client_auth_type", "client_ca_file", "client_allowed_sans",
-                             "min_version", "max_version", "cipher_suites", "curve_preferences",
-                             "prefer_server_cipher_suites"),
-    ("http_server_config",): ("headers", "http2"),
-}
-# exporter-toolkit keys this sidecar does not implement, and what to do instead
-_TOOLKIT_ONLY = {
-    ("rate_limit",): "remove it: the sidecar bounds connections and concurrent answers itself "
-                     "(docs/security.md, 'The HTTP server on an open network')",
-    ("tls_server_config", "cert"): "write the PEM certificate to a file and name it with cert_file",
-    ("tls_server_config", "key"): "write the PEM key to a file and name it with key_file",
-    ("tls_server_config", "client_ca"): "write the PEM CA certificates to a file and name it with client_ca_file",
-}
-# The headers the toolkit lets a web-config set, with their allowed values (None: any).
-_HEADERS = {"Strict-Transport-Security": None, "X-Content-Type-Options": ("nosniff",),
-            "X-Frame-Options": ("deny", "sameorigin"), "X-XSS-Protection": None, "Content-Security-Policy": None}
+# Every key read, per mapping, and the exporter-toolkit keys refused with what to do instead
+# (config_keys.py); anything else is refused.
+_KEYS = {block.path: block.names for block in WEB_CONFIG.walk()}
+_TOOLKIT_ONLY = {block.path + (key,): fix for block in WEB_CONFIG.walk() for key, fix in block.refused.items()}
 # Go's names (tls.CipherSuites()) -> OpenSSL's, for TLS 1.2 and below.
 _CIPHERS = {
     "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA", "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
@@ -265,10 +251,10 @@ def _http_server_config(http: Any, err: Callable[..., ConfigError]) -> dict[str,
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise err(k + ("headers",), "must map header names to strings", "quote the values")
     for name, value in headers.items():
-        if name not in _HEADERS:
+        if name not in HEADERS:
             raise err(k + ("headers", name), "this HTTP header cannot be configured (as in the exporter toolkit)",
-                      f"use {', '.join(_HEADERS)}")
-        allowed = _HEADERS[name]
+                      f"use {', '.join(HEADERS)}")
+        allowed = HEADERS[name]
         if allowed is not None and value not in allowed:
             raise err(k + ("headers", name), f"{value!r} is not allowed", f"use one of {', '.join(allowed)}")
     return {str(name): value for name, value in headers.items()}

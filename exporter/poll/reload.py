@@ -11,12 +11,12 @@ never loads (nor counts) the half-written file. (Not by its mtime: truncating a 
 change it, and an emptied file then looks as old as the content it replaces.)
 
 What a reload changes at once and what waits for a restart (`plan`): the rules and the JMX target
-apply at once (the source is rebuilt with them), and so do the `sidecar:` settings outside
-RESTART_ONLY: pollIntervalSeconds, staleAfterSeconds, withdrawAfterSeconds, and the source's
-namesRefreshSeconds, connections, connectTimeoutSeconds, readTimeoutSeconds. The keys read once at
-start keep their running value and are named in one log line per reload. `sidecar.mode` cannot
-change at all: such a file is refused (config/load.py, reload), since the rest of it is written
-for the other mode.
+apply at once (the source is rebuilt with them), and so do the `sidecar:` settings whose
+definition says APPLIES (exporter/config/sidecar.py, SIDECAR): pollIntervalSeconds,
+staleAfterSeconds, withdrawAfterSeconds, and the source's namesRefreshSeconds, connections,
+connectTimeoutSeconds, readTimeoutSeconds. The keys read once at start (RESTART) keep their
+running value and are named in one log line per reload. `sidecar.mode` cannot change at all: such
+a file is refused (config/load.py, reload), since the rest of it is written for the other mode.
 """
 from __future__ import annotations
 
@@ -30,38 +30,35 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.config.load import Loaded, reload
-from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+from kafka_jmx_sidecar.exporter.base.definitions import RESTART
+from kafka_jmx_sidecar.exporter.config.sidecar import SIDECAR, SidecarSettings
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
+from kafka_jmx_sidecar.exporter.rule_engine.config_keys import JMX_EXPORTER
 from kafka_jmx_sidecar.exporter.source.protocol import Source, SourceError
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
 
 SETTLE_SECONDS = 0.5
 
-# `sidecar:` settings read once, at start -> their key. What they build lives as long as the
-# process: the listening socket; the names of every series (the self metrics' too); the web
-# config file watched (exporter/http/web_config_reload.py); the one JVM of the process; the Admin
-# API client and the stages that keep state across polls (meter rates, the archive's open file).
-RESTART_ONLY = {
-    "listen_address": "sidecar.listenAddress",
-    "naming": "sidecar.naming",
-    "web_config_file": "sidecar.webConfigFile",
-    "jvm_max_heap": "sidecar.jvmMaxHeap",
-    "jvm_options": "sidecar.jvmOptions",
-    "admin": "sidecar.admin",
-    "recompute": "sidecar.recompute",
-    "reassignment": "sidecar.reassignment",
-    "archive": "sidecar.archive",
-}
-# The jmx_exporter keys that take effect only at start: the first poll's delay, the endpoint's
-# TLS and basic auth from an httpServer block (the server is made at start), and SSL's JVM-wide
-# properties (a JVM uses its trust and key stores, protocols and ciphers as first set).
-_CONFIG_RESTART_ONLY = {
+# `sidecar:` settings read once, at start (RESTART in their definitions) -> their key. What they
+# build lives as long as the process: the listening socket; the names of every series (the self
+# metrics' too); the web config file watched (exporter/http/web_config_reload.py); the one JVM of
+# the process; the Admin API client and the stages that keep state across polls (meter rates, the
+# archive's open file).
+RESTART_ONLY = {key.attr: "sidecar." + key.name for key in SIDECAR.keys if key.reload == RESTART}
+# The jmx_exporter keys that take effect only at start (RESTART in JMX_EXPORTER): the first poll's
+# delay, the endpoint's TLS and basic auth from an httpServer block (the server is made at start),
+# and SSL's JVM-wide properties (a JVM uses its trust and key stores, protocols and ciphers as
+# first set). What of each is compared: as parsed where that differs from the file's text.
+_RUNNING = {
     "startDelaySeconds": lambda c: c.start_delay_seconds,
-    "httpServer": lambda c: c.file.data.get("httpServer") if isinstance(c.file.data, Mapping) else None,
     "ssl": lambda c: (c.trust_store, c.key_store, c.ssl_options.get("protocols"), c.ssl_options.get("ciphers")),
 }
+_CONFIG_RESTART_ONLY = {
+    key.name: _RUNNING.get(key.name, lambda c, name=key.name: c.file.data.get(name) if isinstance(c.file.data, Mapping)
+                           else None)
+    for key in JMX_EXPORTER.keys if key.reload == RESTART}
 _SSL_FIELDS = ("ssl", "ssl_options", "trust_store", "key_store")
 
 
@@ -84,9 +81,7 @@ def with_settings(factory: Callable[..., Source]) -> Callable[[Config, SidecarSe
     return factory if len(positional) >= 2 else (lambda config, settings: factory(config))
 
 
-def _key(name: str) -> str:
-    head, *rest = name.split("_")
-    return "sidecar." + head + "".join(p.title() for p in rest)
+_KEY = {key.attr: "sidecar." + key.name for key in SIDECAR.keys}  # field -> key, as the log names it
 
 
 def plan(settings: SidecarSettings, config: Config, loaded: Loaded) -> Applied:
@@ -94,7 +89,7 @@ def plan(settings: SidecarSettings, config: Config, loaded: Loaded) -> Applied:
     new = loaded.settings
     restart = [key for name, key in RESTART_ONLY.items() if getattr(new, name) != getattr(settings, name)]
     applied = dataclasses.replace(new, **{name: getattr(settings, name) for name in RESTART_ONLY})
-    changed = tuple(f"{_key(f.name)}: {getattr(settings, f.name)} -> {getattr(applied, f.name)}"
+    changed = tuple(f"{_KEY[f.name]}: {getattr(settings, f.name)} -> {getattr(applied, f.name)}"
                     for f in dataclasses.fields(SidecarSettings)
                     if getattr(applied, f.name) != getattr(settings, f.name))
     new_config = loaded.config

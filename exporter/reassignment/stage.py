@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kafka_jmx_sidecar.exporter.source.admin.convert import throttled_replicas
 from kafka_jmx_sidecar.exporter.source.admin.fallback import reassignments_known
@@ -58,21 +59,34 @@ REMAINING = "kafka_reassignment_partition_remaining_bytes"
 ETA = "kafka_reassignment_partition_eta_seconds"
 MAX_LAG = "kafka_reassignment_max_lag_bytes"
 
-HELP = {
-    REASSIGNMENT_BYTES: "Bytes this broker fetched as an adding replica (in) or served to adding replicas as their "
-                        "leader (out): its ReassignmentBytesIn/OutPerSec counts, or (estimated) its adding replicas' "
-                        "log growth.",
-    OTHER_BYTES: "Replication bytes that are not reassignment: ReplicationBytesIn/OutPerSec minus "
-                 "kafka_reassignment_bytes.",
-    THROTTLED_RATE: "The broker's leader/follower.replication.throttled.rate (absent: not set, or not known).",
-    THROTTLED_REPLICAS: "Replicas on this broker named by the topics' leader/follower.replication.throttled.replicas.",
-    THROTTLE_USED: "Reassignment bytes per second over the throttled rate that limits them (leader: out, "
-                   "follower: in), over sidecar.reassignment.rateWindowSeconds.",
-    REMAINING: "Bytes a moving partition still lacks: its adding replicas' lag behind the leader's log, summed "
-               "(move=replicas, on the leader's sidecar), or a log-dir move's current minus future log.",
-    ETA: "Seconds until the partition's remaining bytes reach 0 at the rate they fell over "
-         "sidecar.reassignment.rateWindowSeconds (+Inf: not falling).",
-    MAX_LAG: "The largest lag, in bytes, of an adding replica of the partitions this broker leads (0: none).",
+
+class Series(NamedTuple):
+    """A family this stage publishes: its type, its labels, its HELP (docs/metrics.md is made from these)."""
+
+    type: str
+    labels: tuple[str, ...]
+    help: str
+
+
+SERIES = {
+    REASSIGNMENT_BYTES: Series("counter", ("direction", "estimated"), "Bytes this broker fetched as an adding replica "
+                               "(in) or served to adding replicas as their leader (out): its ReassignmentBytesIn/OutPerSec "
+                               "counts, or (estimated) its adding replicas' log growth."),
+    OTHER_BYTES: Series("counter", ("direction", "estimated"), "Replication bytes that are not reassignment: "
+                        "ReplicationBytesIn/OutPerSec minus kafka_reassignment_bytes."),
+    THROTTLED_RATE: Series("gauge", ("throttle",), "The broker's leader/follower.replication.throttled.rate (absent: "
+                           "not set, or not known)."),
+    THROTTLED_REPLICAS: Series("gauge", ("throttle",), "Replicas on this broker named by the topics' "
+                               "leader/follower.replication.throttled.replicas."),
+    THROTTLE_USED: Series("gauge", ("throttle", "estimated"), "Reassignment bytes per second over the throttled rate "
+                          "that limits them (leader: out, follower: in), over sidecar.reassignment.rateWindowSeconds."),
+    REMAINING: Series("gauge", ("topic", "partition", "move"), "Bytes a moving partition still lacks: its adding "
+                      "replicas' lag behind the leader's log, summed (move=replicas, on the leader's sidecar), or a "
+                      "log-dir move's current minus future log."),
+    ETA: Series("gauge", ("topic", "partition", "move"), "Seconds until the partition's remaining bytes reach 0 at the "
+                "rate they fell over sidecar.reassignment.rateWindowSeconds (+Inf: not falling)."),
+    MAX_LAG: Series("gauge", (), "The largest lag, in bytes, of an adding replica of the partitions this broker leads "
+                    "(0: none)."),
 }
 
 # inputs of kafka_jmx_sidecar_reassignment_inputs_unknown, and what is left out without them
@@ -305,16 +319,13 @@ class ReassignmentStage:
 
     def _families(self, samples: dict[str, list[Sample]]) -> list[Family]:
         out = []
-        for name in (REASSIGNMENT_BYTES, OTHER_BYTES, THROTTLED_RATE, THROTTLED_REPLICAS, THROTTLE_USED, REMAINING,
-                     ETA, MAX_LAG):
+        for name, series in SERIES.items():
             if name not in samples:
                 continue
-            counter = name in (REASSIGNMENT_BYTES, OTHER_BYTES)
             # as the exposition names counters: 0.x keeps `_total` in the family's name, 1.x adds it
-            family = name + "_total" if counter and not self.one_x else name
-            out.append(Family(family, "counter" if counter else "gauge", HELP[name],
-                              [[Sample(family, s.labels, s.value, "counter" if counter else "gauge", HELP[name])
-                                for s in samples[name]]]))
+            family = name + "_total" if series.type == "counter" and not self.one_x else name
+            out.append(Family(family, series.type, series.help,
+                              [[Sample(family, s.labels, s.value, series.type, series.help) for s in samples[name]]]))
         return out
 
 

@@ -1,13 +1,5 @@
 """`sidecar.recompute`: which health profile the sidecar publishes whatever the broker's release,
-and what it replaces (docs/recompute.md documents these keys):
-
-    sidecar:
-      recompute:
-        semantics: kafka-3.7      # a broker-gauge profile of mbeans/health.py
-        mode: outdated            # missing | outdated | all | off
-        minInsyncReplicas:        # used when no Admin API is configured (sidecar.admin)
-          default: 1
-          topics: {orders: 2}
+and what it replaces (its keys: RECOMPUTE below; docs/recompute.md says what they do).
 
 Without the `recompute` key nothing is recomputed (the output is jmx_exporter's); with it, `mode`
 defaults to `outdated` and `semantics` to kafka-3.7.
@@ -22,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from kafka_jmx_sidecar.exporter.base.definitions import Block, Key, choice, custom, whole
 from kafka_jmx_sidecar.mbeans.health import DEFAULT_PROFILE, PROFILES, Profile
 
 MODES = ("missing", "outdated", "all", "off")
@@ -56,53 +49,65 @@ class RecomputeSettings:
         return 1, "kafka_default"
 
 
-def _count(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+def _topics(raw: Any, error: Callable[..., Exception], _block: Mapping) -> dict[str, int]:
+    where = ("sidecar", "recompute", "minInsyncReplicas", "topics")
+    if not isinstance(raw, Mapping):
+        raise error(where, f"must be a mapping, got {type(raw).__name__}", "write topics: {NAME: N}")
+    count = whole(1)
+    for name, value in raw.items():
+        if not count.check(value):
+            raise error(where + (name,), count.wrong(value), "give the topic's min.insync.replicas")
+    return {str(k): v for k, v in raw.items()}
+
+
+MIN_ISR = Block(("sidecar", "recompute", "minInsyncReplicas"), "Topics' min.insync.replicas where the Admin API "
+                "cannot tell them (or without sidecar.admin).", keys=(
+    Key("default", whole(1), "Every topic's, unless listed under topics.", default_doc="1 (Kafka's default)",
+        fix="give the brokers' min.insync.replicas, e.g. 2"),
+    Key("topics", custom("a mapping of topic names to whole numbers >= 1", lambda v: True,
+                         {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}),
+        "Per topic: {NAME: N}.", parse=_topics),
+), shape_fix="write default: N and topics: {NAME: N}")
+RECOMPUTE = Block(("sidecar", "recompute"), "Publish one health profile's values whatever the broker's release.", keys=(
+    Key("semantics", choice(*PROFILES), "The health profile: a broker-gauge profile next to a broker; topic-command "
+        "too in the cluster-wide mode.", default=DEFAULT_PROFILE.name),
+    Key("mode", choice(*MODES, problem=lambda v: f"{v!r} is not a mode"), "Which families are recomputed: missing "
+        "(only those the release lacks), outdated (also those computed with another formula), all, off. "
+        "Not in the cluster-wide mode.", default=DEFAULT_MODE, fix=f"use one of {', '.join(MODES)}"),
+    Key("minInsyncReplicas", None, "Min ISR used where the Admin API does not tell it (or without sidecar.admin).",
+        block=MIN_ISR),
+), example="""\
+sidecar:
+  recompute:
+    semantics: kafka-3.7
+    mode: outdated
+    minInsyncReplicas:
+      default: 2
+      topics: {orders: 3}
+""", shape_fix="write `recompute:` followed by indented semantics, mode, minInsyncReplicas")
 
 
 def recompute_settings(raw: Any, error: Callable[..., Exception], cluster: bool = False) -> RecomputeSettings:
     """`sidecar.recompute` validated; `error(path, problem, fix)` makes the ConfigError. `cluster`:
     for the cluster-wide mode (see the module docstring)."""
-    where = ("sidecar", "recompute")
-    if not isinstance(raw, Mapping):
-        raise error(where, f"must be a mapping, got {type(raw).__name__}",
-                    "write `recompute:` followed by indented semantics, mode, minInsyncReplicas")
-    known = {"semantics", "mode", "minInsyncReplicas"}
-    for key in raw:
-        if key not in known:
-            raise error(where + (key,), "unknown setting", f"use one of {', '.join(sorted(known))}")
-    if cluster and "mode" in raw:
-        raise error(where + ("mode",), "has no meaning in the cluster-wide mode (sidecar.mode: cluster computes "
-                    "every value from the Admin API; nothing is read from a broker to keep or replace)",
-                    "remove recompute.mode")
-    semantics = raw.get("semantics", DEFAULT_PROFILE.name)
+    where = RECOMPUTE.path
+    if isinstance(raw, Mapping):  # which profiles and keys the mode allows, before the keys' own checks
+        if cluster and "mode" in raw:
+            raise error(where + ("mode",), "has no meaning in the cluster-wide mode (sidecar.mode: cluster computes "
+                        "every value from the Admin API; nothing is read from a broker to keep or replace)",
+                        "remove recompute.mode")
+        _check_semantics(raw.get("semantics", DEFAULT_PROFILE.name), cluster, error)
+    values = RECOMPUTE.read(raw, error)
+    min_isr = values.pop("min_insync_replicas") or {}
+    return RecomputeSettings(**values, min_isr_default=min_isr.get("default"), min_isr_topics=min_isr.get("topics") or {})
+
+
+def _check_semantics(semantics: Any, cluster: bool, error: Callable[..., Exception]) -> None:
+    where = RECOMPUTE.path + ("semantics",)
     if cluster and semantics not in PROFILES:
-        raise error(where + ("semantics",), f"{semantics!r} is not a health profile", f"use one of {', '.join(PROFILES)}")
+        raise error(where, f"{semantics!r} is not a health profile", f"use one of {', '.join(PROFILES)}")
     if not cluster and semantics not in SEMANTICS:
         hint = " (topic-command describes kafka-topics.sh, not a broker's gauges)" if semantics == "topic-command" else ""
-        raise error(where + ("semantics",), f"{semantics!r} is not a broker-gauge profile{hint}",
+        raise error(where, f"{semantics!r} is not a broker-gauge profile{hint}",
                     f"use one of {', '.join(SEMANTICS)}" + (" (or topic-command with sidecar.mode: cluster)"
                                                             if semantics == "topic-command" else ""))
-    mode = raw.get("mode", DEFAULT_MODE)
-    if mode not in MODES:
-        raise error(where + ("mode",), f"{mode!r} is not a mode", f"use one of {', '.join(MODES)}")
-    min_isr = raw.get("minInsyncReplicas") or {}
-    if not isinstance(min_isr, Mapping):
-        raise error(where + ("minInsyncReplicas",), f"must be a mapping, got {type(min_isr).__name__}",
-                    "write default: N and topics: {NAME: N}")
-    for key in min_isr:
-        if key not in ("default", "topics"):
-            raise error(where + ("minInsyncReplicas", key), "unknown setting", "use default or topics")
-    default = min_isr.get("default")
-    if default is not None and not _count(default):
-        raise error(where + ("minInsyncReplicas", "default"), f"must be a whole number >= 1, got {default!r}",
-                    "give the brokers' min.insync.replicas, e.g. 2")
-    topics = min_isr.get("topics") or {}
-    if not isinstance(topics, Mapping):
-        raise error(where + ("minInsyncReplicas", "topics"), f"must be a mapping, got {type(topics).__name__}",
-                    "write topics: {NAME: N}")
-    for name, value in topics.items():
-        if not _count(value):
-            raise error(where + ("minInsyncReplicas", "topics", name), f"must be a whole number >= 1, got {value!r}",
-                        "give the topic's min.insync.replicas")
-    return RecomputeSettings(semantics, mode, default, {str(k): v for k, v in topics.items()})

@@ -19,7 +19,9 @@ from typing import Any, Mapping
 
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError, ConfigFile, Problems, kind
 from kafka_jmx_sidecar.exporter.base.model import ObjectName
+from kafka_jmx_sidecar.exporter.base.definitions import FLAG
 from kafka_jmx_sidecar.exporter.rule_engine import customizers
+from kafka_jmx_sidecar.exporter.rule_engine.config_keys import JMX_EXPORTER, RULE, SSL
 from kafka_jmx_sidecar.exporter.rule_engine.customizers import MetricCustomizer
 from kafka_jmx_sidecar.exporter.rule_engine.java_regex import compile_java_regex
 from kafka_jmx_sidecar.exporter.base.java_text import java_str, parse_java_double
@@ -28,23 +30,12 @@ from kafka_jmx_sidecar.exporter.rule_engine.template import Template
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
-_TOP_LEVEL = {
-    "hostPort", "jmxUrl", "username", "password", "ssl", "startDelaySeconds",
-    "lowercaseOutputName", "lowercaseOutputLabelNames",
-    "includeObjectNames", "excludeObjectNames", "whitelistObjectNames", "blacklistObjectNames",
-    "includeObjectNameAttributes", "excludeObjectNameAttributes", "autoExcludeObjectNameAttributes",
-    "inferCounterTypeFromName", "rules", "sidecar",
-    "httpServer",  # TLS and basic auth of /metrics: exporter/http/server_block.py
-    "metricCustomizers",  # jmx_exporter 1.x: exporter/rule_engine/customizers.py
-}
+_TOP_LEVEL = set(JMX_EXPORTER.names)  # `sidecar:` and `httpServer:` are read elsewhere (module docstring)
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
-_NOT_SUPPORTED = {
-    "excludeJvmMetrics": "there is no JVM of our own to exclude",
-    "openTelemetry": "OpenTelemetry export is not supported",
-    "excludeBeanAttributeNames": "use excludeObjectNameAttributes",
-}
-_RULE_KEYS = {"pattern", "name", "value", "valueFactor", "help", "labels", "type",
-              "attrNameSnakeCase", "cache"}
+_NOT_SUPPORTED = JMX_EXPORTER.ignored
+_RULE_KEYS = set(RULE.names)
+_FLAGS = tuple(key for key in JMX_EXPORTER.keys if key.type is FLAG)
+_RULE_FLAGS = tuple(key for key in RULE.keys if key.type is FLAG)
 
 
 @dataclass(frozen=True)
@@ -172,12 +163,9 @@ class _Parser:
         problems = Problems()  # the parts below are independent: one run names every error
         for step in (self._target, self._credentials, self._ssl, self._start_delay):
             problems.check(step, d, kw)
-        for key, attr in (("lowercaseOutputName", "lowercase_output_name"),
-                          ("lowercaseOutputLabelNames", "lowercase_output_label_names"),
-                          ("autoExcludeObjectNameAttributes", "auto_exclude_object_name_attributes"),
-                          ("inferCounterTypeFromName", "infer_counter_type_from_name")):
-            if key in d:
-                kw[attr] = problems.check(self._bool, d, key)
+        for flag in _FLAGS:
+            if flag.name in d:
+                kw[flag.attr] = problems.check(self._bool, d, flag.name)
         for new, legacy, attr in (("includeObjectNames", "whitelistObjectNames", "include_object_names"),
                                   ("excludeObjectNames", "blacklistObjectNames", "exclude_object_names")):
             key = new if new in d else legacy if legacy in d else None
@@ -221,6 +209,9 @@ class _Parser:
         if isinstance(ssl, bool):
             kw["ssl"] = ssl
         elif isinstance(ssl, dict):
+            for key in ssl:
+                if key not in SSL.by_name:
+                    self.mistake(("ssl", key), "unknown key, ignored (check its spelling)")
             kw["ssl"], kw["ssl_options"] = True, ssl
             kw["trust_store"], kw["key_store"] = self._store(ssl, "trustStore"), self._store(ssl, "keyStore")
         else:
@@ -350,9 +341,9 @@ class _Parser:
                 hint = f" (write {t.upper()})" if isinstance(t, str) and t.upper() in TYPES else ""
                 raise self.error(path + ("type",), f"{t!r} is not a metric type{hint}", "use GAUGE, COUNTER or UNTYPED")
             kw["type"] = TYPES[t]
-        for key, attr in (("attrNameSnakeCase", "attr_name_snake_case"), ("cache", "cache")):
-            if key in r:
-                kw[attr] = self._bool(r, key, path)
+        for flag in _RULE_FLAGS:
+            if flag.name in r:
+                kw[flag.attr] = self._bool(r, flag.name, path)
         if "labels" in r:
             kw["labels"] = self._rule_labels(r["labels"], regex, path)
         return Rule(**kw)

@@ -3,24 +3,7 @@
 `admin_settings` reads the `sidecar.admin` key of the configuration file, as every feature's
 settings are read: `error(path, problem, fix)` makes the error that names the file, line and key.
 
-    sidecar:
-      admin:
-        bootstrapServers: kafka-0.kafka:9093,kafka-1.kafka:9093   # or a YAML list
-        securityProtocol: SASL_SSL     # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL; by default
-                                       # what the tls/sasl blocks imply (PLAINTEXT without them)
-        clientId: kafka-jmx-sidecar
-        requestTimeoutSeconds: 10      # each request; a broker that does not answer is unknown
-        logDirs: true                  # DescribeLogDirs each poll (one request per broker)
-        tls:
-          caFile: /etc/kafka-ca/ca.crt          # PEM; the system's CAs when absent
-          certFile: /etc/sidecar/tls.crt        # client certificate (mutual TLS), PEM
-          keyFile: /etc/sidecar/tls.key
-          keyPasswordFile: /etc/sidecar/key-password   # or keyPasswordEnv: NAME
-          checkHostname: true
-        sasl:
-          mechanism: SCRAM-SHA-512     # PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
-          username: sidecar
-          passwordFile: /etc/sidecar/sasl-password     # or passwordEnv: NAME
+Its keys: ADMIN, TLS and SASL below.
 
 Passwords come from a file or an environment variable only, never from the configuration text
 or the command line, and are read when the client connects (a rotated file is picked up by the
@@ -31,6 +14,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
+
+from kafka_jmx_sidecar.exporter.base.definitions import FLAG, Block, Key, choice, custom, number, text
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -114,107 +99,103 @@ def _host_port(address: Any) -> bool:
 
 
 def _check(s: AdminSettings, where: tuple, error: Error) -> AdminSettings:
-    """What the settings say together, checked once they are read."""
-    if not s.bootstrap_servers or not all(map(_host_port, s.bootstrap_servers)):
-        raise error(where + ("bootstrapServers",), f"must be host:port addresses, got "
-                    f"{list(s.bootstrap_servers)!r}", "list the brokers' listeners, e.g. kafka-0:9092")
-    if s.protocol not in SECURITY_PROTOCOLS:
-        raise error(where + ("securityProtocol",), f"unknown protocol {s.protocol!r}",
-                    f"use one of {', '.join(SECURITY_PROTOCOLS)}")
+    """What the keys say together, checked once each is read."""
     if s.protocol.startswith("SASL_") and s.sasl is None:
         raise error(where + ("sasl",), f"{s.protocol} needs a sasl block",
                     "add sasl: {mechanism, username, passwordFile}")
     if s.sasl is not None and not s.protocol.startswith("SASL_"):
         raise error(where + ("securityProtocol",), f"{s.protocol} does not use the sasl block",
                     "use SASL_PLAINTEXT or SASL_SSL, or remove the sasl block")
-    if s.sasl is not None and s.sasl.mechanism not in SASL_MECHANISMS:
-        raise error(where + ("sasl", "mechanism"), f"{s.sasl.mechanism!r} is not supported",
-                    f"use one of {', '.join(SASL_MECHANISMS)}")
     if s.tls is not None and bool(s.tls.cert_file) != bool(s.tls.key_file):
         raise error(where + ("tls",), "certFile and keyFile go together (mutual TLS)",
                     "give both, or neither")
-    if not s.request_timeout_seconds > 0:
-        raise error(where + ("requestTimeoutSeconds",), f"must be > 0, got {s.request_timeout_seconds!r}",
-                    "give a number of seconds such as 10")
     return s
 
 
-# --- reading the `sidecar.admin` mapping ------------------------------------------------
+# --- the `sidecar.admin` keys ---------------------------------------------------------------
 
-_TOP = {"bootstrapServers", "securityProtocol", "clientId", "requestTimeoutSeconds", "logDirs", "tls", "sasl"}
-_TLS = {"caFile", "certFile", "keyFile", "keyPasswordFile", "keyPasswordEnv", "checkHostname"}
-_SASL = {"mechanism", "username", "passwordFile", "passwordEnv"}
+def _servers(v: Any) -> tuple[str, ...] | None:
+    """bootstrapServers as written (a list, or one comma-separated text) -> addresses; None if not host:port."""
+    items = [s.strip() for s in v.split(",") if s.strip()] if isinstance(v, str) else v
+    ok = isinstance(items, list) and bool(items) and all(map(_host_port, items))
+    return tuple(str(s).strip() for s in items) if ok else None
+
+
+_PEM = text("a file path")
+_PEM_FIX = "give the path of a PEM file"
+_ENV = text("an environment variable name")
+TLS = Block(("sidecar", "admin", "tls"), "TLS to the brokers (securityProtocol SSL or SASL_SSL).", keys=(
+    Key("caFile", _PEM, "The CA certificates (PEM) the brokers' certificates are checked against.",
+        default_doc="the system's CAs", fix=_PEM_FIX),
+    Key("certFile", _PEM, "Client certificate (PEM), for mutual TLS; with keyFile.", fix=_PEM_FIX),
+    Key("keyFile", _PEM, "The client certificate's private key (PEM).", fix=_PEM_FIX),
+    Key("keyPasswordFile", _PEM, "A file whose first line is the private key's password.",
+        fix="give a mounted secret file"),
+    Key("keyPasswordEnv", _ENV, "Or: the environment variable holding it.", fix="give a variable name"),
+    Key("checkHostname", FLAG, "Check that a broker's certificate names its host.", default=True,
+        fix="write true or false"),
+))
+SASL = Block(("sidecar", "admin", "sasl"), "SASL authentication (securityProtocol SASL_PLAINTEXT or SASL_SSL); the "
+             "password from a file or the environment only.", keys=(
+    Key("mechanism", custom(", ".join(SASL_MECHANISMS), lambda v: str(v).upper() in SASL_MECHANISMS,
+                            {"enum": [*SASL_MECHANISMS, *(m.lower() for m in SASL_MECHANISMS)]},
+                            lambda v: str(v).upper(), problem=lambda v: f"{v!r} is not supported"),
+        "The SASL mechanism.", required=True, fix=f"use one of {', '.join(SASL_MECHANISMS)}"),
+    Key("username", text("a user name"), "The SASL user.", required=True, fix="give the SASL user name"),
+    Key("passwordFile", _PEM, "A file whose first line is the password (read at each connection).",
+        fix="give a mounted secret file"),
+    Key("passwordEnv", _ENV, "Or: the environment variable holding it.", fix="give a variable name"),
+), unknown_hint=lambda key: " (passwords come from a file or the environment only)" if "assword" in key else "")
+ADMIN = Block(("sidecar", "admin"), "How the sidecar reaches the Kafka Admin API.", keys=(
+    Key("bootstrapServers", custom("host:port addresses (a list, or separated by commas)",
+                                   lambda v: _servers(v) is not None,
+                                   {"type": ["string", "array"], "items": {"type": "string"}}, _servers),
+        "The brokers' listeners to bootstrap from.", required=True,
+        fix="list the brokers' listeners, e.g. kafka-0:9092,kafka-1:9092"),
+    Key("securityProtocol", choice(*SECURITY_PROTOCOLS, problem=lambda v: f"unknown protocol {v!r}"),
+        "The listener's protocol.", default_doc="what tls and sasl imply (PLAINTEXT without them)",
+        fix=f"use one of {', '.join(SECURITY_PROTOCOLS)}"),
+    Key("clientId", custom("a text value", lambda v: True, {"type": "string"}, str), "The client id the brokers "
+        "see.", default="kafka-jmx-sidecar"),
+    Key("requestTimeoutSeconds", number("seconds"), "Each request's timeout; a broker that does not answer is unknown.",
+        default=10, fix="give a number of seconds such as 10"),
+    Key("logDirs", FLAG, "DescribeLogDirs each poll (one request per broker; the reassignment series need it).",
+        default=True, fix="write true or false"),
+    Key("tls", None, "TLS to the brokers.", block=TLS),
+    Key("sasl", None, "SASL authentication.", block=SASL),
+), example="""\
+sidecar:
+  admin:
+    bootstrapServers: kafka-0.kafka:9093,kafka-1.kafka:9093
+    securityProtocol: SASL_SSL
+    requestTimeoutSeconds: 10
+    tls:
+      caFile: /etc/kafka-ca/ca.crt
+    sasl:
+      mechanism: SCRAM-SHA-512
+      username: sidecar
+      passwordFile: /etc/sidecar/sasl-password
+""")
 
 
 def admin_settings(raw: Any, error: Error, where: tuple = ("sidecar", "admin")) -> AdminSettings:
     """The `sidecar.admin` mapping as AdminSettings; `error(path, problem, fix)` makes the ConfigError."""
-    _only(raw, _TOP, where, error)
-    servers = raw.get("bootstrapServers")
-    if isinstance(servers, str):
-        servers = [s.strip() for s in servers.split(",") if s.strip()]
-    if not isinstance(servers, list) or not servers:
-        raise error(where + ("bootstrapServers",), "is missing or empty",
-                    "list the brokers' listeners, e.g. kafka-0:9092,kafka-1:9092")
-    tls = raw.get("tls")
-    sasl = raw.get("sasl")
-    timeout = raw.get("requestTimeoutSeconds", 10.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise error(where + ("requestTimeoutSeconds",), f"must be a number, got {timeout!r}",
-                    "give a number of seconds such as 10")
+    v = ADMIN.read(raw, error, where)
+    tls, sasl = v.pop("tls"), v.pop("sasl")
     return _check(AdminSettings(
-        bootstrap_servers=tuple(servers),
-        security_protocol=raw.get("securityProtocol"),
-        client_id=str(raw.get("clientId", "kafka-jmx-sidecar")),
-        request_timeout_seconds=float(timeout),
-        log_dirs=_bool(raw, "logDirs", True, where, error),
-        tls=None if tls is None else _tls(tls, where + ("tls",), error),
-        sasl=None if sasl is None else _sasl(sasl, where + ("sasl",), error),
+        **v,
+        tls=None if tls is None else TlsSettings(
+            ca_file=tls["ca_file"], cert_file=tls["cert_file"], key_file=tls["key_file"], check_hostname=tls["check_hostname"],
+            key_password=_secret(tls, TLS, "keyPasswordFile", "keyPasswordEnv", where + ("tls",), error, required=False)),
+        sasl=None if sasl is None else SaslSettings(
+            mechanism=sasl["mechanism"], username=sasl["username"],
+            password=_secret(sasl, SASL, "passwordFile", "passwordEnv", where + ("sasl",), error, required=True)),
     ), where, error)
 
 
-def _tls(raw: Any, where: tuple, error: Error) -> TlsSettings:
-    _only(raw, _TLS, where, error)
-    return TlsSettings(
-        ca_file=_file(raw, "caFile", where, error), cert_file=_file(raw, "certFile", where, error),
-        key_file=_file(raw, "keyFile", where, error),
-        key_password=_secret(raw, "keyPasswordFile", "keyPasswordEnv", where, error, required=False),
-        check_hostname=_bool(raw, "checkHostname", True, where, error))
-
-
-def _sasl(raw: Any, where: tuple, error: Error) -> SaslSettings:
-    _only(raw, _SASL, where, error)
-    username = raw.get("username")
-    if not isinstance(username, str) or not username:
-        raise error(where + ("username",), "is missing", "give the SASL user name")
-    return SaslSettings(mechanism=str(raw.get("mechanism", "")).upper(), username=username,
-                        password=_secret(raw, "passwordFile", "passwordEnv", where, error, required=True))
-
-
-def _only(raw: Any, known: set[str], where: tuple, error: Error) -> None:
-    if not isinstance(raw, Mapping):
-        raise error(where, f"must be a mapping, got {type(raw).__name__}", "indent key: value lines under it")
-    for key in raw:
-        if key not in known:
-            hint = " (passwords come from a file or the environment only)" if "assword" in str(key) else ""
-            raise error(where + (key,), f"unknown setting{hint}", f"use one of {', '.join(sorted(known))}")
-
-
-def _bool(raw: Mapping, key: str, default: bool, where: tuple, error: Error) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise error(where + (key,), f"must be true or false, got {value!r}", "write true or false")
-    return value
-
-
-def _file(raw: Mapping, key: str, where: tuple, error: Error) -> str | None:
-    value = raw.get(key)
-    if value is not None and (not isinstance(value, str) or not value):
-        raise error(where + (key,), f"must be a file path, got {value!r}", "give the path of a PEM file")
-    return value
-
-
-def _secret(raw: Mapping, file_key: str, env_key: str, where: tuple, error: Error, required: bool) -> Secret | None:
-    file, env = raw.get(file_key), raw.get(env_key)
+def _secret(values: dict, block: Block, file_key: str, env_key: str, where: tuple, error: Error,
+            required: bool) -> Secret | None:
+    file, env = values[block.key(file_key).attr], values[block.key(env_key).attr]
     if file and env:
         raise error(where + (file_key,), f"both {file_key} and {env_key} are set", "keep one of them")
     if not file and not env:

@@ -76,6 +76,10 @@ class Dockerfile:
                 return s
         raise AssertionError(f"the Dockerfile has no stage {name!r}: {[s.name for s in self.stages]}")
 
+    def commands(self, name: str) -> list[list[str]]:
+        """The commands of a stage's RUN lines, one argv per `&&`-joined command."""
+        return [shlex.split(part) for run in self.stage(name).all("RUN") for part in run.args.split("&&")]
+
     def chain(self, name: str) -> list[Stage]:
         """The stage and the stages it is built FROM, the base first."""
         names = {s.name for s in self.stages}

@@ -20,16 +20,20 @@ import time
 import tomllib
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import base64
 
 import bcrypt
 import pytest
+from packaging.utils import canonicalize_name
 
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, Simulator
+from tests.deploy.docker.constraints import CONSTRAINTS, read_pins
 from tests.deploy.docker.dockerfile import Dockerfile
+from tests.deploy.release import check_the_installed_command
 
 REPO = Path(__file__).resolve().parents[3]
 DOCKERFILE = Dockerfile(REPO / "Dockerfile")
@@ -59,8 +63,7 @@ EXPECTED = {
 # --- the Dockerfile ---------------------------------------------------------------------------------
 
 def commands(stage: str) -> list[list[str]]:
-    """The commands of a stage's RUN lines, one argv per `&&`-joined command."""
-    return [shlex.split(part) for run in DOCKERFILE.stage(stage).all("RUN") for part in run.args.split("&&")]
+    return DOCKERFILE.commands(stage)
 
 
 def installer_commands(stage: str) -> list[list[str]]:
@@ -123,6 +126,7 @@ def test_the_images_install_with_the_scripts_and_only_the_backfill_has_spark():
     assert installer_commands("build") == [["scripts/image/build-wheel", "/dist"]]
     sidecar, backfill = installer_commands("sidecar-venv"), installer_commands("backfill-venv")
     assert sidecar[0][:3] == backfill[0][:3] == ["scripts/image/install", VENV, "/dist"]
+    assert sidecar[0][4:] == backfill[0][4:] == ["scripts/image/constraints.txt"]
     assert sorted(extras(sidecar[0])) == ["admin", "web"]
     assert extras(backfill[0]) == extras(sidecar[0]) + ["spark"]
     assert sidecar[1][0] == "scripts/image/compile-helper"
@@ -250,13 +254,28 @@ def installed():
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_sidecar_environment_has_web_and_admin_but_not_spark(installed):
+def test_the_sidecar_environment_has_web_and_admin_but_not_spark_each_at_its_pin(installed):
     r = subprocess.run([str(installed.venv / "bin" / "python"), "-c",
-                        "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'].lower() "
+                        "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'] + ' ' + d.version "
                         "for d in m.distributions())))"], capture_output=True, text=True, check=True)
-    names = set(r.stdout.split())
+    versions = {canonicalize_name(name): version for name, version in (line.split() for line in r.stdout.splitlines())}
+    names = set(versions)
     assert {"kafka-jmx-sidecar", "jpype1", "bcrypt", "cryptography", "kafka-python"} <= names
     assert not names & {"pyspark", "py4j", "pip", "setuptools"}, names & {"pyspark", "py4j", "pip", "setuptools"}
+    # every package the image holds, direct or not, at the version the constraints file pins
+    pins = {name: version for name, (_, version) in read_pins(CONSTRAINTS.read_text()).items()}
+    del versions["kafka-jmx-sidecar"]
+    assert {n: (v, pins.get(n)) for n, v in versions.items() if pins.get(n) != v} == {}, "run `make constraints`"
+
+
+def test_the_image_installs_the_release_wheel(installed, release):
+    """The wheel the image builds from its context holds the release's wheel's files (built from
+    the sdist), each to the byte: RECORD lists them with their hashes."""
+    record = f"kafka_jmx_sidecar-{PYPROJECT['project']['version']}.dist-info/RECORD"
+    (image_wheel,) = installed.paths["/dist"].glob("*.whl")
+    assert image_wheel.name == release.wheel.name
+    with zipfile.ZipFile(image_wheel) as image, zipfile.ZipFile(release.wheel) as published:
+        assert image.read(record).decode().splitlines() == published.read(record).decode().splitlines()
 
 
 def test_the_project_installs_beneath_one_name_of_its_own(installed, tmp_path):
@@ -282,16 +301,8 @@ def test_the_project_installs_beneath_one_name_of_its_own(installed, tmp_path):
     assert (verdict["under_replicated"], verdict["under_min_isr"]) == (True, True)
 
 
-def test_the_installed_command_tells_its_version_checks_a_config_and_ships_the_license(installed, tmp_path):
-    """What a user runs first after an install: --version (the packaged version), check-config on a
-    file with the shipped rules; the wheel carries the license text."""
-    cmd = str(installed.venv / "bin" / "kafka-jmx-sidecar")
-    run = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=60)
-    assert (run.returncode, run.stdout) == (0, f"kafka-jmx-sidecar {PYPROJECT['project']['version']}\n"), run.stderr
-    config = tmp_path / "sidecar.yml"
-    config.write_text("hostPort: kafka-0.kafka-headless:9999\n" + (REPO / "rules" / "kafka-health.yml").read_text())
-    run = subprocess.run([cmd, "check-config", str(config)], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and run.stdout.startswith(f"{config}: OK: "), run.stdout + run.stderr
+def test_the_installed_command_tells_its_version_checks_a_config_and_ships_the_license(installed):
+    check_the_installed_command(installed.venv)
     site = next(installed.venv.glob("lib/python3*/site-packages"))
     dist = next(site.glob("kafka_jmx_sidecar-*.dist-info"))
     shipped = [p for p in dist.rglob("LICENSE*") if p.is_file()]
