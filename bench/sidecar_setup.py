@@ -82,7 +82,7 @@ class Pipeline:
     """The sidecar's collector, polled in this thread as `serve` polls it (gc.freeze included),
     in the steady state of a sidecar that Prometheus scrapes: only OpenMetrics is rendered."""
 
-    def __init__(self, config_path: Path, connections: int = 1):
+    def __init__(self, config_path: Path, connections: int | None = None):
         from kafka_jmx_sidecar.exporter.poll.collector import Collector
         from kafka_jmx_sidecar.exporter.source.broker import JmxSource
         from kafka_jmx_sidecar.exporter.config.load import broker_settings
@@ -91,7 +91,8 @@ class Pipeline:
         from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         self.config = load_config(str(config_path))
-        self.settings = SidecarSettings(connections=connections, names_refresh_seconds=3600)
+        chosen = {} if connections is None else {"connections": connections}  # None: the default
+        self.settings = SidecarSettings(names_refresh_seconds=3600, **chosen)
         self.collector = Collector(lambda c: JmxSource(c, broker_settings(c, self.settings)), self.config, self.settings,
                                    freeze_gc=True)
         self.format = OPENMETRICS

@@ -310,18 +310,21 @@ class JmxSource:
             self._identity = self._read_identity()  # a broker restarted since may run another release
             self._listed_at = now
         t1 = time.monotonic()
+        # what needs no query is read over the connections meanwhile the queries run (and the
+        # reads of the members they single out)
+        read_all = [f for f in self._families if f.max_value is None]
+        started = self.client.start_reads([f.members for f in read_all], "Value", self._rest_texts or None)
         shared = self.family_reads.shared_queries(self._families)
         for f in self._families:
-            if f.max_value is None:
-                self.family_reads.read_all(f)
-            else:
+            if f.max_value is not None:
                 self.family_reads.read_family(f, shared.get(f.key))
         t2 = time.monotonic()
-        read: list[MBean] = []
-        if self._rest_texts:
-            read = self.client.read(self._rest_texts)
-            if len(self._rest_texts) >= 100:
-                self.family_reads.note_reads(time.monotonic() - t2, len(self._rest_texts))
+        values, read, seconds = self.client.finish_reads(started)
+        for f, v in zip(read_all, values):
+            self.family_reads.fill(f, v)
+        for count, s in zip([len(f.members) for f in read_all] + [len(self._rest_texts)], seconds):
+            if count >= 100:
+                self.family_reads.note_reads(s, count)
         t3 = time.monotonic()
         stats = self.client.take_stats()
         ranks = None

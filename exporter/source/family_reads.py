@@ -95,7 +95,10 @@ class FamilyReads:
         return values
 
     def read_all(self, f: Family) -> None:
-        values = self.read_members(f, None)
+        self.fill(f, self.read_members(f, None))
+
+    def fill(self, f: Family, values: list[Any]) -> None:
+        """Serve every member of f the value read for it (convert.MISSING: gone)."""
         t = f.table
         column, present, integral = t.values, t.present, t.integral
         for i, v in enumerate(values):

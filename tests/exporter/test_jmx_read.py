@@ -345,6 +345,26 @@ def test_query_names_compares_integer_long_and_byte_gauges(target):
 # --- connections -----------------------------------------------------------------------------------
 
 
+def test_queries_overlap_the_reads_begun_before_them():
+    """start_reads() reads over the connections while a query runs (the target sees the query's
+    getAttribute calls while getAttributes calls are in flight), and finish_reads() gives what
+    read() gives."""
+    with Target(topics=1, partitions=40, extra=("-Dtarget.delay.ms=20",)) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:type=Partition,*",),
+                                   connections=2)) as c:
+            c.list_names()
+            plain = {str(m.name): m.attributes for m in c.read()}
+            t.reset()
+            started = c.start_reads([], "Value", c.name_texts)  # 120 x 20 ms over 2 connections
+            hits = c.query_names("kafka.cluster:type=Partition,name=UnderReplicated,*", "Value", "==", 1)
+            overlapped = t.counts()["overlapped"]
+            values, mbeans, seconds = c.finish_reads(started)
+        assert {str(m.name): m.attributes for m in mbeans} == plain and values == []
+        assert {str(n) for n in hits} == {f"kafka.cluster:type=Partition,name=UnderReplicated,topic=t0,partition={p}"
+                                          for p in range(40) if partition_value("UnderReplicated", p) == 1}
+        assert overlapped > 0 and seconds[-1] >= 120 * 0.020 / 2
+
+
 @pytest.mark.parametrize("engine", ["java", "jpype"])
 def test_parallel_connections_overlap_their_waits(engine):
     # every getAttributes sleeps 20 ms in the target: one connection needs >= 40 * 20 ms

@@ -68,7 +68,7 @@ public final class SidecarJmx {
 
     private SidecarJmx() {}
 
-    private static final ExecutorService POOL = Executors.newCachedThreadPool(new ThreadFactory() {
+    static final ExecutorService POOL = Executors.newCachedThreadPool(new ThreadFactory() {
         final AtomicInteger n = new AtomicInteger();
         public Thread newThread(Runnable r) {
             Thread t = new Thread(r, "sidecar-jmx-" + n.incrementAndGet());
@@ -132,6 +132,33 @@ public final class SidecarJmx {
             if (c instanceof Exception) throw (Exception) c;
             throw e;
         }
+    }
+
+    /** n connect()s at once (a poll's connections are ready in the time of one); when one fails,
+     *  the others are closed and its exception thrown. */
+    public static JMXConnector[] connectAll(String url, String user, String password, boolean ssl,
+                                            int connectTimeoutMs, int n) throws Exception {
+        List<Future<JMXConnector>> pending = new ArrayList<>();
+        for (int i = 0; i < n; i++) pending.add(POOL.submit(() -> connect(url, user, password, ssl, connectTimeoutMs)));
+        JMXConnector[] out = new JMXConnector[n];
+        Exception failed = null;
+        for (int i = 0; i < n; i++) {
+            try {
+                out[i] = pending.get(i).get();
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                if (failed == null) failed = c instanceof Exception ? (Exception) c : e;
+            } catch (InterruptedException e) {  // the sidecar stopping: the attempts are abandoned
+                for (Future<JMXConnector> f : pending) f.cancel(true);
+                for (JMXConnector c : out) closeQuietly(c);
+                throw e;
+            }
+        }
+        if (failed != null) {
+            for (JMXConnector c : out) closeQuietly(c);
+            throw failed;
+        }
+        return out;
     }
 
     public static void closeQuietly(JMXConnector c) {
@@ -337,6 +364,7 @@ public final class SidecarJmx {
      *  records are concatenated in index order. One IOException stops the whole batch, and so
      *  do stallMs without any item finishing (a stopped broker) and the deadline (0: none). */
     static Result run(MBeanServerConnection[] conns, int n, long deadlineMs, long stallMs, Task task) {
+        long t0 = System.nanoTime();
         Batch b = new Batch(conns, n, deadlineMs, stallMs, task);
         List<Future<?>> futures = new ArrayList<>();
         int workers = Math.max(1, Math.min(conns.length, b.chunks.length));
@@ -345,7 +373,9 @@ public final class SidecarJmx {
             futures.add(POOL.submit(() -> b.work(k)));
         }
         b.watch(futures);
-        return b.result();
+        Result r = b.result();
+        r.nanos = System.nanoTime() - t0;
+        return r;
     }
 
     // --- MBeanInfo ---------------------------------------------------------------------------

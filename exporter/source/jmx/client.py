@@ -40,6 +40,17 @@ from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
 
 
+class StartedReads:
+    """Reads JmxClient.start_reads() began: the families, the attribute, the plan of the MBeans
+    read whole, and the engine's handle on them (None: read at finish_reads())."""
+
+    __slots__ = ("members", "attribute", "plan", "deadline", "handle")
+
+    def __init__(self, members: list, attribute: str, plan: ReadPlan | None, deadline: float | None):
+        self.members, self.attribute, self.plan, self.deadline = members, attribute, plan, deadline
+        self.handle: Any = None
+
+
 class JmxClient:
     def __init__(self, settings: JmxSettings, *, clock=time.monotonic):
         self.settings = settings
@@ -156,18 +167,97 @@ class JmxClient:
                 lambda: self._engine.read_members(self._conns.jconns, members.handle, positions, attribute,
                                                   deadline, self.settings.read_timeout_seconds), "getAttributes")
             self._stats.round_trips += rt
-            out = []
-            decode = convert.decode_record
-            read = 0
-            for rec in records:
-                status, values = decode(rec, complex_values)
-                if status != "o" or not values or convert.is_marker(values[0]):
-                    out.append(convert.MISSING)
-                else:
-                    out.append(values[0])
-                    read += 1
-            self._stats.mbeans_read += read
-            return out
+            return self._member_values(records, complex_values)
+
+    def _member_values(self, records: list, complex_values: Any) -> list[Any]:
+        out = []
+        decode = convert.decode_record
+        read = 0
+        for rec in records:
+            status, values = decode(rec, complex_values)
+            if status != "o" or not values or convert.is_marker(values[0]):
+                out.append(convert.MISSING)
+            else:
+                out.append(values[0])
+                read += 1
+        self._stats.mbeans_read += read
+        return out
+
+    # --- reads begun before the queries, collected after them --------------------------------
+
+    @property
+    def reads_in_background(self) -> bool:
+        """Whether start_reads() reads while the caller goes on (the compiled helper), or at once."""
+        return hasattr(self._engine, "start_reads")
+
+    def start_reads(self, members: Sequence[Members], attribute: str, names: Sequence[str] | None,
+                    deadline: float | None = None) -> "StartedReads":
+        """Begin reading `attribute` of every member of each of `members` and then the MBeans
+        `names` (as read() reads them; None: none), over the connections while the caller goes
+        on (its queries then overlap these reads); finish_reads() waits for them."""
+        with self._lock:
+            plan = None
+            if names:
+                plan = self._plans.subset(names, None, self._generation)
+                if plan is None:
+                    targets = self._listing.named(names)
+                    self._ensure_infos(targets, self._listing.jnames_for)
+                    plan = self._build(targets, self._listing.jnames_for, None)
+                    self._plans.keep_subset(names, None, plan)
+            started = StartedReads(list(members), attribute, plan, deadline)
+            if self.reads_in_background:
+                jplan = plan.jplan if plan is not None and plan.entries else None
+                started.handle = self._conns.call(lambda: self._engine.start_reads(
+                    self._conns.jconns, [m.handle for m in members], attribute, jplan, deadline,
+                    self.settings.read_timeout_seconds), "getAttributes")
+            return started
+
+    def finish_reads(self, started: "StartedReads") -> tuple[list[list[Any]], list[MBean], list[float]]:
+        """What start_reads() began: the values of each family's members (as read_members()
+        gives them), the MBeans read (as read() gives them), and each read's seconds. Reads that
+        failed on a broken connection are read again, at once, after reconnecting."""
+        with self._lock:
+            counts = [len(m) for m in started.members] + [len(started.plan.entries) if started.plan else 0]
+            first = [started.handle is not None]
+
+            def fn() -> list:
+                if first[0]:
+                    first[0] = False
+                    return self._engine.finish_reads(started.handle, counts)
+                return self._read_now(started)
+            parts = self._conns.call(fn, "getAttributes")
+            values = []
+            for (records, complex_values, rt, _seconds), m in zip(parts, started.members):
+                self._stats.round_trips += rt
+                values.append(self._member_values(records, complex_values))
+            records, complex_values, rt, _seconds = parts[-1]
+            self._stats.round_trips += rt
+            mbeans: list[MBean] = []
+            if started.plan is not None and started.plan.entries:
+                mbeans, excluded = read_plan.decode(started.plan, records, complex_values, self._stats,
+                                                    self._filters.auto_excluded)
+                if excluded:
+                    self._generation += 1
+            return values, mbeans, [p[3] for p in parts]
+
+    def _read_now(self, started: "StartedReads") -> list:
+        """The reads of `started`, made here and now (no background engine, or after a reconnect)."""
+        out = []
+        for m in started.members:
+            t0 = time.monotonic()
+            records, complex_values, rt = self._engine.read_members(
+                self._conns.jconns, m.handle, None, started.attribute, started.deadline,
+                self.settings.read_timeout_seconds)
+            out.append((records, complex_values, rt, time.monotonic() - t0))
+        plan = started.plan
+        if plan is not None and plan.entries:
+            t0 = time.monotonic()
+            records, complex_values, rt = self._engine.read(self._conns.jconns, plan.jplan, len(plan.entries),
+                                                            started.deadline, self.settings.read_timeout_seconds)
+            out.append((records, complex_values, rt, time.monotonic() - t0))
+        else:
+            out.append(([], (), 0, 0.0))
+        return out
 
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
                       *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:

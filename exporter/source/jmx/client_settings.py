@@ -51,7 +51,7 @@ class JmxSettings:
     auto_exclude_object_name_attributes: bool = True
     skip_expensive_attributes: bool = True
     # how
-    connections: int = 1
+    connections: int = 1                     # the sidecar's default: config/sidecar.py
     connect_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 30.0
     reconnect_min_seconds: float = 1.0

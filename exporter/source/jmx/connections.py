@@ -140,14 +140,13 @@ class Connections:
         mbscs: list[Any] = []
         mark_used(self.settings.ssl)
         try:
-            for _ in range(self.settings.connections):
-                try:
-                    connectors.append(self._engine.connect(self.settings))
-                    mbscs.append(connectors[-1].getMBeanServerConnection())
-                except BatchFailure as e:
-                    raise self._translate(e.java, "connect") from None
-                except self._JException as e:
-                    raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
+            try:
+                connectors = self._open()
+                mbscs = [c.getMBeanServerConnection() for c in connectors]
+            except BatchFailure as e:
+                raise self._translate(e.java, "connect") from None
+            except self._JException as e:
+                raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
         except JmxStoppedError:
             for c in connectors:
                 self._engine.close(c)
@@ -164,6 +163,20 @@ class Connections:
         self._failures, self._last_error = 0, None
         self._stats.connects += len(connectors)
         return True
+
+    def _open(self) -> list[Any]:
+        """The connectors: all at once when the engine can (ready in the time of one)."""
+        if hasattr(self._engine, "connect_all"):
+            return self._engine.connect_all(self.settings, self.settings.connections)
+        connectors: list[Any] = []
+        try:
+            for _ in range(self.settings.connections):
+                connectors.append(self._engine.connect(self.settings))
+        except BaseException:
+            for c in connectors:
+                self._engine.close(c)
+            raise
+        return connectors
 
     def _answers_again(self) -> bool:
         """During the backoff: the broker was away and its registry answers now (see the docstring)."""

@@ -36,11 +36,18 @@ class JavaEngine:
         self.String = jpype.JClass("java.lang.String")
         self.MBSC = jpype.JClass("javax.management.MBeanServerConnection")
         self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
+        self.Background = jpype.JClass("sidecar.jmx.Background", loader=helper.class_.getClassLoader())
 
     def connect(self, settings: JmxSettings) -> Any:
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
         self.h.installSocketFactory(timeout_ms)
         return self.h.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+
+    def connect_all(self, settings: JmxSettings, n: int) -> list:
+        """n connections made at once (SidecarJmx.connectAll)."""
+        timeout_ms = int(settings.connect_timeout_seconds * 1000)
+        self.h.installSocketFactory(timeout_ms)
+        return list(self.h.connectAll(settings.url, settings.username, settings.password, settings.ssl, timeout_ms, n))
 
     def close(self, connector: Any) -> None:
         self.h.closeQuietly(connector)
@@ -91,6 +98,29 @@ class JavaEngine:
         self._check(r)
         count = len(positions) if positions is not None else int(members.size())
         return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
+
+    def start_reads(self, conns: Any, members: Sequence[Any], attribute: str, plan: Any, deadline: float | None,
+                    stall: float) -> Any:
+        """Background.start: `attribute` of every member of each of `members`, then `plan` (None:
+        nothing), read on pool threads while the caller goes on; finish_reads() collects them."""
+        jp = self.jpype
+        return self.Background.start(conns, jp.JArray(jp.JObject)(list(members)), attribute, plan,
+                                     _deadline_ms(deadline), int(stall * 1000))
+
+    def finish_reads(self, started: Any, counts: Sequence[int]) -> list[tuple[list, Any, int, float]]:
+        """(records, complex values, round trips, seconds) of each read start_reads() began, in
+        its order (counts: how many records each has); BatchFailure at the first that failed."""
+        out = []
+        trips = 0
+        for r, count in zip(started.get(), counts):
+            if r is None:  # nothing to read there
+                out.append(([], (), 0, 0.0))
+                continue
+            trips += int(r.roundTrips)
+            if r.failure is not None:
+                raise BatchFailure(r.failure, int(r.failedConnection), trips)
+            out.append((convert.split_records(str(r.text), count), r.complex, int(r.roundTrips), int(r.nanos) / 1e9))
+        return out
 
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
         fams = self.jpype.JArray(self.jpype.JObject)(list(families))
