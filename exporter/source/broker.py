@@ -319,9 +319,7 @@ class JmxSource:
             if f.max_value is not None:
                 self.family_reads.read_family(f, shared.get(f.key))
         t2 = time.monotonic()
-        values, read, seconds = self.client.finish_reads(started)
-        for f, v in zip(read_all, values):
-            self.family_reads.fill(f, v)
+        read, seconds = self.client.finish_reads(started, lambda k, values: self.family_reads.fill(read_all[k], values))
         for count, s in zip([len(f.members) for f in read_all] + [len(self._rest_texts)], seconds):
             if count >= 100:
                 self.family_reads.note_reads(s, count)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kafka_jmx_sidecar.exporter.source.jmx import convert, read_plan
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
@@ -212,10 +212,12 @@ class JmxClient:
                     self.settings.read_timeout_seconds), "getAttributes")
             return started
 
-    def finish_reads(self, started: "StartedReads") -> tuple[list[list[Any]], list[MBean], list[float]]:
-        """What start_reads() began: the values of each family's members (as read_members()
-        gives them), the MBeans read (as read() gives them), and each read's seconds. Reads that
-        failed on a broken connection are read again, at once, after reconnecting."""
+    def finish_reads(self, started: "StartedReads", take: Callable[[int, list[Any]], None]
+                     ) -> tuple[list[MBean], list[float]]:
+        """What start_reads() began: take(k, values) for the k-th family, its members' values as
+        read_members() gives them (one family's at a time, so that no more are alive at once),
+        then the MBeans read (as read() gives them) and each read's seconds. Reads that failed on
+        a broken connection are read again, at once, after reconnecting."""
         with self._lock:
             counts = [len(m) for m in started.members] + [len(started.plan.entries) if started.plan else 0]
             first = [started.handle is not None]
@@ -226,19 +228,18 @@ class JmxClient:
                     return self._engine.finish_reads(started.handle, counts)
                 return self._read_now(started)
             parts = self._conns.call(fn, "getAttributes")
-            values = []
-            for (records, complex_values, rt, _seconds), m in zip(parts, started.members):
+            for k, (records, complex_values, rt, _seconds) in enumerate(parts[:-1]):
                 self._stats.round_trips += rt
-                values.append(self._member_values(records, complex_values))
+                take(k, self._member_values(records(), complex_values))
             records, complex_values, rt, _seconds = parts[-1]
             self._stats.round_trips += rt
             mbeans: list[MBean] = []
             if started.plan is not None and started.plan.entries:
-                mbeans, excluded = read_plan.decode(started.plan, records, complex_values, self._stats,
+                mbeans, excluded = read_plan.decode(started.plan, records(), complex_values, self._stats,
                                                     self._filters.auto_excluded)
                 if excluded:
                     self._generation += 1
-            return values, mbeans, [p[3] for p in parts]
+            return mbeans, [p[3] for p in parts]
 
     def _read_now(self, started: "StartedReads") -> list:
         """The reads of `started`, made here and now (no background engine, or after a reconnect)."""
@@ -248,15 +249,15 @@ class JmxClient:
             records, complex_values, rt = self._engine.read_members(
                 self._conns.jconns, m.handle, None, started.attribute, started.deadline,
                 self.settings.read_timeout_seconds)
-            out.append((records, complex_values, rt, time.monotonic() - t0))
+            out.append((lambda records=records: records, complex_values, rt, time.monotonic() - t0))
         plan = started.plan
         if plan is not None and plan.entries:
             t0 = time.monotonic()
             records, complex_values, rt = self._engine.read(self._conns.jconns, plan.jplan, len(plan.entries),
                                                             started.deadline, self.settings.read_timeout_seconds)
-            out.append((records, complex_values, rt, time.monotonic() - t0))
+            out.append((lambda: records, complex_values, rt, time.monotonic() - t0))
         else:
-            out.append(([], (), 0, 0.0))
+            out.append((list, (), 0, 0.0))
         return out
 
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,

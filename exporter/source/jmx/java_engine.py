@@ -107,19 +107,21 @@ class JavaEngine:
         return self.Background.start(conns, jp.JArray(jp.JObject)(list(members)), attribute, plan,
                                      _deadline_ms(deadline), int(stall * 1000))
 
-    def finish_reads(self, started: Any, counts: Sequence[int]) -> list[tuple[list, Any, int, float]]:
+    def finish_reads(self, started: Any, counts: Sequence[int]) -> list[tuple[Any, Any, int, float]]:
         """(records, complex values, round trips, seconds) of each read start_reads() began, in
-        its order (counts: how many records each has); BatchFailure at the first that failed."""
+        its order (counts: how many records each has; records are split when called, one read's
+        at a time); BatchFailure at the first that failed."""
         out = []
         trips = 0
         for r, count in zip(started.get(), counts):
             if r is None:  # nothing to read there
-                out.append(([], (), 0, 0.0))
+                out.append((list, (), 0, 0.0))
                 continue
             trips += int(r.roundTrips)
             if r.failure is not None:
                 raise BatchFailure(r.failure, int(r.failedConnection), trips)
-            out.append((convert.split_records(str(r.text), count), r.complex, int(r.roundTrips), int(r.nanos) / 1e9))
+            out.append((lambda r=r, count=count: convert.split_records(str(r.text), count), r.complex,
+                        int(r.roundTrips), int(r.nanos) / 1e9))
         return out
 
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
