@@ -36,6 +36,7 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
+from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
@@ -140,6 +141,7 @@ class JmxSource:
             self.target = self.jmx.endpoint or "(no JMX target configured)"
             self.client = JmxClient(self.jmx)
             self.family_reads = FamilyReads(self.client)
+            self.named_reads = NamedReads(self.client, self.family_reads)
         except JmxError as e:
             raise SourceError(str(e)) from e
         self.config = config
@@ -151,6 +153,7 @@ class JmxSource:
         self._rest_texts: list[str] = []
         self._listed_texts: list[str] | None = None  # the names listed whole at the last listing
         self._families: list[Family] = []
+        self._named: list[NamedFamily] = []  # families of names read whole, asked by query when worth it
         self._rest_rank: dict[tuple, int] = {}  # (domain, keys) of a name read whole -> its visiting rank
         self._ordered: list[ObjectName] = []  # without tables: the names in jmx_exporter's visiting order
         self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
@@ -215,6 +218,7 @@ class JmxSource:
             names = self.client.list_names()
             self._rest_texts, self._families = self.client.name_texts, []
             self._ordered, self._rest_rank = jmx_exporter_order(names), {}
+            self._named_families(names, self._rest_texts)
             return
         keys = [k for k in _TABULATED if self._tabulable(k)]
         was = {f.key: f.members for f in self._families}
@@ -248,12 +252,13 @@ class JmxSource:
                     rest_texts.append(text)
                     whole.append((ObjectName.parse(text), len(all_hashes) + i))
             else:
-                max_value = _TABULATED[key] if len(m) >= QUERY_MIN_MEMBERS else None
+                queryable = len(m) >= QUERY_MIN_MEMBERS
+                max_value = _TABULATED[key] if queryable else None
                 table = BeanTable(key[0], (("type", key[1]), ("name", key[2])), template.class_name, "Value",
                                   template.attributes[0].description, template.attributes[0].type_name,
                                   type(template.attributes[0].value) is int, m.topics, m.topic, m.partition,
                                   array("I", bytes(4 * len(m))))
-                families.append(Family(key, m, table, max_value))
+                families.append(Family(key, m, table, max_value, number=queryable and _TABULATED[key] is None))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
             pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
@@ -265,6 +270,27 @@ class JmxSource:
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
         rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
         self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
+        self._named_families(names, self.client.name_texts)
+
+    def _named_families(self, names: list[ObjectName], texts: list[str]) -> None:
+        self._named = families_of(names, texts)
+        self.named_reads.forget()
+
+    def _learn_named(self, families: list[NamedFamily], read: list[MBean]) -> None:
+        """What the families read whole this poll hold (NamedFamily.learn)."""
+        if not families:
+            return
+        members: dict[ObjectName, list[MBean]] = {}
+        for f in families:
+            got: list[MBean] = []
+            for name in f.names.values():
+                members[name] = got
+        for mb in read:
+            got = members.get(mb.name)
+            if got is not None:
+                got.append(mb)
+        for f in families:
+            f.learn(members[next(iter(f.names.values()))])
 
     def _template(self, m: Members) -> MBean | None:
         """One real read per family and names refresh: the class name and attribute metadata the
@@ -312,17 +338,24 @@ class JmxSource:
         t1 = time.monotonic()
         # what needs no query is read over the connections meanwhile the queries run (and the
         # reads of the members they single out)
-        read_all = [f for f in self._families if f.max_value is None]
-        started = self.client.start_reads([f.members for f in read_all], "Value", self._rest_texts or None)
-        shared = self.family_reads.shared_queries(self._families)
-        for f in self._families:
-            if f.max_value is not None:
-                self.family_reads.read_family(f, shared.get(f.key))
+        queried = self.family_reads.queried(self._families)
+        read_all = [f for f in self._families if f not in queried]
+        named = self.named_reads.queried(self._named)
+        whole = self.named_reads.to_read(self._rest_texts, named)
+        started = self.client.start_reads([f.members for f in read_all], "Value", whole or None)
+        listed = {f.key for f in self._families}
+        shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
+            t in listed for t in _TABULATED if t[:2] == k[:2])})
+        for f in queried:
+            self.family_reads.read_family(f, shared.get(f.key))
+        served = [mb for f in named for mb in self.named_reads.serve(f)]
         t2 = time.monotonic()
         read, seconds = self.client.finish_reads(started, lambda k, values: self.family_reads.fill(read_all[k], values))
-        for count, s in zip([len(f.members) for f in read_all] + [len(self._rest_texts)], seconds):
+        for count, s in zip([len(f.members) for f in read_all] + [len(whole)], seconds):
             if count >= 100:
                 self.family_reads.note_reads(s, count)
+        self._learn_named([f for f in self._named if f not in named], read)
+        read += served
         t3 = time.monotonic()
         stats = self.client.take_stats()
         ranks = None

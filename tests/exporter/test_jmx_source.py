@@ -28,12 +28,13 @@ def target():
         yield t
 
 
-def make_source(target: Target) -> JmxSource:
+def make_source(target: Target, *more: str) -> JmxSource:
+    include = ", ".join(f'"{p}"' for p in ("kafka.cluster:type=Partition,name=UnderReplicated,*",
+                                          "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
+                                          "kafka.server:type=ReplicaManager,*") + more)
     config = parse_config(f"""
 hostPort: {target.host_port}
-includeObjectNames: ["kafka.cluster:type=Partition,name=UnderReplicated,*",
-                     "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
-                     "kafka.server:type=ReplicaManager,*"]
+includeObjectNames: [{include}]
 """)
     return JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
 
@@ -86,12 +87,13 @@ def test_queried_families_serve_what_a_full_read_would_while_values_move(target)
         second, rt = served(source)
         assert second == truth.values
         # after the first poll, with few members off the common value (reads are cheaper than a
-        # second query): one query per family (`!= common`), then one read per member it returned
+        # second query): one query for both families, each `!= its common value`, then one read
+        # per member it returned
         ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
         common, _ = source.family_reads.common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
         isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != common)
         assert ur_ones == 9 and isr_others == 40 and common == 3
-        assert rt == (1 + ur_ones) + (1 + isr_others) + 1  # + ReplicaManager's one read
+        assert rt == 1 + ur_ones + isr_others + 1  # + ReplicaManager's one read
 
         # moves: common -> other, other -> common, a value never seen, a flag raised and lowered
         truth.set(ISR.format(t=0, p=0), 3)
@@ -233,5 +235,118 @@ def test_a_names_refresh_keeps_the_tables_when_no_member_came_or_went(target):
         assert target.command(f"remove {added}") == "OK"
         source._listed_at = None
         assert served(source)[0] == first
+    finally:
+        source.close()
+
+
+LSO = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t{t},partition={p}"
+
+
+def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, monkeypatch):
+    """LastStableOffsetLag (numbers of its own, 0 on most partitions): read member by member on
+    the first poll, which learns its values; then asked in the health flags' query (the broker
+    scans its members for that query anyway), and only the members not holding 0 are read. With
+    most members off 0 it is read again, and with the flags not configured it takes a query of its
+    own only when the reads it saves cost more than that query."""
+    truth = Truth(target)
+    for t in range(TOPICS):
+        for p in range(PARTITIONS):
+            i = t * PARTITIONS + p
+            truth.values[LSO.format(t=t, p=p)] = 1000000 + i if i % 40 == 39 else i % 3
+    for name in [k for k, v in truth.values.items() if "LastStable" in k and v == 1][:18]:
+        target.command(f"set {name} long 0")
+        truth.values[name] = 0
+    source = make_source(target, "kafka.cluster:type=Partition,name=LastStableOffsetLag,*")
+    try:
+        got, rt_first = served(source)
+        assert got == truth.values
+        lso = next(f for f in source._families if f.key[2] == "LastStableOffsetLag")
+        nonzero = sum(1 for k, v in truth.values.items() if "LastStable" in k and v)
+        assert lso.number and lso.unusual == nonzero == 23
+        got, rt = served(source)
+        assert got == truth.values
+        ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
+        isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != 0)
+        # one query for the three families, then the members it returned: none of the 37 zeros read
+        assert rt == 1 + ur_ones + isr_others + nonzero + 1
+        name = next(k for k, v in truth.values.items() if "LastStable" in k and v == 0)
+        target.command(f"set {name} long 5")
+        truth.values[name] = 5
+        assert served(source)[0] == truth.values
+        assert lso.unusual == nonzero + 1
+
+        for name in [k for k, v in truth.values.items() if "LastStable" in k and v == 0]:  # most off 0 now
+            target.command(f"set {name} long 7")
+            truth.values[name] = 7
+        assert served(source)[0] == truth.values  # queried: the 37 returned, read
+        asked = []
+        query_members = source.client.query_members_unusual
+        monkeypatch.setattr(source.client, "query_members_unusual",
+                            lambda pattern, families, *a: asked.append(len(families)) or query_members(pattern, families, *a))
+        assert served(source)[0] == truth.values  # 7 is common now: its query returns the others
+        assert asked == [3]
+    finally:
+        source.close()
+
+    config = parse_config(f"hostPort: {target.host_port}\n"
+                          f"includeObjectNames: ['kafka.cluster:type=Partition,name=LastStableOffsetLag,*']\n")
+    source = JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    try:
+        lso_only = {k: v for k, v in truth.values.items() if "LastStable" in k}
+        assert served(source)[0] == lso_only
+        others = sum(1 for v in lso_only.values() if v != 7)
+        assert others == 24 and len(lso_only) == 60
+        # unmeasured, a query is taken for 1,000 reads: more than the 36 it would save
+        assert served(source)[1] == 60
+        monkeypatch.setattr(source.family_reads, "_query_seconds", 0.001)  # as costly as a read
+        monkeypatch.setattr(source.family_reads, "_read_seconds", 0.001)
+        got, rt = served(source)
+        assert got == lso_only and rt == 1 + others
+    finally:
+        source.close()
+
+
+LAG = "kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=ReplicaFetcherThread-0-2,topic=t0,partition={p}"
+
+
+def test_a_family_of_names_read_whole_is_asked_by_query_when_the_costs_say_so(target, monkeypatch):
+    """The replica fetchers' lag gauges (a clientId key: read whole, not kept as columns), 0 on
+    most followed partitions: the first poll reads them, later ones ask `Value != 0` and read only
+    the members it returns; the others are served 0 as the MBean last read (the same object when
+    it held 0 already), what a read would give."""
+    from kafka_jmx_sidecar.exporter.source import named_reads
+
+    monkeypatch.setattr(named_reads, "MIN_MEMBERS", 10)
+    truth = {LAG.format(p=p): (p * 37 if p % 5 == 0 else 0) for p in range(20)}
+    for name, value in truth.items():
+        assert target.command(f"add {name} long {value}") == "OK"
+    source = make_source(target, "kafka.server:type=FetcherLagMetrics,*")
+
+    def lags() -> dict:
+        return {str(mb.name): mb for mb in source.read().mbeans if "FetcherLag" in str(mb.name)}
+
+    def values(mbeans: dict) -> dict:
+        return {k: mb.attributes[0].value for k, mb in mbeans.items()}
+    try:
+        assert values(lags()) == truth
+        (family,) = source._named
+        assert (family.eligible, family.common, family.unusual) == (True, 0, 3)  # p 5, 10, 15
+        monkeypatch.setattr(source.family_reads, "_query_seconds", 0.001)  # a query costs a read
+        monkeypatch.setattr(source.family_reads, "_read_seconds", 0.001)
+        before, after = lags(), lags()
+        assert values(before) == values(after) == truth
+        assert all(after[k] is before[k] for k, v in truth.items() if v == 0)
+        asked, read = [], []
+        query_texts, client_read = source.client.query_texts, source.client.read
+        monkeypatch.setattr(source.client, "query_texts", lambda *a: asked.append(a) or query_texts(*a))
+        monkeypatch.setattr(source.client, "read", lambda names, **kw: read.extend(
+            n for n in names if "FetcherLag" in n) or client_read(names, **kw))
+        for p, value in ((1, 4), (5, 0), (10, 11)):  # 0 -> 4, 185 -> 0, 370 -> 11
+            target.command(f"set {LAG.format(p=p)} long {value}")
+            truth[LAG.format(p=p)] = value
+        assert values(lags()) == truth
+        assert asked == [("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*", "Value", "!=", 0)]
+        assert sorted(read) == sorted(LAG.format(p=p) for p in (1, 10, 15))  # what the query returned
+        assert family.unusual == 3
     finally:
         source.close()

@@ -271,6 +271,18 @@ class JmxClient:
             self._count_queries(1)
             return hits
 
+    def query_members_unusual(self, pattern: str, families: Sequence[Members], family_patterns: Sequence[str],
+                              attribute: str, commons: Sequence[Any]) -> list[Any]:
+        """query_members() for the members of each family whose `attribute` is not that family's
+        common value, in ONE round trip (queries.unusual)."""
+        q = self._queries.unusual(attribute, list(zip(family_patterns, commons)))
+        with self._lock:
+            hits = self._conns.call(lambda: self._engine.query_members(
+                self._conns.mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(1)
+            return hits
+
     def query_names(self, pattern: str, attribute: str | None = None, op: str = "==",
                     value: Any = None, *, also: Sequence[tuple[str, Any]] = ()) -> list[ObjectName]:
         """Names matching `pattern` (and `attribute op value`, and every `attribute op value` of
@@ -282,6 +294,16 @@ class JmxClient:
                 "queryNames")
             self._count_queries(nl.round_trips)
             return self._listing.parse(nl.strings)
+
+    def query_texts(self, pattern: str, attribute: str, op: str, value: Any) -> list[str]:
+        """query_names(), answered as the names' text (as listed), none parsed."""
+        q = self._queries.all_of(attribute, op, value)
+        with self._lock:
+            nl = self._conns.call(
+                lambda: self._engine.query(self._conns.mbscs[0], pattern, q, self.settings.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(nl.round_trips)
+            return nl.strings
 
     # --- reading --------------------------------------------------------------------------------
 
