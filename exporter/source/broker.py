@@ -36,7 +36,7 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
                                   readobject_table_size, visiting_ranks)
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
-from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of
+from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
@@ -276,22 +276,6 @@ class JmxSource:
         self._named = families_of(names, texts)
         self.named_reads.forget()
 
-    def _learn_named(self, families: list[NamedFamily], read: list[MBean]) -> None:
-        """What the families read whole this poll hold (NamedFamily.learn)."""
-        if not families:
-            return
-        members: dict[ObjectName, list[MBean]] = {}
-        for f in families:
-            got: list[MBean] = []
-            for name in f.names.values():
-                members[name] = got
-        for mb in read:
-            got = members.get(mb.name)
-            if got is not None:
-                got.append(mb)
-        for f in families:
-            f.learn(members[next(iter(f.names.values()))])
-
     def _template(self, m: Members) -> MBean | None:
         """One real read per family and names refresh: the class name and attribute metadata the
         family's values are presented with."""
@@ -354,7 +338,7 @@ class JmxSource:
         for count, s in zip([len(f.members) for f in read_all] + [len(whole)], seconds):
             if count >= 100:
                 self.family_reads.note_reads(s, count)
-        self._learn_named([f for f in self._named if f not in named], read)
+        learn_from([f for f in self._named if f not in named], read)
         read += served
         t3 = time.monotonic()
         stats = self.client.take_stats()

@@ -67,6 +67,23 @@ def families_of(names: Sequence[ObjectName], texts: Sequence[str]) -> list[Named
     return [NamedFamily(p, m) for p, m in groups.items() if len(m) >= MIN_MEMBERS]
 
 
+def learn_from(families: Sequence[NamedFamily], read: Sequence[MBean]) -> None:
+    """What the families read whole this poll hold (NamedFamily.learn), from the MBeans read."""
+    members: dict[ObjectName, list[MBean]] = {}
+    for f in families:
+        got: list[MBean] = []
+        for name in f.names.values():
+            members[name] = got
+    if not members:
+        return
+    for mb in read:
+        got = members.get(mb.name)
+        if got is not None:
+            got.append(mb)
+    for f in families:
+        f.learn(members[next(iter(f.names.values()))])
+
+
 class NamedReads:
     """Which of the named families a poll asks by query, and how it serves them."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 
 from kafka_jmx_sidecar.exporter.config.load import broker_settings, jmx_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
@@ -239,6 +240,13 @@ def test_a_names_refresh_keeps_the_tables_when_no_member_came_or_went(target):
         source.close()
 
 
+def fixed_costs(monkeypatch, query: float, read: float, hit: float = 15e-6) -> None:
+    """The cost model's figures, whatever the polls measure on this machine meanwhile."""
+    monkeypatch.setattr(FamilyReads, "query_seconds", property(lambda self: query))
+    monkeypatch.setattr(FamilyReads, "read_seconds", property(lambda self: read))
+    monkeypatch.setattr(FamilyReads, "hit_seconds", property(lambda self: hit))
+
+
 LSO = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t{t},partition={p}"
 
 
@@ -258,6 +266,7 @@ def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, mon
         truth.values[name] = 0
     source = make_source(target, "kafka.cluster:type=Partition,name=LastStableOffsetLag,*")
     try:
+        fixed_costs(monkeypatch, query=0.02, read=0.0002)  # a query: 100 reads
         got, rt_first = served(source)
         assert got == truth.values
         lso = next(f for f in source._families if f.key[2] == "LastStableOffsetLag")
@@ -296,10 +305,9 @@ def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, mon
         assert served(source)[0] == lso_only
         others = sum(1 for v in lso_only.values() if v != 7)
         assert others == 24 and len(lso_only) == 60
-        # unmeasured, a query is taken for 1,000 reads: more than the 36 it would save
+        # a query costs 100 reads: more than the 36 it would save
         assert served(source)[1] == 60
-        monkeypatch.setattr(source.family_reads, "_query_seconds", 0.001)  # as costly as a read
-        monkeypatch.setattr(source.family_reads, "_read_seconds", 0.001)
+        fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
         got, rt = served(source)
         assert got == lso_only and rt == 1 + others
     finally:
@@ -331,8 +339,7 @@ def test_a_family_of_names_read_whole_is_asked_by_query_when_the_costs_say_so(ta
         assert values(lags()) == truth
         (family,) = source._named
         assert (family.eligible, family.common, family.unusual) == (True, 0, 3)  # p 5, 10, 15
-        monkeypatch.setattr(source.family_reads, "_query_seconds", 0.001)  # a query costs a read
-        monkeypatch.setattr(source.family_reads, "_read_seconds", 0.001)
+        fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
         before, after = lags(), lags()
         assert values(before) == values(after) == truth
         assert all(after[k] is before[k] for k, v in truth.items() if v == 0)
