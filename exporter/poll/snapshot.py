@@ -20,7 +20,6 @@ import zlib
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from kafka_jmx_sidecar.exporter.output import exposition, reuse
-from kafka_jmx_sidecar.exporter.output.reuse import gzip_member  # noqa: F401 (for callers)
 from kafka_jmx_sidecar.exporter.output.exposition import FORMATS, OPENMETRICS, TEXT  # noqa: F401 (TEXT: for callers)
 from kafka_jmx_sidecar.exporter.base.families import Family, of_samples
 from kafka_jmx_sidecar.exporter.base.model import Sample

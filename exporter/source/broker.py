@@ -23,8 +23,6 @@ from __future__ import annotations
 import re
 import time
 from array import array
-from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -33,8 +31,8 @@ from kafka_jmx_sidecar.exporter.source.jmx.jvm import shrink_heap
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
-from kafka_jmx_sidecar.exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
-                                  readobject_table_size, visiting_ranks)
+from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, jmx_exporter_order
+from kafka_jmx_sidecar.exporter.source import visiting
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
 from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
@@ -99,39 +97,6 @@ def _aligned(replicas: BeanTable, isr: BeanTable) -> HostedPartitions:
         isr_values = array("q", [isr.values[at[k]] if k in at else 0 for k in
                                  ((replicas.topics[t], p) for t, p in zip(replicas.topic, replicas.partition))])
     return HostedPartitions(replicas.topics, replicas.topic, replicas.partition, isr_values, _column(replicas))
-
-
-def _ranks(names: list[ObjectName], keys: list, members: list[Members],
-           canonical_of: list[tuple[int, Callable[[int], str]]], census, columns: tuple) -> Any:
-    """Every listed name's place in jmx_exporter's visiting order (order.py): the names read whole,
-    then each family's members; `columns`: per name, its hash, its first include pattern and its
-    class name's hash."""
-    all_hashes, pattern_of, class_of = columns
-    starts = [start for start, _ in canonical_of]
-
-    def canonical(i: int) -> str:
-        k = bisect_right(starts, i) - 1
-        return canonical_of[k][1](i - starts[k])
-
-    if census is not None:
-        masks = [readobject_table_size(n) - 1 for n in census.pattern_sizes] or [0]
-
-        def first(i: int) -> tuple[int, int]:
-            p = pattern_of[i]
-            return p, instance_bucket(all_hashes[i], class_of[i], masks[p])
-
-        ranks = visiting_ranks(all_hashes, canonical, census.per_domain, census.listed, census.domains, first)
-    else:
-        domain_counts = Counter(n.domain for n in names)
-        for key, m in zip(keys, members):
-            domain_counts[key[0]] += len(m)
-        ranks = visiting_ranks(all_hashes, canonical, domain_counts)
-    return ranks
-
-
-def _member_canonical(m: Members) -> Callable[[int], str]:
-    """Member i's `getCanonicalName()` (asked only for names sharing a bucket)."""
-    return lambda i: canonical_name(ObjectName.parse(m.name(i)))
 
 
 class JmxSource:
@@ -237,6 +202,8 @@ class JmxSource:
         # per name, as all_hashes: the first include pattern matching it, its class name's hash
         pattern_of = array("I", census.rest_pattern) if census is not None else array("I", bytes(4 * len(hashes)))
         class_of = array("i", census.rest_class) if census is not None else array("i", bytes(4 * len(hashes)))
+        key_hashes = array("i", census.rest_key_hash) if census is not None and len(census.rest_key_hash) == len(hashes) \
+            else None
         families = []
         offsets = []  # (offset into all_hashes, family) for the tables
         whole: list[tuple[ObjectName, int]] = []  # family members read whole, and their hash index
@@ -244,7 +211,7 @@ class JmxSource:
         for key, m in zip(keys, members):
             if not len(m):
                 continue
-            canonical_of.append((len(all_hashes), _member_canonical(m)))
+            canonical_of.append((len(all_hashes), visiting.member_canonical(m)))
             template = self._template(m)
             if template is None:  # not shaped like Kafka's gauge: read whole, like any other MBean
                 for i in range(len(m)):
@@ -261,10 +228,14 @@ class JmxSource:
                 families.append(Family(key, m, table, max_value, number=queryable and _TABULATED[key] is None))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
+            if key_hashes is not None and m.key_hash is not None:
+                key_hashes.extend(m.key_hash)
+            else:
+                key_hashes = None
             pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
             member_class = java_string_hash(template.class_name) if template is not None else 0
             class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
-        ranks = _ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of))
+        ranks = visiting.ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of, key_hashes))
         for start, table in offsets:
             table.rank = ranks[start:start + len(table)]
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}

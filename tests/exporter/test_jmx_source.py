@@ -193,7 +193,7 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
 def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
     """The JVM lists the partition families as columns; each member must come back as the name
     the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
-    from kafka_jmx_sidecar.exporter.source.broker import _member_canonical
+    from kafka_jmx_sidecar.exporter.source.visiting import member_canonical
     from kafka_jmx_sidecar.exporter.base.model import ObjectName
     from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash
 
@@ -204,11 +204,12 @@ def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target
         for f in source._families:
             m = f.members
             assert len(m) == TOPICS * PARTITIONS
-            canonical = _member_canonical(m)
+            canonical = member_canonical(m)
             for i in range(len(m)):
                 name = ObjectName.parse(m.name(i))
                 assert canonical(i) == canonical_name(name)
                 assert m.hash[i] & 0xFFFFFFFF == java_string_hash(canonical(i))
+                assert m.key_hash[i] & 0xFFFFFFFF == java_string_hash(canonical(i).partition(":")[2])
                 assert f.table.object_name(i) == name
     finally:
         source.close()
@@ -355,5 +356,25 @@ def test_a_family_of_names_read_whole_is_asked_by_query_when_the_costs_say_so(ta
         assert asked == [("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*", "Value", "!=", 0)]
         assert sorted(read) == sorted(LAG.format(p=p) for p in (1, 10, 15))  # what the query returned
         assert family.unusual == 3
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("include", ["*:*", "kafka.cluster:type=Partition,*"])
+def test_a_gauge_of_a_familys_type_in_no_family_is_listed_and_read_whole(target, include):
+    """The listing asks for the names of no family's type (`not` the families' types) and then
+    each family's names: a name of the type in no family (a gauge Kafka adds to that type later)
+    is found apart, with the broker's MBean count when every name is included, else asked of that
+    type's names, and read whole."""
+    stray = "kafka.cluster:type=Partition,name=SomethingNew,topic=t0,partition=1"
+    assert target.command(f"add {stray} int 42") == "OK"
+    config = parse_config(f"hostPort: {target.host_port}\nincludeObjectNames: ['{include}']\n")
+    source = JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    try:
+        result = source.read()
+        whole = {str(mb.name): mb.attributes[0].value for mb in result.mbeans if "type=Partition," in str(mb.name)}
+        assert whole.get(stray) == 42
+        assert {f.key[2] for f in source._families} >= {"UnderReplicated", "InSyncReplicasCount"}
+        assert not [n for n in whole if "name=UnderReplicated," in n]  # the families' members are columns
     finally:
         source.close()

@@ -234,26 +234,28 @@ public final class SidecarJmx {
 
     /** listNames with the members of `families` ("domain:type=X,name=Y") taken out as columns:
      *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
-     *  Listed a family at a time, so that no more than one family's ObjectNames (~0.5 KB each once
-     *  deserialized) are alive at once: the other names with `not (member of a family)` evaluated
-     *  by the broker, then each family's names with the include patterns as the query. An
+     *  The other names first (Splitter.listOthers), then the families' names, the next family's
+     *  asked on another connection while one family's are taken apart, so that no more than two
+     *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once; each family's
+     *  with the include patterns as the query, unless one of them holds the whole family. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
-    public static Split listSplit(MBeanServerConnection conn, String[] include, String[] exclude,
+    public static Split listSplit(MBeanServerConnection[] conns, String[] include, String[] exclude,
                                   String[] families, Object[] previous, long timeoutMs) throws Exception {
-        Splitter s = new Splitter(conn, objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
+        Splitter s = new Splitter(conns[0], objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
         ObjectName[] fam = objectNames(families, ",*");
-        s.listOthers(fam.length == 0 ? null : Query.not(anyOf(fam)));
+        s.listOthers(fam);
         s.out.families = new Members[families.length];
         s.out.hashes = new int[families.length][];
+        s.out.keyHashes = new int[families.length][];
         s.out.memberPatterns = new int[families.length][];
-        // a family's names that are not shaped like a member are read whole, with the others
-        boolean everything = false;
-        for (ObjectName p : s.in) everything |= p.equals(ObjectName.WILDCARD);
-        QueryExp included = everything || s.in.length == 0 ? null : anyOf(s.in);
+        Future<Set<ObjectName>> next = null;
         for (int f = 0; f < families.length; f++) {
+            Future<Set<ObjectName>> found = next != null ? next : s.ask(conns[f % conns.length], fam[f]);
+            next = f + 1 < families.length ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
-            s.listFamily(f, families[f], fam[f], included, was);
+            s.listFamily(f, families[f], fam[f], s.answer(found), was);
         }
+        s.strays(fam);
         s.finish();
         return s.out;
     }
@@ -276,6 +278,24 @@ public final class SidecarJmx {
     }
 
     /** One attribute of the members at `positions` (null: all), one getAttributes each: read records. */
+    /** Whether every name matching p matches the family pattern f (`d:type=X,name=Y,*`). */
+    static boolean within(ObjectName p, ObjectName f) {
+        if (p.isDomainPattern() || !p.getDomain().equals(f.getDomain())) return false;
+        for (Map.Entry<String, String> e : f.getKeyPropertyList().entrySet()) {
+            if (!e.getValue().equals(p.getKeyProperty(e.getKey())) || p.isPropertyValuePattern(e.getKey())) return false;
+        }
+        return true;
+    }
+
+    /** Whether p may match names of the type pattern t (`d:type=X,*`): false only when p's domain
+     *  or type cannot be t's. */
+    static boolean mayMatch(ObjectName p, ObjectName t) {
+        if (!p.isDomainPattern() && !p.getDomain().equals(t.getDomain())) return false;
+        String type = p.getKeyProperty("type");
+        if (type != null && !p.isPropertyValuePattern("type")) return type.equals(t.getKeyProperty("type"));
+        return type != null || p.isPropertyListPattern();
+    }
+
     public static Result readMembers(MBeanServerConnection[] conns, Members m, int[] positions, String attribute,
                                      long deadlineMs, long stallMs) {
         String[] names = m.names(positions);

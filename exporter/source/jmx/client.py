@@ -135,7 +135,7 @@ class JmxClient:
         previous = list(previous) + [None] * (len(families) - len(previous))
         with self._lock:
             nl, hashes, fams, self.census = self._conns.call(
-                lambda: self._engine.list_split(self._conns.mbscs[0], s.include_object_names,
+                lambda: self._engine.list_split(self._conns.jconns, s.include_object_names,
                                                  s.exclude_object_names, families,
                                                  [p.handle if p else None for p in previous], s.read_timeout_seconds),
                 "queryNames")

@@ -66,30 +66,31 @@ class JavaEngine:
     def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
         return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
 
-    def list_split(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
+    def list_split(self, conns: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
                    previous: Sequence[Any], stall: float) -> tuple[NameList, array, list]:
         """list_names with the members of `families` as columns: the rest, the rest's canonical
-        name hashes, and per family (handle, topics, topic, partition, hash columns), or None
-        where the family is its `previous` handle, unchanged."""
+        name hashes, and per family (handle, topics, topic, partition, hash columns, first
+        patterns, key hash columns), or None where the family is its `previous` handle, unchanged.
+        The families' names are asked over the connections `conns`, two at a time."""
         S = self.jpype.JArray(self.String)
-        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)),
+        r = self.h.listSplit(conns, S(list(include)), S(list(exclude)), S(list(families)),
                              self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
         out = []
-        for m, hashes, patterns in zip(r.families, r.hashes, r.memberPatterns):
+        for m, hashes, patterns, key_hashes in zip(r.families, r.hashes, r.memberPatterns, r.keyHashes):
             if hashes is None:
                 out.append(None)
                 continue
             text = str(m.topicsText())
             out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
                         _ints("I", m.partitionColumn()), _ints("i", hashes),
-                        None if patterns is None else _ints("I", patterns)))
+                        None if patterns is None else _ints("I", patterns), _ints("i", key_hashes)))
         census = {}
         lines = str(r.domainCounts).split("\n")
         for domain, count in zip(lines[0::2], lines[1::2]):
             census[domain] = int(count)
         return self._names(r.rest), _ints("i", r.restHash), out, Census(
             int(r.listedTotal), census, int(r.serverDomains), tuple(int(n) for n in r.patternSizes),
-            _ints("I", r.restPattern), _ints("i", r.restClass))
+            _ints("I", r.restPattern), _ints("i", r.restClass), _ints("i", r.restKeyHash))
 
     def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
                      deadline: float | None, stall: float) -> tuple[list, Any, int]:
