@@ -3,6 +3,8 @@ families learned by query serve the same values as reading every MBean would, po
 while values move, and with fewer queries once the previous poll's values are known."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
@@ -29,7 +31,7 @@ def target():
         yield t
 
 
-def make_source(target: Target, *more: str) -> JmxSource:
+def make_source(target: Target, *more: str, parallel: bool = False) -> JmxSource:
     include = ", ".join(f'"{p}"' for p in ("kafka.cluster:type=Partition,name=UnderReplicated,*",
                                           "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
                                           "kafka.server:type=ReplicaManager,*") + more)
@@ -37,7 +39,10 @@ def make_source(target: Target, *more: str) -> JmxSource:
 hostPort: {target.host_port}
 includeObjectNames: [{include}]
 """)
-    return JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    settings = broker_settings(config, SidecarSettings(names_refresh_seconds=3600))
+    if parallel:  # the target is small: read it as a big broker is read, over 4 connections
+        settings = replace(settings, jmx=replace(settings.jmx, parallel_from=0))
+    return JmxSource(config, settings)
 
 
 def test_the_stores_and_their_passwords_reach_the_jmx_settings():
@@ -77,11 +82,12 @@ def served(source: JmxSource) -> tuple[dict[str, object], int]:
     return out, result.round_trips
 
 
-def test_queried_families_serve_what_a_full_read_would_while_values_move(target):
+@pytest.mark.parametrize("parallel", [False, True], ids=["one connection", "parallel"])
+def test_queried_families_serve_what_a_full_read_would_while_values_move(target, parallel):
     truth = Truth(target)
     for p in (0, 4, 8, 12, 16):  # 3 becomes the most common count (20 of 60)
         truth.set(ISR.format(t=0, p=p), 3)
-    source = make_source(target)
+    source = make_source(target, parallel=parallel)
     try:
         first, _ = served(source)
         assert first == truth.values

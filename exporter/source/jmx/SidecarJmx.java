@@ -235,7 +235,7 @@ public final class SidecarJmx {
     /** listNames with the members of `families` ("domain:type=X,name=Y") taken out as columns:
      *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
      *  The other names first (Splitter.listOthers), then the families' names, the next family's
-     *  asked on another connection while one family's are taken apart, so that no more than two
+     *  asked on another connection (given several) while one family's are taken apart, so that no more than two
      *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once; each family's
      *  with the include patterns as the query, unless one of them holds the whole family. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
@@ -251,7 +251,8 @@ public final class SidecarJmx {
         Future<Set<ObjectName>> next = null;
         for (int f = 0; f < families.length; f++) {
             Future<Set<ObjectName>> found = next != null ? next : s.ask(conns[f % conns.length], fam[f]);
-            next = f + 1 < families.length ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
+            // one connection: one call at a time (the broker then sees one client connection)
+            next = f + 1 < families.length && conns.length > 1 ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
             s.listFamily(f, families[f], fam[f], s.answer(found), was);
         }

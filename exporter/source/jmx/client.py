@@ -111,6 +111,7 @@ class JmxClient:
         patterns, sorted; becomes the set read() reads. Call on the slow clock."""
         s = self.settings
         with self._lock:
+            self._size_connections()
             nl: NameList = self._conns.call(
                 lambda: self._engine.list_names(self._conns.mbscs[0], s.include_object_names,
                                                  s.exclude_object_names, s.read_timeout_seconds),
@@ -134,6 +135,7 @@ class JmxClient:
         s = self.settings
         previous = list(previous) + [None] * (len(families) - len(previous))
         with self._lock:
+            self._size_connections()
             nl, hashes, fams, self.census = self._conns.call(
                 lambda: self._engine.list_split(self._conns.jconns, s.include_object_names,
                                                  s.exclude_object_names, families,
@@ -143,6 +145,21 @@ class JmxClient:
             self._new_listing(nl)
             return self._listing.names, hashes, [was if m is None else Members(f, *m)  # type: ignore[misc]
                                                  for f, m, was in zip(families, fams, previous)]
+
+    def _size_connections(self) -> None:
+        """Before a listing: all `connections` for a broker of `parallel_from` MBeans or more,
+        else one (see client_settings)."""
+        s = self.settings
+        if s.connections == 1:
+            return
+        count = self._conns.call(lambda: int(self._conns.mbscs[0].getMBeanCount()), "getMBeanCount")
+        self._stats.round_trips += 1
+        self._conns.want(s.connections if count >= s.parallel_from else 1)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether reads are spread over several connections (and queries overlap them)."""
+        return len(self._conns.mbscs) > 1
 
     def _count_queries(self, round_trips: int) -> None:
         self._stats.round_trips += round_trips
@@ -187,8 +204,9 @@ class JmxClient:
 
     @property
     def reads_in_background(self) -> bool:
-        """Whether start_reads() reads while the caller goes on (the compiled helper), or at once."""
-        return hasattr(self._engine, "start_reads")
+        """Whether start_reads() reads while the caller goes on (the compiled helper, several
+        connections), or when finish_reads() is called."""
+        return hasattr(self._engine, "start_reads") and self.parallel
 
     def start_reads(self, members: Sequence[Members], attribute: str, names: Sequence[str] | None,
                     deadline: float | None = None) -> "StartedReads":
@@ -263,19 +281,15 @@ class JmxClient:
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
                       *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:
         """query_names(), answered as the positions of the members of each family it returned."""
-        q = self._queries.all_of(attribute, op, value, also)
-        with self._lock:
-            hits = self._conns.call(lambda: self._engine.query_members(
-                self._conns.mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
-                "queryNames")
-            self._count_queries(1)
-            return hits
+        return self._query_members(pattern, families, self._queries.all_of(attribute, op, value, also))
 
     def query_members_unusual(self, pattern: str, families: Sequence[Members], family_patterns: Sequence[str],
                               attribute: str, commons: Sequence[Any]) -> list[Any]:
         """query_members() for the members of each family whose `attribute` is not that family's
         common value, in ONE round trip (queries.unusual)."""
-        q = self._queries.unusual(attribute, list(zip(family_patterns, commons)))
+        return self._query_members(pattern, families, self._queries.unusual(attribute, list(zip(family_patterns, commons))))
+
+    def _query_members(self, pattern: str, families: Sequence[Members], q: Any) -> list[Any]:
         with self._lock:
             hits = self._conns.call(lambda: self._engine.query_members(
                 self._conns.mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
