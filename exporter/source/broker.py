@@ -301,8 +301,9 @@ class JmxSource:
         listed = {f.key for f in self._families}
         shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
             t in listed for t in _TABULATED if t[:2] == k[:2])})
+        second = self.family_reads.second_queries(queried, shared)
         for f in queried:
-            self.family_reads.read_family(f, shared.get(f.key))
+            self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
         served = [mb for f in named for mb in self.named_reads.serve(f)]
         t2 = time.monotonic()
         read, seconds = self.client.finish_reads(started, lambda k, values: self.family_reads.fill(read_all[k], values))

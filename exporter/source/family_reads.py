@@ -11,7 +11,8 @@ nothing on the first poll), say what to ask:
      when they are few, each is read and that is all. Families of one domain and type sharing
      `common` (Kafka's partition gauges) are asked together, in one query of `domain:type=T,*`;
   2. when they are many (the replica counts: the partitions led here),
-     `Value != common and Value != second`: the members holding neither (usually none);
+     `Value != common and Value != second`: the members holding neither (usually none), asked
+     together for the families of one domain and type (the two replica counts: one query);
   3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
      (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
      case `Value == second` tells which hold it and only the rest are read. With no `second`
@@ -26,7 +27,8 @@ else, `common` again before (2)). An MBean whose attribute the query cannot eval
 Families of other numbers (sizes, offsets, lags: `number`) are read member by member, unless the
 last poll says that a query for the members not holding the common value, and reads of those
 alone, cost less than reading every member (`queried`): LastStableOffsetLag (0 but for open
-transactions) joins the health flags' query, which the broker evaluates on its members anyway;
+transactions) joins the health flags' query, which the broker evaluates on its members anyway
+(from the first poll on, asked `!= 0` before anything is learned);
 the Log gauges are asked together, one query of `kafka.log:type=Log,*`, each for its own common
 value (NumLogSegments 1, an empty log's 0). Step (1) alone then: the members it returns are read.
 """
@@ -178,6 +180,9 @@ class FamilyReads:
         read, scan = self.read_seconds, self.query_seconds
         candidates: dict[tuple, list[tuple[float, Family]]] = {}
         for f in families:
+            if f.number and f.unusual is None and f.key[:2] in flagged:
+                out.append(f)  # asked `!= 0` with the flags (LastStableOffsetLag): costs only its few names
+                continue
             if not f.number or f.unusual is None:
                 continue  # nothing learned yet: read, which learns
             gain = (len(f.table) - f.unusual) * read - f.unusual * self._hit_seconds
@@ -214,15 +219,38 @@ class FamilyReads:
                                                  "Value", "!=", commons[0])
             else:
                 hits = self.client.query_members_unusual(f"{domain}:type={type_},*", [f.members for f in group],
-                                                         [f.pattern for f in group], "Value", commons)
+                                                         [f.pattern for f in group], "Value", [(c,) for c in commons])
             self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
             for f, positions in zip(group, hits):
                 out[f.key] = list(positions)
         return out
 
-    def read_family(self, f: Family, others: list[int] | None = None) -> None:
+    def second_queries(self, families: list[Family], shared: dict[tuple, list[int]]) -> dict[tuple, set[int]]:
+        """Step (2) asked once for the families of one domain and type that take it this poll
+        (those whose step (1), asked together, returned many members): each family's `Value !=
+        common and Value != second` in one query. Family key -> positions of the members it
+        returned."""
+        groups: dict[tuple, list[Family]] = {}
+        for f in families:
+            common, second = self.common.get(f.key, (0, None))
+            if f.max_value is not None and second is not None and len(shared.get(f.key, ())) > self._reads_per_query():
+                groups.setdefault(f.key[:2], []).append(f)
+        out: dict[tuple, set[int]] = {}
+        for (domain, type_), group in groups.items():
+            if len(group) < 2:
+                continue
+            started = time.monotonic()
+            hits = self.client.query_members_unusual(f"{domain}:type={type_},*", [f.members for f in group],
+                                                     [f.pattern for f in group], "Value",
+                                                     [self.common[f.key] for f in group])
+            self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+            for f, positions in zip(group, hits):
+                out[f.key] = set(positions)
+        return out
+
+    def read_family(self, f: Family, others: list[int] | None = None, unusual: set[int] | None = None) -> None:
         """Serve every member of `f` (see the module docstring for the queries); `others`: the
-        answer to step (1) when a shared query gave it."""
+        answer to step (1) when a shared query gave it, `unusual` to step (2)."""
         common, second = self.common.get(f.key, (0, None))
         explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
         gone: set[int] = set()
@@ -239,7 +267,8 @@ class FamilyReads:
                         explicit[i] = v
             to_read = [i for i in others if i not in explicit]
         elif second is not None and len(others) > self._reads_per_query():
-            unusual = set(self._query(f, "!=", common, (("!=", second),)))
+            if unusual is None:
+                unusual = set(self._query(f, "!=", common, (("!=", second),)))
             last = f.last
             same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
             if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`

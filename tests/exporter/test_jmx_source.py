@@ -142,13 +142,13 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         assert got == truth.values
         assert rt == 1 + ur_ones + (1 + neither) + 1  # + ReplicaManager's one read
 
-        # a query always beats reads: UnderReplicated `!= 0 and != 1`, nothing to read;
-        # InSyncReplicasCount: the 25 members not holding 3 are too many to read, so `== 3`
-        # tells, and those 25 are read
+        # a query always beats reads: UnderReplicated `!= 0 and != 1` and InSyncReplicasCount
+        # `!= 0 and != 3` in one query, nothing to read of the first; of the second the 25 members
+        # not holding 3 are too many to read, so `== 3` tells, and those 25 are read
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, rt = served(source)
         assert got == truth.values
-        assert rt == 1 + 1 + (2 + neither) + 1
+        assert rt == 1 + 1 + (1 + neither) + 1
 
         # a member moving from the second value to a third one, and one moving to the second
         # value, between polls: read, not guessed
@@ -182,16 +182,21 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, _ = served(source)
         assert got == truth.values
-        # the second poll asks about the values it learned: for UnderReplicated `!= 0` only
+        # the second poll asks about the values it learned: for UnderReplicated `!= 0` (with the
+        # other family, each for its own value), then `!= 0 and != 1`; never `== 1` again
         asked = []
-        query_members = source.client.query_members
+        query_members, unusual = source.client.query_members, source.client.query_members_unusual
         monkeypatch.setattr(source.client, "query_members",
                             lambda pattern, families, *a, **kw: asked.append((pattern, a))
                             or query_members(pattern, families, *a, **kw))
+        monkeypatch.setattr(source.client, "query_members_unusual",
+                            lambda pattern, families, patterns, attribute, commons: asked.extend(
+                                (p, (attribute, "not in", tuple(c))) for p, c in zip(patterns, commons))
+                            or unusual(pattern, families, patterns, attribute, commons))
         got, _ = served(source)
         assert got == truth.values
         ur = [a for p, a in asked if "UnderReplicated" in p]
-        assert ur[0] == ("Value", "!=", 0) and ("Value", "==", 1) not in ur
+        assert ur == [("Value", "not in", (0,)), ("Value", "not in", (0, 1))]
     finally:
         source.close()
 
@@ -258,11 +263,11 @@ LSO = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t{t},partitio
 
 
 def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, monkeypatch):
-    """LastStableOffsetLag (numbers of its own, 0 on most partitions): read member by member on
-    the first poll, which learns its values; then asked in the health flags' query (the broker
-    scans its members for that query anyway), and only the members not holding 0 are read. With
-    most members off 0 it is read again, and with the flags not configured it takes a query of its
-    own only when the reads it saves cost more than that query."""
+    """LastStableOffsetLag (numbers of its own, 0 on most partitions): asked `!= 0` in the health
+    flags' query from the first poll on (the broker scans its members for that query anyway), and
+    only the members not holding 0 are read. With most members off 0, their common value is asked
+    instead; with the flags not configured it is read member by member on the first poll (which
+    learns its values) and takes a query of its own only when the reads it saves cost more."""
     truth = Truth(target)
     for t in range(TOPICS):
         for p in range(PARTITIONS):

@@ -284,9 +284,9 @@ class JmxClient:
         return self._query_members(pattern, families, self._queries.all_of(attribute, op, value, also))
 
     def query_members_unusual(self, pattern: str, families: Sequence[Members], family_patterns: Sequence[str],
-                              attribute: str, commons: Sequence[Any]) -> list[Any]:
-        """query_members() for the members of each family whose `attribute` is not that family's
-        common value, in ONE round trip (queries.unusual)."""
+                              attribute: str, commons: Sequence[Sequence[Any]]) -> list[Any]:
+        """query_members() for the members of each family whose `attribute` is none of that
+        family's common values, in ONE round trip (queries.unusual)."""
         return self._query_members(pattern, families, self._queries.unusual(attribute, list(zip(family_patterns, commons))))
 
     def _query_members(self, pattern: str, families: Sequence[Members], q: Any) -> list[Any]:
