@@ -27,9 +27,10 @@ COPY kafka_jmx_sidecar/ kafka_jmx_sidecar/
 RUN scripts/image/build-wheel /dist
 
 FROM build AS sidecar-venv
-# web: TLS and basic auth on /metrics; admin: the Kafka Admin API source and cluster mode. Every
-# package at the version scripts/image/constraints.txt pins (`make constraints` renews the pins).
-RUN scripts/image/install /opt/kafka-jmx-sidecar /dist web,admin scripts/image/constraints.txt \
+# web: TLS and basic auth on /metrics; admin: the Kafka Admin API source and cluster mode; otlp: the
+# push of an openTelemetry: block. Every package at the version scripts/image/constraints.txt pins
+# (`make constraints` renews the pins).
+RUN scripts/image/install /opt/kafka-jmx-sidecar /dist web,admin,otlp scripts/image/constraints.txt \
  && scripts/image/compile-helper /opt/kafka-jmx-sidecar /opt/kafka-jmx-sidecar/jmx-helper
 
 FROM build AS backfill-venv

@@ -25,9 +25,18 @@ public final class ToolRuns {
 
     private static Integer firstExit;
 
+    /** Kafka's Exit: org.apache.kafka.common.utils until 4.3, utils.internals from 4.4. */
+    private static Class<?> exitClass() throws ClassNotFoundException {
+        try {
+            return Class.forName("org.apache.kafka.common.utils.Exit");
+        } catch (ClassNotFoundException e) {
+            return Class.forName("org.apache.kafka.common.utils.internals.Exit");
+        }
+    }
+
     public static void main(String[] args) throws Exception {
-        Class<?> exit = Class.forName("org.apache.kafka.common.utils.Exit");
-        Class<?> procedure = Class.forName("org.apache.kafka.common.utils.Exit$Procedure");
+        Class<?> exit = exitClass();
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
         Object thrower = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure},
             (proxy, method, a) -> {
                 if (method.getName().equals("execute")) {

@@ -52,6 +52,8 @@ class AdminWire:
         offline = set(cluster.get("offline", ()))
         self.live = [b for b in cluster["brokers"] if b not in offline]
         self.controller = next((c for c in cluster["controllers"] if c not in offline), -1)
+        # finalized feature levels (ApiVersions v3+), e.g. {"eligible.leader.replicas.version": 1}
+        self.features: dict[str, int] = dict(cluster.get("features", {}))
         # Kafka's order for paging: topics by name, partitions by index
         self.topics = sorted(cluster["topics"], key=lambda t: t["name"])
         self.ids = {t["name"]: uuid.uuid5(uuid.NAMESPACE_DNS, t["name"]) for t in self.topics}
@@ -128,7 +130,9 @@ class AdminWire:
         R = ApiVersionsResponse
         return R(error_code=0, throttle_time_ms=0, api_keys=[
             R.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in BROKER_API_VERSIONS[RELEASE].items()],
-            supported_features=[], finalized_features_epoch=-1, finalized_features=[], zk_migration_ready=False)
+            supported_features=[], finalized_features_epoch=0 if self.features else -1, finalized_features=[
+                R.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
+                for name, level in sorted(self.features.items())], zk_migration_ready=False)
 
     def _metadata(self, request, broker):
         R = MetadataResponse
@@ -174,7 +178,8 @@ class AdminWire:
                             topic_authorized_operations=-2**31, partitions=[
                                 P(error_code=0, partition_index=i, leader_id=_leader(parts[i]), leader_epoch=0,
                                   replica_nodes=parts[i]["replicas"], isr_nodes=parts[i]["isr"],
-                                  eligible_leader_replicas=[], last_known_elr=[], offline_replicas=[])
+                                  eligible_leader_replicas=parts[i].get("eligible_leader_replicas", []),
+                                  last_known_elr=parts[i].get("last_known_elr", []), offline_replicas=[])
                                 for i in taken]))
             if taken.stop < len(parts):
                 cursor = R.Cursor(topic_name=name, partition_index=taken.stop)

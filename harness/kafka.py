@@ -1,6 +1,6 @@
 """Real Apache Kafka clusters on loopback for the tests and benchmarks.
 
-    with KafkaCluster("4.1", brokers=3) as kafka:
+    with KafkaCluster("4.4", brokers=3) as kafka:       # a release of RELEASES: 4.4 4.1 3.6 2.4 2.2 0.11
         kafka.create_topic("orders", partitions=3, replication_factor=3, min_isr=2)
         kafka.create_topics({"a": dict(assignment=[[1, 2]]), "b": dict(partitions=2)})  # one JVM
         kafka.produce("orders", records=1000)
@@ -10,15 +10,18 @@
         kafka.finish_reassignment()            # lifts the throttle, waits until complete
         kafka.describe()                       # `kafka-topics.sh --describe` output
 
+    # KRaft only: node 1 is broker and controller in one process (no dedicated controller)
+    KafkaCluster("4.4", combined=True)
+
     # KRaft only: a SASL_SSL listener beside PLAINTEXT, ACLs enforced (PLAINTEXT is a super user)
-    KafkaCluster("4.1", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
+    KafkaCluster("4.4", brokers=3, secure_clients=SecureClients(users={"monitor": "pw"}))
     kafka.secure_bootstrap; kafka.secure_clients.ca_pem  # for SASL PLAIN or SCRAM clients over TLS
 
 Every broker runs `kafka.Kafka` from the release's Maven classpath (harness/programs) with remote
 JMX enabled on its own port: plain, or with `jmx="secure"` a password file, read-only access and
 the RMI registry and connector over SSL. KRaft releases get one dedicated controller node (so any
-broker can be stopped); ZooKeeper releases get a ZooKeeper server from the zookeeper jar on the
-broker's own classpath. The tools are the release's own classes (TopicCommand,
+broker can be stopped), or with `combined=True` one node that is both; ZooKeeper releases get a
+ZooKeeper server from the zookeeper jar on the broker's own classpath. The tools are the release's own classes (TopicCommand,
 ReassignPartitionsCommand, ProducerPerformance) run on the same classpath, as the shell scripts run
 them. Everything is stopped by PID, also when a test fails (processes.spawn).
 """
@@ -63,6 +66,10 @@ class Release:
 
 
 RELEASES: dict[str, Release] = {r.name: r for r in (
+    Release("4.4", "kafka-4.4", kraft=True, log4j2=True,
+            topic_command="org.apache.kafka.tools.TopicCommand",
+            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            topics_via_zookeeper=False, reassign_via_zookeeper=False),
     Release("4.1", "kafka-4.1", kraft=True, log4j2=True,
             topic_command="org.apache.kafka.tools.TopicCommand",
             reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
@@ -179,7 +186,8 @@ class SecureClients:
 class KafkaCluster:
     def __init__(self, release: str, brokers: int = 1, jmx: str = "plain", workdir: Path | None = None,
                  broker_config: dict[str, str] | None = None, start_timeout: float = 120.0,
-                 heap: tuple[str, ...] = BROKER_HEAP, secure_clients: SecureClients | None = None):
+                 heap: tuple[str, ...] = BROKER_HEAP, secure_clients: SecureClients | None = None,
+                 combined: bool = False):
         if release not in RELEASES:
             raise KafkaError(f"unknown Kafka release {release!r}; known: {', '.join(RELEASES)}")
         if not 1 <= brokers <= 4:  # 4: KIP-427's example 3 (RF 4) with a broker left to answer
@@ -195,6 +203,8 @@ class KafkaCluster:
         self.heap = heap  # the brokers' JVM heap options (a few thousand partitions need more)
         if secure_clients is not None and not self.release.kraft:
             raise KafkaError("secure_clients: only KRaft releases (StandardAuthorizer) are set up for it")
+        if combined and (not self.release.kraft or brokers != 1 or secure_clients is not None):
+            raise KafkaError("combined: one KRaft node that is broker and controller, without secure_clients")
         self.secure_clients = secure_clients
         self.brokers: dict[int, Node] = {
             i: Node(i, processes.free_port(), processes.free_port(), self.workdir / f"broker-{i}",
@@ -202,7 +212,9 @@ class KafkaCluster:
         self.secure_ports = {i: processes.free_port() for i in self.brokers} if secure_clients else {}
         self.controller: Node | None = None
         self.zookeeper: Node | None = None
-        if self.release.kraft:
+        if combined:
+            self.brokers[1].controller_port = processes.free_port()
+        elif self.release.kraft:
             self.controller = Node(CONTROLLER_ID, 0, processes.free_port(), self.workdir / "controller",
                                    controller_port=processes.free_port())
         else:
@@ -242,7 +254,8 @@ class KafkaCluster:
                 node.directory.mkdir(parents=True, exist_ok=True)
             if self.release.kraft:
                 self._format_kraft()
-                self._start_node(self.controller, wait=False)
+                if self.controller:
+                    self._start_node(self.controller, wait=False)
             else:
                 self._start_zookeeper()
             for node in self.brokers.values():
@@ -500,13 +513,18 @@ class KafkaCluster:
             "auto.create.topics.enable": "false",
         }
         if self.release.kraft:
-            voters = f"{CONTROLLER_ID}@127.0.0.1:{self.controller.controller_port}"
+            quorum = self.controller or self.brokers[1]  # combined: node 1 is the controller
+            voters = f"{quorum.node_id}@127.0.0.1:{quorum.controller_port}"
             props.update({"node.id": str(node.node_id), "controller.quorum.voters": voters,
                           "controller.listener.names": "CONTROLLER",
                           "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
             if node is self.controller:
                 props.update({"process.roles": "controller",
                               "listeners": f"CONTROLLER://127.0.0.1:{node.controller_port}"})
+            elif node.controller_port:
+                props.update({"process.roles": "broker,controller", "inter.broker.listener.name": "PLAINTEXT",
+                              "listeners": f"PLAINTEXT://127.0.0.1:{node.port},"
+                                           f"CONTROLLER://127.0.0.1:{node.controller_port}"})
             else:
                 props.update({"process.roles": "broker", "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
                               "inter.broker.listener.name": "PLAINTEXT"})
@@ -553,7 +571,7 @@ class KafkaCluster:
     def _format_kraft(self) -> None:
         """`kafka-storage.sh format` of every node under one new cluster id, all in one JVM."""
         cluster_id = _cluster_id()
-        nodes = [self.controller, *self.brokers.values()]
+        nodes = [n for n in (self.controller, *self.brokers.values()) if n is not None]
         runs = self.tool_runs("kafka.tools.StorageTool",
                               *[["format", "-t", cluster_id, "-c", str(self._properties(n))] for n in nodes])
         for node, (code, out) in zip(nodes, runs):
@@ -601,3 +619,9 @@ class KafkaCluster:
             # the exit code: 2.x's --bootstrap-server create prints nothing when it succeeds
             return code == 0 or "already exists" in created
         processes.wait_until(f"{count} registered brokers", ready, self.start_timeout, interval=1.0)
+        if not self.release.kraft:
+            # ZooKeeper's controller deletes a topic after the command returns, and stalls while a
+            # replica's broker is down: a test stopping a broker soon after the start would find the
+            # probe still there, an under-replicated partition no scenario made. KRaft removes it at once.
+            processes.wait_until(f"the probe topic {probe} deleted", lambda: probe not in self.tool_runs(
+                self.release.topic_command, ["--list", *target])[0][1], self.start_timeout, interval=0.5)

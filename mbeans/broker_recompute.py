@@ -43,6 +43,7 @@ class Assignment(NamedTuple):
     replicas: tuple[int, ...]
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
+    elr: int | None = None  # how many eligible leader replicas (KIP-966); None: not known
 
 
 @dataclass
@@ -57,6 +58,11 @@ class BrokerHealth:
     # led partitions the Admin API did not describe (or described without replicas: assignment not
     # known yet), judged from the broker's own ReplicasCount alone, without reassignment
     without_assignment: int = 0
+    # Under a profile with ELR figures: ElrUnderMinIsr per member (0 where not led) and the led
+    # partitions it counts; None where some led partition's ELR is not known (absent, not 0). The
+    # leaderless figures are no broker's: the cluster-wide mode has them.
+    elr_under_min_isr: array | None = None
+    elr_under_min_isr_count: int | None = None
 
 
 def full_replica_count(shown: int, adding: int, broker: Profile) -> int:
@@ -65,6 +71,12 @@ def full_replica_count(shown: int, adding: int, broker: Profile) -> int:
     the full list), so what it leaves out is what it reads on an empty list with `adding` adding."""
     empty = Counts(True, True, 0, adding, bool(adding), 0, 1)
     return shown - int(broker.replicas_count(empty, PYTHON_OPS))
+
+
+def _assigned_counts(a: Assignment, isr: int, min_isr: int) -> Counts:
+    """A led partition's Counts from its Admin API lists and the broker's own ISR count."""
+    return tuple.__new__(Counts, (True, True, len(a.replicas), multiset_overlap(a.adding, a.replicas) if a.adding else 0,
+                                  bool(a.adding or a.removing), isr, min_isr, a.elr))
 
 
 def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profile: Profile,
@@ -94,8 +106,11 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     # Formulas are pure functions of Counts, and a broker's tens of thousands of partitions take a
     # handful of distinct Counts: each distinct one is judged once, then looked up. Without an
     # assignment the Counts follow from (ReplicasCount, InSyncReplicasCount, min ISR), a cheaper
-    # key; with one the Counts are the key (7 fields: never equal to a 3-field key).
-    judged: dict[tuple, tuple[Counts, tuple[int, ...]]] = {}
+    # key; with one the Counts are the key (8 fields: never equal to a 3-field key).
+    judged: dict[tuple, tuple[Counts, tuple[int, ...], int | None]] = {}
+    elr_formula = profile.elr_under_min_isr
+    elr_column = array("q", bytes(8 * n)) if elr_formula is not None and assignments else None
+    elr_known = True
     led_by: dict[tuple, int] = {}
     without_assignment = 0
     for i in range(n):
@@ -108,26 +123,30 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             m = min_isr[t] = min_isr_of(topics[t])
         a = assignments.get((topics[t], partition_of[i])) if assignments else None
         if a is not None and a.replicas:
-            replicas = len(a.replicas)
-            adding = multiset_overlap(a.adding, a.replicas) if a.adding else 0
-            moving = bool(a.adding or a.removing)
             holes = sum(1 for r in a.replicas if r < 0)
             if holes:
                 out.placeholders[(topics[t], partition_of[i])] = holes
-            key = new_counts(Counts, (True, True, replicas, adding, moving, isr_of[i], m))
+            key = _assigned_counts(a, isr_of[i], m)
         else:
             without_assignment += 1
             key = (shown, isr_of[i], m)
         found = judged.get(key)
         if found is None:
             c = key if len(key) == len(Counts._fields) else new_counts(
-                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m))
-            found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas))
+                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m, None))
+            elr = None if elr_formula is None or c.elr is None else int(elr_formula(c, ops))
+            found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas), elr)
             led_by[key] = 0
         led_by[key] += 1
         for column, value in zip(part_columns, found[1]):
             column[i] = value
+        if elr_column is not None:
+            elr_column[i] = found[2] or 0
+            elr_known = elr_known and found[2] is not None  # one led partition without it: not known
     out.without_assignment = without_assignment
+    if elr_column is not None and elr_known:
+        out.elr_under_min_isr = elr_column
+        out.elr_under_min_isr_count = sum(count for key, count in led_by.items() if judged[key][2])
     for key, count in led_by.items():
         c = judged[key][0]
         out.led += count

@@ -202,6 +202,9 @@ LOG = _gauges("kafka.log", "Log", Scope.PARTITION, [
     ("LogEndOffset", "0.8.2", {"value_class": "java.lang.Long"}),
     ("LogStartOffset", "0.8.2", {"value_class": "java.lang.Long"}),
     ("NumLogSegments", "0.8.2", {}),
+    # KIP-1257: the log's size in percent of retention.bytes, 0 while retention is unlimited (the
+    # default). Served by the 4.4 broker here and not by 4.1; its name is in 4.3.1's jars, not 4.2.0's.
+    ("RetentionSizeInPercent", "4.3.0", {}),
 ])
 
 HEALTH_MBEANS: tuple[MBeanSpec, ...] = tuple(

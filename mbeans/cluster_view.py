@@ -13,6 +13,11 @@ cluster and what no broker gauge shows.
                   UnderMinIsrPartitionCount, AtMinIsrPartitionCount, ReassigningPartitions,
                   LeaderCount) summed over the brokers: each partition counts once, as on its
                   leader; and the controller's OfflinePartitionsCount (recompute.offline_partitions)
+  ELR figures     under a profile with eligible leader replicas (KIP-966) and only where every
+                  partition's ELR is known (DescribeTopicPartitions answered): per partition
+                  `ElrUnderMinIsr`, `ElrOfflineClean`, `ElrOfflineUnclean` (Partition-shaped, like
+                  Unavailable), and their cluster sums as `kafka.cluster:type=Elr,name=...PartitionCount`.
+                  No Kafka release serves any of them; where the ELR is not known they are absent.
 
 Each partition carries its leader (`NO_LEADER` when it has none), which the exporter puts in the
 ObjectName (`LEADER_KEY`). Partition states come from the Admin API (exporter/source/cluster.py)
@@ -28,8 +33,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from kafka_jmx_sidecar.mbeans import catalog
-from kafka_jmx_sidecar.mbeans.health import (PYTHON_OPS, Counts, Formula, Ops, PartitionState, Profile, counts_of, has_leader,
-                           placeholder_count)
+from kafka_jmx_sidecar.mbeans.health import (PYTHON_OPS, Counts, ElrFlags, Formula, Ops, PartitionState, Profile, counts_of,
+                           has_leader, placeholder_count)
 from kafka_jmx_sidecar.mbeans.recompute import offline_partitions
 
 # The ObjectName key that carries a partition's leader, after `name` (kafka.cluster:type=Partition,
@@ -51,6 +56,12 @@ TOTALS = tuple(s for s in catalog.REPLICA_MANAGER if s.kind is catalog.Kind.GAUG
 LEADER_COUNT = "LeaderCount"  # counts the led partitions themselves: those with a live leader
 OFFLINE = "OfflinePartitionsCount"
 OFFLINE_SPEC = next(s for s in catalog.KAFKA_CONTROLLER if s.name == OFFLINE)
+# The ELR figures: (per-partition gauge name, the cluster sum's name, the Profile/ElrFlags field)
+ELR_FIGURES = (("ElrUnderMinIsr", "UnderMinIsrPartitionCount", "elr_under_min_isr"),
+               ("ElrOfflineClean", "OfflineCleanPartitionCount", "elr_offline_clean"),
+               ("ElrOfflineUnclean", "OfflineUncleanPartitionCount", "elr_offline_unclean"))
+assert tuple(f for _, _, f in ELR_FIGURES) == ElrFlags._fields
+ELR_DOMAIN, ELR_TYPE = "kafka.cluster", "Elr"  # the sums' ObjectName: kafka.cluster:type=Elr,name=<sum>
 
 
 def partition_gauges(profile: Profile) -> tuple[catalog.MBeanSpec, ...]:
@@ -64,6 +75,15 @@ def gauge_formulas(profile: Profile) -> list[tuple[str, object]]:
     computes, then Unavailable."""
     return ([(s.name, profile.formula(s.shows)) for s in partition_gauges(profile)]
             + [(UNAVAILABLE, profile.unavailable)])
+
+
+def elr_formulas(profile: Profile) -> list[tuple[str, str, Formula]]:
+    """(gauge, sum, formula) of each ELR figure the profile has (none before ELR)."""
+    return [(g, t, getattr(profile, f)) for g, t, f in ELR_FIGURES if getattr(profile, f) is not None]
+
+
+def elr_object_name(total: str) -> str:
+    return f"{ELR_DOMAIN}:type={ELR_TYPE},name={total}"
 
 
 def led(c: Counts, ops: Ops = PYTHON_OPS):
@@ -91,6 +111,9 @@ class ClusterView:
     placeholders: array  # placeholder ids per partition (0 for most)
     totals: dict[str, int]  # TOTALS' names -> the cluster's sum
     offline: int  # the controller's OfflinePartitionsCount
+    # the ELR sums (ELR_FIGURES' sum names), their per-partition columns being in `gauges`; None:
+    # the profile has no ELR figures or some partition's ELR is not known (absent, not 0)
+    elr_totals: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.topic)
@@ -100,8 +123,10 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
     """Every partition of `states` (each once) under `profile`. Liveness is the states' own
     `live_brokers` (None: every named leader is live)."""
     states = sorted(states, key=lambda s: (s.topic, s.partition))
-    columns = gauge_formulas(profile)
-    counted = [(s.name, f) for s, f in total_formulas(profile)]
+    elr = elr_formulas(profile) if all(s.eligible_leader_replicas is not None for s in states) else []
+    columns = gauge_formulas(profile) + [(g, f) for g, _, f in elr]
+    # (ELR_TYPE, name) keys: the ELR sums share names with ReplicaManager's (UnderMinIsrPartitionCount)
+    counted = [(s.name, f) for s, f in total_formulas(profile)] + [((ELR_TYPE, t), f) for _, t, f in elr]
     ops = PYTHON_OPS
     # Most partitions of a cluster share their numbers (replicas, ISR, min ISR...): each set of
     # numbers is judged once, into a row (the gauges' values, what each total counts).
@@ -115,7 +140,7 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
                                tuple(int(bool(f(c, ops))) for _, f in counted))
         rows.append(row)
     values = {name: array("q", [r[0][j] for r in rows]) for j, (name, _) in enumerate(columns)}
-    totals = dict.fromkeys((s.name for s in TOTALS), 0)
+    totals = dict.fromkeys([s.name for s in TOTALS] + [(ELR_TYPE, t) for _, t, _ in elr], 0)
     by_id = {id(r): r for r in judged.values()}
     for key, times in Counter(map(id, rows)).items():
         row = by_id[key]
@@ -127,4 +152,5 @@ def judge_cluster(states: Iterable[PartitionState], profile: Profile) -> Cluster
         profile, topics, array("I", [index[s.topic] for s in states]), array("I", [s.partition for s in states]),
         array("q", [s.leader if has_leader(s.leader) else -1 for s in states]), values,
         array("q", [placeholder_count(s) if s.replicas and min(s.replicas) < 0 else 0 for s in states]),
-        totals, offline_partitions(states))
+        {s.name: totals[s.name] for s in TOTALS}, offline_partitions(states),
+        {t: totals[ELR_TYPE, t] for _, t, _ in elr} if elr else None)

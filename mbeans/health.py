@@ -33,6 +33,10 @@ class PartitionState(NamedTuple):
     removing_replicas: tuple[int, ...] = ()
     min_isr: int = 1
     live_brokers: frozenset[int] | None = None
+    # KIP-966, from DescribeTopicPartitions (Kafka 3.8+) or describe output's `Elr:` and
+    # `LastKnownElr:`; None: not known (an older broker or tool, or the Admin API refused it)
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
 
 
 class Counts(NamedTuple):
@@ -46,6 +50,7 @@ class Counts(NamedTuple):
     reassigning: Any  # bool: adding or removing is non-empty
     isr: Any  # len(isr)
     min_isr: Any  # the topic's min.insync.replicas
+    elr: Any = None  # len(eligible leader replicas); None: not known (no ELR formula applies)
 
 
 class Ops(NamedTuple):
@@ -75,7 +80,7 @@ _new_counts = tuple.__new__  # skips NamedTuple's Python-level __new__ on this h
 
 
 def counts_of(state: PartitionState) -> Counts:
-    topic, partition, leader, replicas, isr, adding, removing, min_isr, live = state
+    topic, partition, leader, replicas, isr, adding, removing, min_isr, live, elr, _ = state
     lead = leader is not None and leader >= 0  # has_leader(), inlined: runs per partition
     return _new_counts(Counts, (
         lead,
@@ -85,6 +90,7 @@ def counts_of(state: PartitionState) -> Counts:
         bool(adding or removing),
         len(isr),
         min_isr,
+        None if elr is None else len(elr),
     ))
 
 
@@ -177,6 +183,33 @@ def reassigning(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
     return c.leader_live & c.reassigning
 
 
+# Eligible leader replicas (KIP-966; on by default in clusters created by Kafka 4.1 and later).
+# With ELR on, the high watermark does not advance while the ISR is below min ISR, so the replicas
+# that left the ISR that way hold every committed record: the controller keeps them as the ELR and
+# elects one (an unfenced one, once the ISR is empty) without an unclean election. The ELR is
+# empty while the ISR is at or above min ISR, and a change of the topic's or the cluster's
+# min.insync.replicas clears it. No broker gauge counts any of this: these figures exist only
+# where the ELR lists are known (Admin API DescribeTopicPartitions, describe output).
+
+def elr_under_min_isr(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """Led, under (effective) min ISR, and the ELR still holds clean leader candidates: writes
+    with acks=all fail, but losing the leader would not need an unclean election."""
+    return under_min_isr_effective(c, ops) & (c.elr > 0)
+
+
+def elr_offline_clean(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """No live leader, and the ISR or the ELR names a replica: the controller elects it, cleanly,
+    as soon as its broker is unfenced (back)."""
+    return ops.not_(c.leader_live) & (c.isr + c.elr > 0)
+
+
+def elr_offline_unclean(c: Counts, ops: Ops = PYTHON_OPS) -> Any:
+    """No live leader and neither ISR nor ELR names a replica (the ELR was cleared by a min ISR
+    change, or its members shut down uncleanly): only an unclean election, or the last known
+    leader (`LastKnownElr`) coming back, which Kafka counts as unclean too, brings it back."""
+    return ops.not_(c.leader_live) & (c.isr + c.elr == 0)
+
+
 Formula = Callable[[Counts, Ops], Any]
 
 
@@ -193,10 +226,19 @@ class Profile:
     # Broker-gauge profiles also say what the leader's Partition ReplicasCount gauge reads;
     # kafka-topics.sh has no gauges, so the topic-command profile has None.
     replicas_count: Formula | None
+    # The ELR figures (ElrFlags' fields); None: the profile has none (releases before ELR)
+    elr_under_min_isr: Formula | None = None
+    elr_offline_clean: Formula | None = None
+    elr_offline_unclean: Formula | None = None
+
+    @property
+    def has_elr(self) -> bool:
+        return self.elr_under_min_isr is not None
 
     def formula(self, value: str) -> Formula | None:
-        """The formula of one health value by its name: a HealthFlags field, `replicas_count` or
-        `isr_count` (what the catalog's `MBeanSpec.shows` names). None: the profile has none."""
+        """The formula of one health value by its name: a HealthFlags or ElrFlags field,
+        `replicas_count` or `isr_count` (what the catalog's `MBeanSpec.shows` names). None: the
+        profile has none."""
         if value == "reassigning":
             return reassigning
         if value == "isr_count":
@@ -216,13 +258,19 @@ LEGACY = Profile(
     "legacy", "broker gauges before 2.5 (reassignments count as under-replicated)",
     urp_legacy, under_min_isr_raw, at_min_isr_raw, no_live_leader, replicas_count_legacy,
 )
+KAFKA_4_1 = Profile(
+    "kafka-4.1", "broker gauges as kafka-3.7, plus the eligible leader replicas (KIP-966, on by default "
+    "in clusters created by Kafka 4.1 and later)",
+    urp_kip352, under_min_isr_effective, at_min_isr_effective, no_live_leader, replicas_count_kip352,
+    elr_under_min_isr, elr_offline_clean, elr_offline_unclean,
+)
 TOPIC_COMMAND = Profile(
     "topic-command", "kafka-topics.sh 2.6+ --describe filters",
     urp_topic_command, under_min_isr_topic_command, at_min_isr_topic_command,
     no_live_leader, None,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_3_7, KAFKA_2_5, LEGACY, TOPIC_COMMAND)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_3_7, KAFKA_4_1, KAFKA_2_5, LEGACY, TOPIC_COMMAND)}
 DEFAULT_PROFILE = KAFKA_3_7
 
 
@@ -254,6 +302,20 @@ class HealthFlags(NamedTuple):
     under_min_isr: bool
     at_min_isr: bool
     unavailable: bool
+
+
+class ElrFlags(NamedTuple):
+    elr_under_min_isr: bool
+    elr_offline_clean: bool
+    elr_offline_unclean: bool
+
+
+def judge_elr(c: Counts, profile: Profile) -> ElrFlags | None:
+    """The ELR figures, or None where the profile has none or the partition's ELR is not known:
+    absent, never a guessed 0."""
+    if not profile.has_elr or c.elr is None:
+        return None
+    return ElrFlags(*(bool(getattr(profile, name)(c, PYTHON_OPS)) for name in ElrFlags._fields))
 
 
 def judge_counts(c: Counts, profile: Profile = DEFAULT_PROFILE) -> HealthFlags:

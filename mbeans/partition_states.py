@@ -73,7 +73,9 @@ def check_ids(field: str, ids: tuple[int, ...], distinct: bool) -> None:
 # --- JSON Lines ---------------------------------------------------------------------------------
 
 _OPTIONAL_LISTS = ("adding_replicas", "removing_replicas")
-_KNOWN = {"topic", "partition", "leader", "replicas", "isr", "min_isr", "live_brokers", *_OPTIONAL_LISTS}
+# KIP-966's lists, optional: absent means not known (the ELR figures are then absent too)
+ELR_KEYS = ("eligible_leader_replicas", "last_known_elr")
+_KNOWN = {"topic", "partition", "leader", "replicas", "isr", "min_isr", "live_brokers", *_OPTIONAL_LISTS, *ELR_KEYS}
 
 
 def _ids(obj: dict, key: str, *, required: bool) -> tuple[int, ...]:
@@ -117,13 +119,13 @@ def state_from_object(obj: object) -> PartitionState:
                 and (adding == () or adding.__class__ is list) and (removing == () or removing.__class__ is list)
                 and _INT.issuperset(map(type, chain(replicas, isr, adding, removing)))
                 and (not isr or min(isr) >= 0) and min_isr.__class__ is int and min_isr >= 1
-                and "live_brokers" not in obj
+                and "live_brokers" not in obj and "eligible_leader_replicas" not in obj and "last_known_elr" not in obj
                 and len(replicas) + len(isr) + len(adding) + len(removing) <= MAX_IDS):
             replicas, isr = tuple(replicas), tuple(isr)
             if (replicas in _DISTINCT or _distinct(replicas)) and (isr in _DISTINCT or _distinct(isr)):
                 return _new_state(PartitionState, (
                     topic, partition, None if leader is None or leader == NO_LEADER else leader,
-                    replicas, isr, tuple(adding), tuple(removing), min_isr, None))
+                    replicas, isr, tuple(adding), tuple(removing), min_isr, None, None, None))
     return _explain_invalid(obj)
 
 
@@ -172,10 +174,16 @@ def _explain_invalid(obj: object) -> PartitionState:
     if type(min_isr) is not int or min_isr < 1:
         raise InputError(f'"min_isr" must be an integer >= 1, got {_shown(json.dumps(min_isr))}')
     live = obj.get("live_brokers")
+    elr, last_known = (None if obj.get(k) is None else _ids(obj, k, required=False) for k in ELR_KEYS)
+    for key, ids in zip(ELR_KEYS, (elr, last_known)):
+        if ids and min(ids) < 0:
+            raise InputError(f'"{key}" holds a placeholder id ({min(ids)}): placeholders are never leader candidates')
+        check_ids(f'"{key}"', ids or (), distinct=True)
     return PartitionState(
         topic, partition, None if leader is None or leader == NO_LEADER else leader, replicas, isr,
         _ids(obj, "adding_replicas", required=False), _ids(obj, "removing_replicas", required=False),
         min_isr, None if live is None else frozenset(_ids(obj, "live_brokers", required=False)),
+        elr, last_known,
     )
 
 
@@ -248,7 +256,8 @@ _PARTITION_HEAD = re.compile(r"\s*Topic: ?([\w.-]+)\tPartition: ?(\d{1,10})")
 _PARTITION_TAIL = re.compile(
     r"\tLeader: ?(none|-?\d{1,10})\tReplicas: ?(-?\d{1,10}(?:,-?\d{1,10})*)"
     r"\tIsr: ?((?:\d{1,10}(?:,\d{1,10})*)?)(?:\tAdding Replicas: ?((?:-?\d{1,10}(?:,-?\d{1,10})*)?)"
-    r"\tRemoving Replicas: ?((?:-?\d{1,10}(?:,-?\d{1,10})*)?))?(?:\tElr: [^\t]*\tLastKnownElr: [^\t]*)?"
+    r"\tRemoving Replicas: ?((?:-?\d{1,10}(?:,-?\d{1,10})*)?))?"
+    r"(?:\tElr: ?(N/A|(?:\d{1,10}(?:,\d{1,10})*)?)\tLastKnownElr: ?(N/A|(?:\d{1,10}(?:,\d{1,10})*)?))?"
     r"(?:\tMarkedForDeletion: true)?\s*$")
 _TAILS_KEPT = 100_000  # distinct tails remembered per call before starting over
 _TAIL_CACHED = 1024  # longer tails are parsed each time rather than remembered
@@ -258,22 +267,31 @@ _SHORT_TAIL = 2 * MAX_IDS
 
 
 def _tail(text: str) -> tuple | None:
-    """(leader, replicas, isr, adding, removing) of a common partition line's tail, else None
+    """(leader, replicas, isr, adding, removing, elr, last known elr) of a common partition
+    line's tail, else None
     (also for a state Kafka cannot be in: the general path says what is wrong)."""
     if len(text) > _SHORT_TAIL:
         return None
     m = _PARTITION_TAIL.match(text)
     if m is None:
         return None
-    leader, replicas, isr, adding, removing = m.groups()
+    leader, replicas, isr, adding, removing, elr, last_known = m.groups()
     replicas, isr = _ints(replicas), _ints(isr)
-    if len({*replicas}) != len(replicas) or len({*isr}) != len(isr):
+    elr, last_known = _elr_ints(elr), _elr_ints(last_known)
+    if len({*replicas}) != len(replicas) or len({*isr}) != len(isr) or (elr and len({*elr}) != len(elr)):
         return None
-    return (None if leader == "none" or leader == "-1" else int(leader), replicas, isr, _ints(adding), _ints(removing))
+    return (None if leader == "none" or leader == "-1" else int(leader), replicas, isr, _ints(adding), _ints(removing),
+            elr, last_known)
 
 
 def _ints(text: str | None) -> tuple[int, ...]:
     return tuple(map(int, text.split(","))) if text else ()
+
+
+def _elr_ints(text: str | None) -> tuple[int, ...] | None:
+    """An `Elr:`/`LastKnownElr:` value: None when the tool did not know it (the column absent, or
+    `N/A`: TopicCommand's word when the broker answered without DescribeTopicPartitions)."""
+    return None if text is None or text == "N/A" else _ints(text)
 
 
 def is_describe_header(line: str) -> bool:
@@ -316,10 +334,10 @@ def read_describe(lines: Iterable[str], default_min_isr: int = 1, first_line_no:
                     tails[text] = tail
             if tail is not None:
                 topic = m.group(1)
-                leader, replicas, isr, adding, removing = tail
+                leader, replicas, isr, adding, removing, elr, last_known = tail
                 yield _new_state(Parsed, (line_no, _new_state(PartitionState, (
                     topic, int(m.group(2)), leader, replicas, isr, adding, removing,
-                    min_isr_of.get(topic, default_min_isr), None)), ""))
+                    min_isr_of.get(topic, default_min_isr), None, elr, last_known)), ""))
                 continue
         if not line.strip():
             if line.__class__ is Unread:
@@ -368,11 +386,13 @@ def _describe_partition(f: dict[str, str], min_isr_of: dict[str, int], default_m
     if any(r < 0 for r in isr):
         raise InputError(f"Isr: holds a placeholder id ({min(isr)}): placeholders are never in sync")
     check_ids("Isr:", isr, distinct=True)
+    elr, last_known = (None if f.get(k, "N/A") == "N/A" else _id_list(f[k], k) for k in ("Elr", "LastKnownElr"))
+    check_ids("Elr:", elr or (), distinct=True)
     return PartitionState(
         topic, partition, leader, replicas, isr,
         _id_list(f.get("Adding Replicas", ""), "Adding Replicas"),
         _id_list(f.get("Removing Replicas", ""), "Removing Replicas"),
-        min_isr_of.get(topic, default_min_isr),
+        min_isr_of.get(topic, default_min_isr), None, elr, last_known,
     )
 
 

@@ -11,8 +11,8 @@ REPO = Path(__file__).resolve().parents[1]
 TOP = "kafka_jmx_sidecar"
 
 # exporter's stages, in the order the data takes them; a stage imports only those before it.
-STAGES = ["base", "rule_engine", "source", "recompute", "reassignment", "output", "archive", "http", "config",
-          "poll", "backfill", "commands"]
+STAGES = ["base", "rule_engine", "source", "recompute", "reassignment", "output", "archive", "http", "otlp",
+          "config", "poll", "backfill", "commands"]
 
 
 def project_imports(path: Path) -> list[tuple[int, str]]:

@@ -18,7 +18,7 @@ from kafka_jmx_sidecar.exporter.config.load import load
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _FENCE = re.compile(r"^( *)```yaml\n(.*?)^\1```$", re.S | re.M)
-ENV = {"JMX_PASSWORD": "jmx-secret", "TRUSTSTORE_PASSWORD": "trust-secret", "METRICS_PASSWORD": "metrics-secret",
+ENV = {"OTLP_TOKEN": "Bearer otlp-secret", "JMX_PASSWORD": "jmx-secret", "TRUSTSTORE_PASSWORD": "trust-secret", "METRICS_PASSWORD": "metrics-secret",
        "KEYSTORE_PASSWORD": "key-secret"}
 
 
@@ -67,7 +67,7 @@ def _config_examples() -> list[tuple[str, str]]:
 def test_the_readme_has_the_examples_this_test_knows():
     # configuration examples, alert rules, scrape configurations: a new kind of example needs a check here
     kinds = {_kind(text) for _, text in examples()}
-    assert kinds == {"hostPort", "alert", "httpServer", "sidecar", "scrape_configs"}, kinds
+    assert kinds == {"hostPort", "alert", "httpServer", "sidecar", "scrape_configs", "openTelemetry"}, kinds
 
 
 @pytest.mark.parametrize("line, text", _config_examples(), ids=lambda v: v if ".md:" in v else "")
@@ -93,6 +93,10 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
             assert not loaded.web.authorized("prometheus", "wrong")
         else:
             assert loaded.web.authorized("prometheus", ENV["METRICS_PASSWORD"])
+    if "openTelemetry" in text:  # the push is on, its token from the environment
+        assert loaded.otlp is not None and ": OK: openTelemetry, pushing to " in out.getvalue()
+        if "OTLP_TOKEN" in text:
+            assert loaded.otlp.headers["Authorization"] == ENV["OTLP_TOKEN"]
     if "trustStore" in text and "httpServer" not in text:
         assert loaded.config.trust_store.password == ENV["TRUSTSTORE_PASSWORD"]
 

@@ -6,16 +6,22 @@ per-partition counts (`HostedPartitions`, the recompute's input), the Admin API'
 sidecar reads one, each topic's min ISR with its origin, the non-table MBeans and the per-partition
 tables the rules consume. Tables are compared column against column (a big broker has hundreds of
 thousands of members and few change), everything else as dictionaries.
+
+A poll is a keyframe, opening a segment of its own with a header, when the encoder has nothing to
+compare it with (a new file, a failed write) and when `keyframe_interval` seconds have passed since
+the last keyframe, so a damaged block costs at most the polls of one interval. Each block is
+sealed with its checksum (format.py).
 """
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input
-from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, End, Header, Leaf, Leaves, MinIsr, Poll, State,
-                                     encode, member_object)
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, Cluster, Count, Counts, End, Header, Leaf, Leaves,
+                                                       MinIsr, Poll, State, encode, member_object, sealed)
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
 
@@ -83,12 +89,16 @@ def table_key(t: BeanTable) -> tuple[str, str]:
 
 
 class PollEncoder:
-    """The lines of each poll, relative to what was last written. `encode` computes them and
+    """The bytes of each poll, relative to what was last written. `encode` computes them and
     `commit` makes them the base of the next poll once they are on disk; `reset` (a new file, a
-    failed write) makes the next poll a keyframe."""
+    failed write) makes the next poll a keyframe, as does `keyframe_interval` (seconds, None:
+    only then)."""
 
-    def __init__(self, attributes: frozenset[str] | None = frozenset({"Value", "Count"})):
+    def __init__(self, attributes: frozenset[str] | None = frozenset({"Value", "Count"}),
+                 keyframe_interval: float | None = None, sidecar: str = ""):
         self.attributes = attributes
+        self.keyframe_interval = keyframe_interval
+        self.sidecar = sidecar  # the version named in each header
         self.reset()
         self._states: dict[tuple[str, int], State] = {}  # the Admin API's last answer (kept across resets)
         self._cluster: Cluster | None = None
@@ -96,12 +106,14 @@ class PollEncoder:
     def reset(self) -> None:
         self._written: dict[str, Any] | None = None
 
-    @property
-    def keyframe_due(self) -> bool:
-        return self._written is None
-
-    def header(self, broker: str | None, sidecar: str, opened: float) -> str:
-        return encode(Header(SCHEMA, broker, sidecar, opened))
+    def keyframe_due(self, t: float) -> bool:
+        """Whether a poll at `t` is written whole: nothing to compare it with, or the interval
+        since the last keyframe has passed (or the clock went back before it)."""
+        w = self._written
+        if w is None:
+            return True
+        since = t - w["keyframe_t"]
+        return since < 0 or (self.keyframe_interval is not None and since >= self.keyframe_interval)
 
     # --- facts as comparable values -------------------------------------------------------------
 
@@ -109,7 +121,8 @@ class PollEncoder:
         if view is not None:
             self._states = {(p.topic, p.partition): State(p.topic, p.partition, p.leader, tuple(p.replicas),
                                                            tuple(p.isr), tuple(p.adding_replicas),
-                                                           tuple(p.removing_replicas)) for p in view.partitions}
+                                                           tuple(p.removing_replicas),
+                                                           elr=p.eligible_leader_replicas) for p in view.partitions}
             u = view.unknown(Input.REASSIGNMENTS)
             self._cluster = Cluster(tuple(sorted(view.cluster.live_brokers)),
                                     "known" if u is None else u.reason.value)
@@ -144,14 +157,15 @@ class PollEncoder:
 
     # --- one poll -------------------------------------------------------------------------------
 
-    def encode(self, facts: PollFacts) -> tuple[list[str], dict[str, Any]]:
-        """(the poll's lines, the facts to `commit` once they are written)."""
+    def encode(self, facts: PollFacts, opened: float = 0.0) -> tuple[bytes, dict[str, Any]]:
+        """(the poll's block, after a header of its own when it is a keyframe; the facts to
+        `commit` once they are written). `opened`: the header's time (now)."""
         states, cluster = self._admin(facts.view)
+        keyframe = self.keyframe_due(facts.t)
+        before = self._written
         now = {"counts": self._counts(facts.hosted), "states": states, "cluster": cluster,
                "min_isr": dict(facts.min_isr), "leaves": self._leaves(facts.mbeans),
-               "tables": self._tables(facts.tables)}
-        before = self._written
-        keyframe = before is None
+               "tables": self._tables(facts.tables), "keyframe_t": facts.t if keyframe else before["keyframe_t"]}
         records: list = []
         add = records.append
         if keyframe:
@@ -182,8 +196,11 @@ class PollEncoder:
                 _table_changes(key, before["tables"].get(key), cols, add)
         lines = [encode(Poll(facts.t, keyframe, facts.version, facts.view is not None))]
         lines.extend(map(encode, records))
-        lines.append(encode(End(len(records))))
-        return lines, now
+        body = "".join(lines).encode()
+        block = body + sealed(End(len(records)), zlib.crc32(body))
+        if keyframe:
+            block = sealed(Header(SCHEMA, facts.broker, self.sidecar, opened)) + block
+        return block, now
 
     def commit(self, written: dict[str, Any]) -> None:
         self._written = written
@@ -192,11 +209,20 @@ class PollEncoder:
 
     @staticmethod
     def _all_counts(c: _Columns | None, add: Callable) -> None:
+        """A keyframe's counts: one `Counts` a topic, its partitions in the broker's order."""
         if c is None:
             return
-        topics, isr, replicas = c.topics, c.values[0], c.values[1]
+        isr, replicas = c.values[0], c.values[1]
+        by_topic: dict[int, tuple[list, list, list]] = {}
         for i, (t, p) in enumerate(zip(c.topic, c.partition)):
-            add(Count(topics[t], p, isr[i], replicas[i]))
+            columns = by_topic.get(t)
+            if columns is None:
+                columns = by_topic[t] = ([], [], [])
+            columns[0].append(p)
+            columns[1].append(isr[i])
+            columns[2].append(replicas[i])
+        for t, (partitions, isrs, counts) in by_topic.items():
+            add(Counts(c.topics[t], tuple(partitions), tuple(isrs), tuple(counts)))
 
     def _count_changes(self, old: _Columns | None, new: _Columns | None, add: Callable) -> None:
         if old is None and new is None:

@@ -10,10 +10,18 @@ and the writer terminates before appending again. Keys are short and fixed, valu
 A file is a sequence of segments, each opened by a `Header` (the schema version lives there), and
 a segment a sequence of polls: a `Poll` line, the poll's records, an `End` line. A keyframe poll
 holds every fact known at that poll; any other poll holds only what changed since the previous
-poll of the segment (a removed fact is written with `gone`). Records of one poll:
+poll of the segment (a removed fact is written with `gone`).
+
+Schema 2 (written now; schema 1 is still read) opens a segment with every keyframe, and seals each
+*block* (a header line; a poll from its `Poll` line to its `End` line) with a checksum in its last
+line: `,"crc":N}` closes it, N the CRC-32 (zlib's) of every byte of the block before `,"crc":`. A
+damaged byte then fails its block's check instead of being read as data, and reading resumes at
+the next keyframe, at most one keyframe interval later. Records of one poll:
 
     Count   one hosted partition's per-partition gauges as the broker showed them
             (InSyncReplicasCount, ReplicasCount: led where ReplicasCount > 0)
+    Counts  schema 2 keyframes: the same for one topic's hosted partitions, as columns (a keyframe
+            of a big broker is mostly these: one line a topic, not one a partition)
     State   one partition's lists from the Admin API (cluster-wide; written when sidecar.admin is set)
     MinIsr  a topic's min.insync.replicas and where it came from (exporter/source/admin/fallback.py origins)
     Cluster the Admin API's live brokers and whether reassignments are known
@@ -24,9 +32,12 @@ poll of the segment (a removed fact is written with `gone`). Records of one poll
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any, NamedTuple, Union
 
-SCHEMA = 1
+SCHEMA = 2  # the schema written
+SCHEMAS = (1, 2)  # the schemas read
+CHECKSUM = b',"crc":'  # in a block's last line: the CRC-32 of the block's bytes before it follows
 FORMAT = "kafka-jmx-sidecar-archive"
 SUFFIX = ".jsonl"
 
@@ -56,6 +67,13 @@ class Count(NamedTuple):
         return self.isr is None
 
 
+class Counts(NamedTuple):
+    topic: str
+    partitions: tuple[int, ...]
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+
+
 class State(NamedTuple):
     topic: str
     partition: int
@@ -65,6 +83,7 @@ class State(NamedTuple):
     adding: tuple[int, ...] = ()
     removing: tuple[int, ...] = ()
     gone: bool = False
+    elr: tuple[int, ...] | None = None  # eligible leader replicas (KIP-966); None: not known (key absent)
 
 
 class MinIsr(NamedTuple):
@@ -96,7 +115,7 @@ class End(NamedTuple):
     records: int  # records of the poll between its Poll and this line
 
 
-Record = Union[Header, Poll, Count, State, MinIsr, Cluster, Leaf, Leaves, End]
+Record = Union[Header, Poll, Count, Counts, State, MinIsr, Cluster, Leaf, Leaves, End]
 
 
 class Malformed(ValueError):
@@ -115,6 +134,23 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 def encode(record: Record) -> str:
     """One record as its line, newline included."""
     return _dumps(_object(record)) + "\n"
+
+
+def sealed(record: Header | End, crc: int = 0) -> bytes:
+    """A block's last line with its checksum: `crc` is the CRC-32 of the block's lines before it
+    (0 for a header, a block of one line)."""
+    head = _dumps(_object(record))[:-1].encode() + CHECKSUM
+    return b"%s%d}\n" % (head, zlib.crc32(head, crc))
+
+
+def sound(line: bytes, crc: int = 0) -> bool:
+    """Whether a block's last line (newline included) carries the checksum of the block: `crc` is
+    the CRC-32 of the block's lines before it."""
+    head, mark, tail = line.rpartition(CHECKSUM)
+    digits = tail[:-2]
+    if not mark or tail[-2:] != b"}\n" or not digits.isdigit() or len(digits) > 10:
+        return False
+    return zlib.crc32(mark, zlib.crc32(head, crc)) == int(digits)
 
 
 def _object(r: Record) -> dict[str, Any]:
@@ -136,6 +172,8 @@ def _object(r: Record) -> dict[str, Any]:
             out["adding"] = list(r.adding)
         if r.removing:
             out["removing"] = list(r.removing)
+        if r.elr is not None:
+            out["elr"] = list(r.elr)
         return out
     if kind is MinIsr:
         if r.value is None:
@@ -145,6 +183,9 @@ def _object(r: Record) -> dict[str, Any]:
         return {"k": "poll", "t": r.t, "keyframe": r.keyframe, "version": r.version, "admin": r.admin}
     if kind is End:
         return {"k": "end", "records": r.records}
+    if kind is Counts:
+        return {"k": "counts", "topic": r.topic, "partitions": list(r.partitions), "isr": list(r.isr),
+                "replicas": list(r.replicas)}
     if kind is Leaves:
         return {"k": "leaves", "object": r.object, "attribute": r.attribute, "topic": r.topic,
                 "partitions": list(r.partitions), "values": list(r.values)}
@@ -224,7 +265,8 @@ def decode(obj: Any) -> Record:
         if _gone(obj):
             return State(topic, partition, None, (), (), gone=True)
         return State(topic, partition, _int(obj, "leader", optional=True), _ids(obj, "replicas"), _ids(obj, "isr"),
-                     _ids(obj, "adding", optional=True), _ids(obj, "removing", optional=True))
+                     _ids(obj, "adding", optional=True), _ids(obj, "removing", optional=True),
+                     elr=_ids(obj, "elr") if "elr" in obj else None)
     if kind == "minisr":
         topic = _str(obj, "topic")
         if _gone(obj):
@@ -240,6 +282,13 @@ def decode(obj: Any) -> Record:
         return Poll(float(t), obj.get("keyframe") is True, version, obj.get("admin") is True)
     if kind == "end":
         return End(_int(obj, "records"))
+    if kind == "counts":
+        columns = [obj.get(key) for key in ("partitions", "isr", "replicas")]
+        if (any(c.__class__ is not list or len(c) != len(columns[0]) for c in columns)
+                or any(x.__class__ is not int or x < 0 for c in columns for x in c)):
+            raise Malformed("malformed record", '"partitions", "isr" and "replicas" must be lists of as many '
+                            "integers >= 0")
+        return Counts(_str(obj, "topic"), *map(tuple, columns))
     if kind == "leaves":
         partitions, values = obj.get("partitions"), obj.get("values")
         if (partitions.__class__ is not list or values.__class__ is not list or len(partitions) != len(values)

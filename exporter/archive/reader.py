@@ -1,5 +1,6 @@
 """Reading an archive back: records as typed values, polls in order, and the full state known at
-any time (keyframe + changes). Pure functions over files and values; no Spark, no JMX.
+any time (keyframe + changes). Pure functions over files and values; no Spark, no JMX. The
+backfill reads each file with `read_polls`, as everything else does.
 
     from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, replay, states_at
 
@@ -13,7 +14,8 @@ any time (keyframe + changes). Pure functions over files and values; no Spark, n
         state.hosted()            # mbeans.broker_recompute.HostedPartitions, for recompute_broker,
         state.assignments()       #   with these (Admin API lists) and state.min_isr_of(topic)
         state.partition_states()  # [mbeans.health.PartitionState] from the Admin lists
-    rejects.counts       # {(path, reason): how many}, reasons below
+    rejects.counts       # {(path, reason): how many}, reasons in damage.py
+    rejects.spans        # [damage.Damage]: each damaged span, its file, bytes and time range
 
 `read_archive(paths)` takes archive directories (their hourly files, in time order) and files, and
 yields each COMPLETE poll (`PollRecords`: the file, its segment's header, the poll, its records)
@@ -22,73 +24,30 @@ in file order. One directory is one broker's archive; give `states_at` one broke
 it); `states_at(polls, times)` yields `(time, copy of the state as of the last poll at or before
 time)`, None before the first poll or when that poll is older than `max_age` seconds.
 
-Nothing is dropped silently. A line or poll that cannot be used is counted in `Rejects` under its
-file and one of these reasons (and the first few are kept with line number and detail):
-
-    unreadable file         a path that does not exist or cannot be read (counted once)
-    torn last line          the file ends in an unterminated line (a crash while writing it)
-    corrupt line            not JSON
-    malformed record        JSON, but not a record of the segment's schema
-    unknown record kind     a "k" this reader does not know
-    unknown schema version  every line of a segment whose header names a schema other than SCHEMA
-    no header               lines before the file's first header
-    outside a poll          a record between a poll's end and the next poll
-    incomplete poll         a poll without its end line, or whose end counts other records than
-                            it holds (a line of it was rejected): the whole poll, counted once
-    no keyframe             a change poll with no complete keyframe before it in its segment: counted
-                            once per poll (it cannot be applied)
+Nothing is dropped silently: what cannot be used is counted in `Rejects` (damage.py). Schema 1
+segments are read as they always were; in schema 2 a poll is used only when its block's checksum
+holds (format.py), so a damaged byte is a rejected poll, never a wrong value, and the polls after
+it wait for the next keyframe.
 """
 from __future__ import annotations
 
 import json
 import os
-from collections import Counter
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
-from kafka_jmx_sidecar.exporter.archive.format import (SCHEMA, SUFFIX, Cluster, Count, End, Header, Leaf, Leaves, Malformed,
-                                     MinIsr, Poll, Record, State, decode, decode_header, member_object)
+from kafka_jmx_sidecar.exporter.archive.damage import (CHECKSUM, CORRUPT, INCOMPLETE, MALFORMED, NO_HEADER,
+                                                       NO_KEYFRAME, OUTSIDE, TORN, UNKNOWN_SCHEMA, UNREADABLE,
+                                                       FileDamage, Rejects)
+from kafka_jmx_sidecar.exporter.archive.format import (SCHEMAS, SUFFIX, Cluster, Count, Counts, End, Header, Leaf,
+                                                       Leaves, Malformed, MinIsr, Poll, Record, State, decode,
+                                                       decode_header, member_object, sound)
 from kafka_jmx_sidecar.mbeans.broker_recompute import Assignment, HostedPartitions
 from kafka_jmx_sidecar.mbeans.health import PartitionState
 
-UNREADABLE, TORN, CORRUPT = "unreadable file", "torn last line", "corrupt line"
-MALFORMED, UNKNOWN_KIND = "malformed record", "unknown record kind"
-UNKNOWN_SCHEMA, NO_HEADER, OUTSIDE, INCOMPLETE, NO_KEYFRAME = (
-    "unknown schema version", "no header", "outside a poll", "incomplete poll", "no keyframe")
-REASONS = (UNREADABLE, TORN, CORRUPT, MALFORMED, UNKNOWN_KIND, UNKNOWN_SCHEMA, NO_HEADER, OUTSIDE, INCOMPLETE, NO_KEYFRAME)
-
-
-class Rejected(NamedTuple):
-    path: str
-    line_no: int
-    reason: str
-    detail: str
-
-
-@dataclass
-class Rejects:
-    """What could not be used, per (file, reason); `examples` keeps the first `keep` in full."""
-
-    counts: Counter = field(default_factory=Counter)
-    examples: list[Rejected] = field(default_factory=list)
-    keep: int = 1000
-    lines: Counter = field(default_factory=Counter)  # path -> lines read (the ratio's denominator)
-
-    def add(self, path: str, line_no: int, reason: str, detail: str = "") -> None:
-        self.counts[(path, reason)] += 1
-        if len(self.examples) < self.keep:
-            self.examples.append(Rejected(path, line_no, reason, detail))
-
-    def by_reason(self) -> dict[str, int]:
-        out: Counter = Counter()
-        for (_, reason), n in self.counts.items():
-            out[reason] += n
-        return dict(out)
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
+_DAMAGED_HEADER = 0  # a segment "schema" for lines after a header that failed its checksum
 
 
 class PollRecords(NamedTuple):
@@ -116,92 +75,144 @@ def archive_files(paths: Iterable[str | os.PathLike]) -> list[str]:
     return out
 
 
-def read_records(path: str, rejects: Rejects) -> Iterator[tuple[int, Record]]:
-    """(line number, record) of every usable line of one file, headers included, in order."""
-    header_seen = False
-    known_schema = False
-    loads = json.loads
+def _header(obj: dict, raw: bytes, line_no: int, at: int, damage: FileDamage) -> tuple[int | None, Header | None]:
+    """(the segment's schema, its header) from a header line; (None, None): not readable, and why
+    counted. A header that carries a checksum is checked first, so a damaged schema number is
+    damage, not an unknown schema."""
+    schema = obj.get("schema")
+    has_check = "crc" in obj
+    if has_check and not sound(raw):
+        damage.reject(line_no, at, CHECKSUM, "the segment's header does not match its checksum")
+        return _DAMAGED_HEADER, None
+    if schema.__class__ is not int or schema not in SCHEMAS:
+        damage.reject(line_no, at, UNKNOWN_SCHEMA, f"schema {json.dumps(schema)}; this reader knows {SCHEMAS}")
+        return None, None
+    if schema >= 2 and not has_check:
+        damage.reject(line_no, at, CHECKSUM, f"a schema {schema} header without its checksum")
+        return _DAMAGED_HEADER, None
+    try:
+        return schema, decode_header(obj)
+    except Malformed as e:  # a segment whose header cannot be read is not read either
+        damage.reject(line_no, at, e.reason, str(e))
+        return _DAMAGED_HEADER, None
+
+
+def read_records(path: str, damage: FileDamage) -> Iterator[tuple[int, int, Record]]:
+    """(line number, byte offset, record) of every usable line of one file, headers included, in
+    order. In a schema 2 segment a poll's End comes only when the block's checksum holds."""
+    segment: int | None = -1  # the segment's schema; -1: before the first header; None: unknown schema
+    in_poll = spoiled = False  # schema 2: within a poll's block; a line of it was rejected
+    crc = 0
+    loads, crc32 = json.loads, zlib.crc32
     try:
         f = open(path, "rb")
     except OSError as e:
-        rejects.add(path, 0, UNREADABLE, e.strerror or str(e))
+        damage.reject(0, 0, UNREADABLE, e.strerror or str(e))
         return
     with f:
-        line_no = 0
+        line_no = offset = 0
         for raw in f:
             line_no += 1
+            at = offset
+            offset += len(raw)
             if not raw.endswith(b"\n"):
-                rejects.add(path, line_no, TORN, f"{len(raw)} bytes without a newline")
+                damage.reject(line_no, at, TORN, f"{len(raw)} bytes without a newline")
                 break
             try:
                 obj = loads(raw)
             except ValueError as e:
-                if raw.strip():
-                    rejects.add(path, line_no, CORRUPT, str(e))
+                if raw.strip() or segment not in (1, None):  # the writer writes no empty line (schema 1
+                    # readers skipped them; a segment of an unknown schema is not judged)
+                    damage.reject(line_no, at, CORRUPT, str(e) if raw.strip() else "an empty line")
+                    spoiled = True
+                crc = crc32(raw, crc)
                 continue
-            if obj.__class__ is dict and obj.get("k") == "archive":
-                header_seen = True
-                schema = obj.get("schema")
-                known_schema = schema == SCHEMA and schema.__class__ is int
-                if not known_schema:
-                    rejects.add(path, line_no, UNKNOWN_SCHEMA, f"schema {json.dumps(schema)}; this reader knows {SCHEMA}")
-                    continue
-                try:
-                    yield line_no, decode_header(obj)
-                except Malformed as e:
-                    known_schema = False  # a segment whose header cannot be read is not read either
-                    rejects.add(path, line_no, e.reason, str(e))
+            kind = obj.get("k") if obj.__class__ is dict else None
+            if kind == "poll":
+                damage.poll_lines.append(at)
+            if kind == "archive":
+                in_poll = False
+                segment, header = _header(obj, raw, line_no, at, damage)
+                if header is not None:
+                    yield line_no, at, header
                 continue
-            if not header_seen:
-                rejects.add(path, line_no, NO_HEADER, "the first line of a file is its header")
+            if segment == -1 or segment == _DAMAGED_HEADER:
+                damage.reject(line_no, at, NO_HEADER, "the first line of a segment is its header"
+                              if segment == -1 else "after a header that failed its checksum")
                 continue
-            if not known_schema:
-                rejects.add(path, line_no, UNKNOWN_SCHEMA, "in a segment of an unknown schema")
+            if segment is None:
+                damage.reject(line_no, at, UNKNOWN_SCHEMA, "in a segment of an unknown schema")
+                continue
+            if segment >= 2:
+                if kind == "poll":
+                    in_poll, spoiled, crc = True, False, crc32(raw)
+                elif kind == "end" and in_poll:
+                    in_poll = False
+                    if not sound(raw, crc):
+                        if not spoiled:  # else its rejected line tells already
+                            damage.reject(line_no, at, CHECKSUM, "the poll's lines do not match its checksum")
+                        continue
+                elif in_poll:
+                    crc = crc32(raw, crc)
+            elif kind == "end" and "crc" in obj:
+                damage.reject(line_no, at, MALFORMED, "a checksum in a schema 1 segment: a later segment "
+                              "whose header was lost")
                 continue
             try:
-                yield line_no, decode(obj)
+                yield line_no, at, decode(obj)
             except Malformed as e:
-                rejects.add(path, line_no, e.reason, str(e))
-        rejects.lines[path] += line_no
+                damage.reject(line_no, at, e.reason, str(e))
+                spoiled = True
+        damage.rejects.lines[path] += line_no
+        damage.size, damage.line_count = offset, line_no
 
 
 def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:
     """The complete, applicable polls of one file, in order (see the module docstring)."""
+    damage = FileDamage(path, rejects)
     header: Header | None = None
     poll: Poll | None = None
-    poll_line = 0
+    poll_line = poll_at = 0
+    block = (0, 0)  # (offset, line) where the poll's block starts: its header's, if it opens a segment
+    header_at = (-1, -1)  # (line, offset) of the last header read
     records: list[Record] = []
-    synced = False  # a complete keyframe was read in this segment, and every poll since
-    for line_no, r in read_records(path, rejects):
+    synced = False  # a complete keyframe was read in this segment, and every poll since (and nothing
+    # else was lost since the last: a rejected line between polls may have been a poll's line)
+    for line_no, at, r in read_records(path, damage):
         kind = r.__class__
         if kind is Header or kind is Poll:
             if poll is not None:
-                rejects.add(path, poll_line, INCOMPLETE, f"the poll at {poll.t} has no end line")
+                damage.reject(poll_line, poll_at, INCOMPLETE, f"the poll at {poll.t} has no usable end line")
                 synced = False
             if kind is Header:
                 header, poll, synced = r, None, False
+                header_at = (line_no, at)
             else:
-                poll, poll_line, records = r, line_no, []
+                poll, poll_line, poll_at, records = r, line_no, at, []
+                block = (header_at[1], header_at[0]) if header_at[0] == line_no - 1 else (at, line_no)
         elif kind is End:
             if poll is None:
-                rejects.add(path, line_no, OUTSIDE, "an end line without its poll")
+                damage.reject(line_no, at, OUTSIDE, "an end line without its poll")
                 continue
             if r.records != len(records):
-                rejects.add(path, poll_line, INCOMPLETE,
-                            f"the poll at {poll.t} ends with {r.records} records, {len(records)} were read")
+                damage.reject(poll_line, poll_at, INCOMPLETE,
+                              f"the poll at {poll.t} ends with {r.records} records, {len(records)} were read")
                 synced = False
-            elif poll.keyframe or synced:
+            elif poll.keyframe or (synced and damage.open is None):  # a change poll: every byte since read
                 synced = True
+                damage.used(poll.t, *block)
                 yield PollRecords(path, header, poll, tuple(records))
             else:
-                rejects.add(path, poll_line, NO_KEYFRAME, f"the poll at {poll.t} changes a state not read")
+                damage.reject(poll_line, poll_at, NO_KEYFRAME, f"the poll at {poll.t} changes a state not read")
             poll = None
         elif poll is None:
-            rejects.add(path, line_no, OUTSIDE, f"a {kind.__name__} record between polls")
+            damage.reject(line_no, at, OUTSIDE, f"a {kind.__name__} record between polls")
         else:
             records.append(r)
-    if poll is not None:
-        rejects.add(path, poll_line, INCOMPLETE, f"the poll at {poll.t} has no end line (end of file)")
+    if poll is not None:  # the poll being written, unless the file was damaged before it
+        damage.reject(poll_line, poll_at, INCOMPLETE, f"the poll at {poll.t} has no end line (end of file)",
+                      damage=damage.open is not None)
+    damage.finish()
 
 
 def read_archive(paths: Iterable[str | os.PathLike], rejects: Rejects | None = None) -> Iterator[PollRecords]:
@@ -226,6 +237,8 @@ class ArchiveState:
     min_isr: dict[str, tuple[int, str | None]] = field(default_factory=dict)
     cluster: Cluster | None = None
     leaves: dict[tuple[str, str], int | float | bool] = field(default_factory=dict)
+    # the members' keys of each `Leaves` line already met: every keyframe repeats them
+    _members: dict = field(default_factory=dict, repr=False, compare=False)
 
     def copy(self) -> "ArchiveState":
         return ArchiveState(self.t, self.broker, self.version, self.admin, dict(self.counts), dict(self.states),
@@ -233,11 +246,8 @@ class ArchiveState:
 
     def apply(self, p: PollRecords) -> None:
         poll = p.poll
-        if poll.keyframe:
-            self.counts.clear()
-            self.states.clear()
-            self.min_isr.clear()
-            self.leaves.clear()
+        if poll.keyframe:  # new dicts: what the state held before stays whole for whoever kept it
+            self.counts, self.states, self.min_isr, self.leaves = {}, {}, {}, {}
             self.cluster = None
         self.t, self.version, self.admin, self.broker = poll.t, poll.version, poll.admin, p.header.broker
         counts, states, min_isr, leaves = self.counts, self.states, self.min_isr, self.leaves
@@ -254,8 +264,16 @@ class ArchiveState:
                 else:
                     leaves[(r.object, r.attribute)] = r.value
             elif kind is Leaves:
-                for partition, value in zip(r.partitions, r.values):
-                    leaves[(member_object(r.object, r.topic, partition), r.attribute)] = value
+                line = (r.object, r.attribute, r.topic, r.partitions)
+                keys = self._members.get(line)
+                if keys is None:
+                    keys = self._members[line] = [(member_object(r.object, r.topic, partition), r.attribute)
+                                                  for partition in r.partitions]
+                leaves.update(zip(keys, r.values))
+            elif kind is Counts:
+                topic = r.topic
+                for partition, isr, replicas in zip(r.partitions, r.isr, r.replicas):
+                    counts[(topic, partition)] = (isr, replicas)
             elif kind is State:
                 if r.gone:
                     states.pop((r.topic, r.partition), None)
@@ -287,7 +305,8 @@ class ArchiveState:
         """The Admin API's replica lists as mbeans.broker_recompute reads them, reassignments only
         when they were known (as the live recompute reads them)."""
         known = self.cluster is None or self.cluster.reassignments == "known"
-        return {k: Assignment(s.replicas, s.adding if known else (), s.removing if known else ())
+        return {k: Assignment(s.replicas, s.adding if known else (), s.removing if known else (),
+                              None if s.elr is None else len(s.elr))
                 for k, s in self.states.items()}
 
     def partition_states(self, default_min_isr: int = 1) -> list[PartitionState]:
@@ -299,7 +318,7 @@ class ArchiveState:
             s = self.states[key]
             m = self.min_isr.get(s.topic)
             out.append(PartitionState(s.topic, s.partition, s.leader, s.replicas, s.isr, s.adding, s.removing,
-                                      m[0] if m is not None else default_min_isr, live))
+                                      m[0] if m is not None else default_min_isr, live, s.elr))
         return out
 
 

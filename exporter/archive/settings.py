@@ -12,6 +12,7 @@ from kafka_jmx_sidecar.exporter.base.definitions import Block, Key, custom, numb
 DEFAULT_RETENTION_HOURS = 168.0
 DEFAULT_RETENTION_BYTES = 10 << 30
 DEFAULT_ATTRIBUTES = ("Value", "Count")
+DEFAULT_KEYFRAME_INTERVAL = 600.0  # docs/archive-format.md: the size per interval, measured
 
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -24,6 +25,7 @@ class ArchiveSettings:
     retention_hours: float = DEFAULT_RETENTION_HOURS
     retention_bytes: int = DEFAULT_RETENTION_BYTES
     attributes: frozenset[str] | None = frozenset(DEFAULT_ATTRIBUTES)  # None: every numeric attribute
+    keyframe_interval: float = DEFAULT_KEYFRAME_INTERVAL  # seconds between keyframes, at most
 
 
 def size_bytes(v: Any) -> int | None:
@@ -51,6 +53,12 @@ ARCHIVE = Block(("sidecar", "archive"), "What each poll knew, on disk (one direc
     Key("attributes", text_list(_ATTRIBUTES, non_empty=True), 'The numeric attributes kept (gauge values, meter '
         'counts); ["*"]: every numeric attribute.', default=list(DEFAULT_ATTRIBUTES),
         fix='e.g. attributes: [Value, Count], or ["*"] for every numeric attribute'),
+    Key("keyframeIntervalSeconds", number("seconds", maximum=3600), "A poll is written whole (a keyframe) at "
+        "least this often, so a damaged byte costs at most this much history; shorter costs disk in proportion "
+        "(the archive format page has the sizes). At most 3600: a file holds an hour.",
+        default=600, field="keyframe_interval",
+        fix=f"e.g. keyframeIntervalSeconds: {DEFAULT_KEYFRAME_INTERVAL:g} (a damaged byte costs at most that much "
+        "history; shorter costs disk, see docs/archive-format.md)"),
 ), example="""\
 sidecar:
   archive:
@@ -58,7 +66,9 @@ sidecar:
     retentionHours: 168
     retentionSize: 10GiB
     attributes: [Value, Count]
-""", shape_fix="write `archive:` followed by indented directory, retentionHours, retentionSize, attributes")
+    keyframeIntervalSeconds: 600
+""", shape_fix="write `archive:` followed by indented directory, retentionHours, retentionSize, attributes, "
+    "keyframeIntervalSeconds")
 
 
 def archive_settings(raw: Any, error: Callable[..., Exception]) -> ArchiveSettings:

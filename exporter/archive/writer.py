@@ -6,12 +6,14 @@ is still exact, being relative to what was last written.
 
 Append-safety: a poll's lines go out in one write, flushed and fsynced. A file the writer opens
 (a start, a new hour, after a failed write) gets a newline first if it ends in a torn line, then
-a header and a keyframe, so a crash loses at most the poll being written, and the reader skips
-and counts what it left. A failed write is counted (`kafka_jmx_sidecar_archive_polls_total
-{outcome="failed"}`); the next poll opens the file anew. Each episode of failures is logged when
-it starts (a full disk filled again next week is said again), at most one every
-FAILURE_LOG_SECONDS (a disk failing every other poll: the next line says how many episodes went
-unsaid), and its end is logged with how many polls it lost.
+a keyframe (with its segment's header), so a crash loses at most the poll being written, and the
+reader skips and counts what it left. Keyframes also come every `keyframeIntervalSeconds`, so a
+damaged byte costs at most one interval (the encoder decides, format.py seals each block). A
+failed write is counted (`kafka_jmx_sidecar_archive_polls_total{outcome="failed"}`); the next
+poll opens the file anew. Each episode of failures is logged when it starts (a full disk filled
+again next week is said again), at most one every FAILURE_LOG_SECONDS (a disk failing every
+other poll: the next line says how many episodes went unsaid), and its end is logged with how
+many polls it lost.
 """
 from __future__ import annotations
 
@@ -62,7 +64,7 @@ class ArchiveWriter:
         self.min_isr_topics = dict(min_isr_topics or {})
         self.min_isr_default = min_isr_default
         self.clock = clock
-        self.encoder = PollEncoder(settings.attributes)
+        self.encoder = PollEncoder(settings.attributes, settings.keyframe_interval, __version__)
         self._file = None
         self._name: str | None = None
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
@@ -117,10 +119,10 @@ class ArchiveWriter:
             self._complete(facts)
             name = retention.file_name(facts.t)
             if self._file is None or name != self._name:
-                self._open(name, facts)
-            lines, written = self.encoder.encode(facts)
+                self._open(name)
+            block, written = self.encoder.encode(facts, self.clock())
             f = self._file
-            f.write("".join(lines).encode())
+            f.write(block)
             f.flush()
             os.fsync(f.fileno())
             self.encoder.commit(written)
@@ -179,7 +181,7 @@ class ArchiveWriter:
             topics.update(p.topic for p in facts.view.partitions)
         facts.min_isr = {t: resolver.resolve(t) for t in sorted(topics)}
 
-    def _open(self, name: str, facts: PollFacts) -> None:
+    def _open(self, name: str) -> None:
         self._close_file()
         os.makedirs(self.settings.directory, exist_ok=True)
         path = os.path.join(self.settings.directory, name)
@@ -190,7 +192,6 @@ class ArchiveWriter:
                     r.seek(-1, os.SEEK_END)
                     if r.read(1) != b"\n":
                         f.write(b"\n")  # a torn line of a crash stays one line, counted by readers
-            f.write(self.encoder.header(facts.broker, __version__, self.clock()).encode())
         except BaseException:
             f.close()
             raise

@@ -1,8 +1,8 @@
 """The backfill job (`kafka-jmx-sidecar backfill`): partition states over time -> the health series
 the sidecar would have served at each step, as OpenMetrics files promtool imports (or Parquet).
 
-  session.py        the SparkSession (local[*] by default, --master and --conf passed through), and
-                    whether its Python workers can import the project
+  session.py        the SparkSession (local[*] by default, --master and --conf passed through),
+                    whether its Python workers can import the project, and the run's log lines
   inputs.py         what an input format is (read on Spark, tallied, turned into series): the job
                     sees only that, and each format below is one implementation
   columns.py        mbeans/health.py's formulas evaluated on Spark Columns (the same definitions)
@@ -17,7 +17,10 @@ the sidecar would have served at each step, as OpenMetrics files promtool import
   output.py         files of bounded size, the manifest, Parquet, atomic placement (what killed runs
                     left beside the output removed), promtool import
   stopping.py       SIGINT and SIGTERM: the Spark session stopped, one line, no traceback
-  job.py            the whole run, step by step, and its summary
+  progress.py       the run's phases, timed, and (--progress) a record every few seconds from
+                    Spark's status tracker and the bytes written
+  summary.py        the final summary: text, or one JSON object (--summary json), exit codes
+  job.py            the whole run, step by step
 
 Describe dumps give one row per partition per observation: `t` (seconds), `topic`, `partition`,
 `leader` (-1: none) and the `Counts` fields of mbeans/health.py, computed at the edge by

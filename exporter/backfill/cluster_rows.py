@@ -6,8 +6,10 @@ partition's Partition health gauges as its leader would serve them under the pro
 partitions included, in ObjectNames `kafka.cluster:type=Partition,name=G,leader=L,topic=T,partition=P`
 (L `none` without a leader), plus `Unavailable` (no live leader) and `PlaceholderReplicas` (where
 there are placeholders); the leader-counted ReplicaManager gauges summed over the cluster; and the
-controller's OfflinePartitionsCount. Which gauges, and what each shows, come from the catalog; each
-value from the profile's formula on Columns.
+controller's OfflinePartitionsCount; and under a profile with eligible leader replicas, the ELR
+figures where a dump tells the ELR (`Elr:`), per partition and summed (a sum only at times when
+every partition's ELR is known: absent, never a partial count). Which gauges, and what each shows,
+come from the catalog and the cluster view; each value from the profile's formula on Columns.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from pyspark.sql import functions as F
 
 from kafka_jmx_sidecar.exporter.backfill.columns import COUNT_TYPES, evaluate
 from kafka_jmx_sidecar.mbeans import catalog
-from kafka_jmx_sidecar.mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, gauge_formulas,
-                                 total_formulas)
+from kafka_jmx_sidecar.mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, elr_formulas,
+                                                   elr_object_name, gauge_formulas, total_formulas)
 from kafka_jmx_sidecar.mbeans.health import Profile
 from kafka_jmx_sidecar.mbeans.recompute import offline
 
@@ -46,6 +48,9 @@ def partition_rows(states: DataFrame, profile: Profile) -> DataFrame:
                for name, formula in gauge_formulas(profile)]
     entries.append(F.when(F.col("placeholders") > 0, F.struct(
         _partition_name(PLACEHOLDERS).alias("objectname"), F.col("placeholders").cast("double").alias("value"))))
+    entries += [F.when(F.col("elr").isNotNull(), F.struct(
+        _partition_name(name).alias("objectname"), evaluate(formula).cast("double").alias("value")))
+        for name, _, formula in elr_formulas(profile)]
     exploded = states.select(F.explode(F.filter(F.array(*entries), lambda e: e.isNotNull())).alias("e"), "k0", "k1")
     return exploded.select(F.col("e.objectname").alias("objectname"), F.lit(ATTRIBUTE).alias("attribute"),
                            F.col("e.value").alias("value"), "k0", "k1")
@@ -55,10 +60,14 @@ def total_rows(states: DataFrame, profile: Profile) -> DataFrame:
     """The cluster's sums per observation time (one row per gauge per time)."""
     sums = [(spec.object_name, F.sum(evaluate(formula))) for spec, formula in total_formulas(profile)]
     sums.append((OFFLINE_SPEC.object_name, F.sum(evaluate(offline))))
+    every_elr_known = F.count(F.when(F.col("elr").isNull(), 1)) == 0
+    sums += [(elr_object_name(total), F.when(every_elr_known, F.sum(evaluate(formula))))
+             for _, total, formula in elr_formulas(profile)]
     grouped = states.groupBy("t", "k0", "k1").agg(*(agg.alias(f"v{i}") for i, (_, agg) in enumerate(sums)))
-    entries = [F.struct(F.lit(name).alias("objectname"), F.col(f"v{i}").cast("double").alias("value"))
+    entries = [F.when(F.col(f"v{i}").isNotNull(), F.struct(F.lit(name).alias("objectname"),
+                                                          F.col(f"v{i}").cast("double").alias("value")))
                for i, (name, _) in enumerate(sums)]
-    exploded = grouped.select(F.explode(F.array(*entries)).alias("e"), "k0", "k1")
+    exploded = grouped.select(F.explode(F.filter(F.array(*entries), lambda e: e.isNotNull())).alias("e"), "k0", "k1")
     return exploded.select(F.col("e.objectname").alias("objectname"), F.lit(ATTRIBUTE).alias("attribute"),
                            F.col("e.value").alias("value"), "k0", "k1")
 

@@ -87,6 +87,7 @@ class DumpRow(NamedTuple):
     reassigning: bool | None = None
     isr: int | None = None
     min_isr: int | None = None
+    elr: int | None = None  # len(Elr:); None: the dump does not tell it (no Elr:, or N/A)
     placeholders: int | None = None
     file: str | None = None
     line: int | None = None
@@ -97,7 +98,7 @@ class DumpRow(NamedTuple):
 
 ROW_SCHEMA = (
     "kind string, t long, topic string, partition int, leader int, has_leader boolean, "
-    "leader_live boolean, replicas int, adding int, reassigning boolean, isr int, min_isr int, "
+    "leader_live boolean, replicas int, adding int, reassigning boolean, isr int, min_isr int, elr int, "
     "placeholders int, file string, line int, reason string, detail string, text string"
 )
 assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == DumpRow._fields
@@ -141,7 +142,7 @@ def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[Dum
                         c = counts_of(s)
                         yield DumpRow("s", time_ms, s.topic, s.partition, s.leader if has_leader(s.leader) else -1,
                                       bool(c.has_leader), bool(c.leader_live), c.replicas, c.adding,
-                                      bool(c.reassigning), c.isr, c.min_isr, placeholder_count(s), file=path,
+                                      bool(c.reassigning), c.isr, c.min_isr, c.elr, placeholder_count(s), file=path,
                                       line=item.line_no)
                     else:
                         line = lines[item.line_no - first]

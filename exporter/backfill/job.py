@@ -2,15 +2,14 @@
 summary (files, rows read, rejects by reason, series, samples, time range). Only small aggregates
 ever reach the driver (counts, the observation times, each output file's figures).
 
-The run is a pipeline of named steps (`_run`); what differs between input formats is behind
+The run is a pipeline of named steps (`_steps`), each a phase of progress.Phases (timed for the
+summary; with --progress, reported every few seconds); what differs between input formats is behind
 inputs.Input (describe_dumps.DescribeDumps, archive_input.Archives)."""
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import re
-import sys
-import time
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -20,8 +19,13 @@ from kafka_jmx_sidecar.exporter.backfill.inputs import Input, Reading, Tally, re
 from kafka_jmx_sidecar.exporter.backfill.output import (
     REJECTS, check_paths, partial_dir, place, promtool_import, write_manifest,
 )
+from kafka_jmx_sidecar.exporter.backfill.progress import DEFAULT_EVERY_S, Phases, Progress
 from kafka_jmx_sidecar.exporter.backfill.session import log as _log
+from kafka_jmx_sidecar.exporter.backfill.session import log_to
 from kafka_jmx_sidecar.exporter.backfill.stopping import Interrupted, Signals, signal_name, stop_spark
+from kafka_jmx_sidecar.exporter.backfill.summary import (  # EXIT_REJECTS: job's name for it too
+    EXIT_REJECTS, STATUS, Written, by_reason, iso, print_json, print_text, rejected_counts, summary, time_ms,
+)
 from kafka_jmx_sidecar.mbeans.health import PROFILES, Profile
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -31,7 +35,6 @@ CLUSTER_RULES = "kafka-cluster.yml"
 # The rules for one broker's series that an archive gives (the sidecar's default).
 HEALTH_RULES = "kafka-health.yml"
 DEFAULT_SEMANTICS = "kafka-3.7"
-EXIT_REJECTS = 3  # the run finished, but more input was rejected than --max-reject-ratio allows
 
 
 @dataclass
@@ -53,6 +56,11 @@ class Options:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     broker_label: str | None = None  # archives: the label naming each series' broker (several brokers)
     max_hold: str = "5m"  # archives: the longest a poll's values hold when no poll follows sooner
+    progress: bool = False  # a progress record every progress_every_s seconds on stderr
+    progress_every_s: float = DEFAULT_EVERY_S
+    summary: str = "text"  # or "json": one JSON object on stdout
+    log_format: str = "text"  # the run's lines: text, or records of logfmt or json (the command line's)
+    log_level: str = "info"
 
 
 class UsageError(ValueError):
@@ -68,19 +76,6 @@ class Plan:
     profile: Profile
     step_ms: int
     inputs: list[Input]
-
-
-@dataclass
-class Written:
-    """The output files' figures: names, manifest entries, series and samples, and the first and
-    last step written (None: nothing)."""
-
-    files: list[str]
-    entries: list[dict]
-    series: int
-    samples: int
-    first: int | None
-    last: int | None
 
 
 def _load_rules(path: str | None, shipped_name: str = CLUSTER_RULES):
@@ -118,16 +113,27 @@ def _recompute_settings(opts: Options, configured):
     return dataclasses.replace(configured, semantics=opts.semantics) if opts.semantics else configured
 
 
+class ImportFailed(RuntimeError):
+    """promtool refused a file of the finished output (in place); `figures`: the run's summary."""
+
+    def __init__(self, message: str, figures: dict):
+        super().__init__(message)
+        self.figures = figures
+
+
 def run(opts: Options) -> int:
-    """The run; raises UsageError (and the like) before any Spark session starts, and
-    stopping.Interrupted when SIGINT or SIGTERM ended it."""
-    began = time.monotonic()
+    """The run; raises UsageError (and the like) before any Spark session starts,
+    stopping.Interrupted when SIGINT or SIGTERM ended it and ImportFailed when promtool refused
+    the output."""
+    log_to(opts.log_format, opts.log_level)
+    phases = Phases()
+    phases.enter("starting")
     plan = _plan(opts)
     partial = partial_dir(opts.output)
     placed = False
     with Signals() as signals:
         try:
-            code, summary = _run(plan, partial, signals)
+            code, figures = _run(plan, partial, signals, phases)
             with signals.held():  # the output's rename into place is not cut in two
                 place(partial, opts.output)
                 placed = True
@@ -143,12 +149,33 @@ def run(opts: Options) -> int:
             raise Interrupted(signals.received, f"backfill: stopped by {signal_name(signals.received)}; " + (
                 f"the output was complete and is in place: {opts.output}" if placed else
                 f"removed the partial output; {opts.output} is as it was")) from None
-    summary["seconds"] = round(time.monotonic() - began, 1)
-    _print_summary(summary)
-    if opts.import_dir and opts.format == "openmetrics":
-        _log(f"importing {len(summary['output_files'])} files with promtool into {opts.import_dir}")
-        promtool_import(opts.output, summary["output_files"], opts.import_dir)
+    return _finish(opts, code, figures, phases)
+
+
+def _finish(opts: Options, code: int, figures: dict, phases: Phases) -> int:
+    """The summary and the import: as text, the summary first (its time without the import); as
+    JSON, the import first, so that the one object says how it went."""
+    importing = bool(opts.import_dir) and opts.format == "openmetrics"
+    figures.update(status=STATUS[code], exit_code=code, imported_into=opts.import_dir if importing else None)
+    if opts.summary != "json":
+        figures["seconds"] = round(phases.clock() - phases.began, 1)
+        print_text(figures)
+    if importing:
+        phases.enter("importing")
+        _log(f"importing {len(figures['output_files'])} files with promtool into {opts.import_dir}")
+        try:
+            promtool_import(opts.output, figures["output_files"], opts.import_dir)
+        except RuntimeError as e:
+            phases.end()
+            raise ImportFailed(str(e), _timed(figures, phases)) from None
+        phases.end()
+    if opts.summary == "json":
+        print_json(_timed(figures, phases))
     return code
+
+
+def _timed(figures: dict, phases: Phases) -> dict:
+    return {**figures, "seconds": round(phases.clock() - phases.began, 1), "timings": phases.timings()}
 
 
 def _check_options(opts: Options) -> re.Pattern | None:
@@ -202,30 +229,59 @@ def _plan(opts: Options) -> Plan:
     return Plan(opts, profile, parse_duration_ms(opts.step), inputs)
 
 
-def _run(plan: Plan, partial: str, signals: Signals) -> tuple[int, dict]:
-    """Read every input, lay the grid, judge and name the series, write them, the rejects and the
-    manifest into `partial`; returns the exit code and the summary."""
-    from kafka_jmx_sidecar.exporter.backfill.session import check_workers, conf_pairs, spark_session
+def _run(plan: Plan, partial: str, signals: Signals, phases: Phases) -> tuple[int, dict]:
+    """The Spark session, then the run's steps, with a progress record every few seconds when
+    --progress asks (the records end before anything else when the steps end, fail or are
+    interrupted); returns the exit code and the summary's figures."""
+    from kafka_jmx_sidecar.exporter.backfill.session import conf_pairs, spark_session
 
-    spark = spark_session(plan.opts.master, conf_pairs(plan.opts.conf))
+    opts = plan.opts
+    spark = spark_session(opts.master, conf_pairs(opts.conf))
     signals.install()  # over pyspark's own SIGINT handler (stopping.py)
+    phases.attach(spark.sparkContext)
+    progress = Progress(phases, spark.sparkContext, partial, opts.progress_every_s,
+                        quiet=lambda: signals.received is not None) if opts.progress else contextlib.nullcontext()
+    try:
+        with progress:
+            return _steps(spark, plan, partial, phases)
+    finally:
+        if signals.received is None:  # a call a signal cut leaves py4j's connection unusable
+            with contextlib.suppress(Exception):  # and a failed run's JVM may be gone
+                phases.detach()
+
+
+def _steps(spark, plan: Plan, partial: str, phases: Phases) -> tuple[int, dict]:
+    """Read every input, lay the grid, judge and name the series, write them, the rejects and the
+    manifest into `partial`."""
+    from kafka_jmx_sidecar.exporter.backfill.session import check_workers
+
     check_workers(spark)
+    phases.enter("reading")
     readings = [source.read(spark) for source in plan.inputs]
     tally = Tally.total(r.tally for r in readings)
     _log(f"read {tally.lines} lines: {tally.partition_states} partition states ({tally.archived_polls} archived "
          f"polls), {sum(tally.rejected.values())} rejected")
+    phases.enter("judging")
     grid = _grid(plan, readings)
     series = _union([source.series(r, grid) for source, r in zip(plan.inputs, readings)])
     # kept: its size decides the partition count, then it is written
     series = series.persist()
-    written = _write_series(spark, series, partial, grid, plan.opts)
+    samples, size = _estimate(series, grid, plan.opts.format)
+    _log(f"judged and named: about {samples} samples to write")
+    phases.enter("writing", size)
+    written = _write_series(spark, series, partial, grid, plan.opts, samples)
+    phases.enter("rejects")
     _write_rejects(_union([rejects_of(r.rows) for r in readings]), partial)
     manifest = _manifest(plan, tally, written, grid)
     write_manifest(partial, manifest)
+    phases.end()
     series.unpersist()
     for r in readings:
         r.rows.unpersist()
-    return _summary(plan.opts, tally, written, grid)
+    code, figures = summary(tally, written, grid, plan.opts.max_reject_ratio)
+    figures.update(output=plan.opts.output, format=plan.opts.format, semantics=manifest["semantics"],
+                   step_seconds=manifest["step_seconds"])
+    return code, figures
 
 
 def _grid(plan: Plan, readings: list[Reading]) -> Grid:
@@ -251,12 +307,24 @@ def _union(frames: list):
     return out
 
 
-def _write_series(spark, series, partial: str, grid: Grid, opts: Options) -> Written:
-    """The series as OpenMetrics files (or Parquet), in partitions of about SAMPLES_PER_PARTITION."""
+def _estimate(series, grid: Grid, fmt: str) -> tuple[int, int | None]:
+    """About how many samples the series hold (runs of a series may overlap) and, for OpenMetrics,
+    about how many bytes their lines `<series> <value> <time>` take (None for Parquet)."""
     from pyspark.sql import functions as F
 
-    samples_estimate = series.agg(F.sum(F.col("k1") - F.col("k0") + 1)).first()[0] or 0
-    _log(f"judged and named: about {samples_estimate} samples to write")
+    from kafka_jmx_sidecar.exporter.backfill.openmetrics import stamp_format
+
+    steps = F.col("k1") - F.col("k0") + 1
+    if fmt != "openmetrics":
+        return series.agg(F.sum(steps)).first()[0] or 0, None
+    stamp = len(stamp_format(grid)(grid.time_ms(max(0, grid.count - 1))))
+    line = F.length("series") + F.length(F.col("value").cast("string")) + F.lit(stamp + 3)
+    samples, size = series.agg(F.sum(steps), F.sum(steps * line)).first()
+    return samples or 0, size or 0
+
+
+def _write_series(spark, series, partial: str, grid: Grid, opts: Options, samples_estimate: int) -> Written:
+    """The series as OpenMetrics files (or Parquet), in partitions of about SAMPLES_PER_PARTITION."""
     partitions = max(1, min(10_000, -(-samples_estimate // SAMPLES_PER_PARTITION)))
     ordered = series.repartition(partitions, "series").sortWithinPartitions("family", "series", "k0", "objectname")
     if opts.format == "openmetrics":
@@ -282,44 +350,19 @@ def _write_openmetrics(ordered, partial: str, grid: Grid, max_bytes: int) -> Wri
 
 
 def _manifest(plan: Plan, tally: Tally, written: Written, grid: Grid) -> dict:
-    rejected = _rejected(tally)
+    rejected = rejected_counts(tally)
     inputs = {"files": tally.files, "lines": tally.lines, "partition_states": tally.partition_states,
-              "rejected": sum(c for _, _, c in rejected), "rejected_by_reason": _by_reason(rejected)}
+              "rejected": sum(c for _, _, c in rejected), "rejected_by_reason": by_reason(rejected)}
     if tally.archive_files:
         inputs.update(archive_files=tally.archive_files, archived_polls=tally.archived_polls)
     manifest = {
         "format": plan.opts.format, "semantics": plan.profile.name, "step_seconds": plan.step_ms / 1000,
-        "start": _iso(_time_ms(grid, written.first)), "end": _iso(_time_ms(grid, written.last)),
+        "start": iso(time_ms(grid, written.first)), "end": iso(time_ms(grid, written.last)),
         "files": written.entries, "series": written.series, "samples": written.samples, "inputs": inputs,
     }
     for source in plan.inputs:
         manifest.update(source.manifest())
     return manifest
-
-
-def _summary(opts: Options, tally: Tally, written: Written, grid: Grid) -> tuple[int, dict]:
-    """The exit code (EXIT_REJECTS past --max-reject-ratio) and the run's figures."""
-    rejected = _rejected(tally)
-    reject_count = sum(c for _, _, c in rejected)
-    ratio = reject_count / tally.lines if tally.lines else (1.0 if reject_count else 0.0)
-    summary = {
-        "input_files": tally.files, "archive_files": tally.archive_files, "archived_polls": tally.archived_polls,
-        "lines_read": tally.lines, "partition_states": tally.partition_states,
-        "rejected": reject_count, "rejected_by_reason": _by_reason(rejected),
-        "rejected_by_file": _by_file(rejected), "output_files": written.files, "series": written.series,
-        "samples": written.samples, "start": _iso(_time_ms(grid, written.first)),
-        "end": _iso(_time_ms(grid, written.last)), "reject_ratio": ratio, "max_reject_ratio": opts.max_reject_ratio,
-    }
-    return (EXIT_REJECTS if ratio > opts.max_reject_ratio else 0), summary
-
-
-def _rejected(tally: Tally) -> list[tuple[str, str, int]]:
-    """(file, reason, how many), sorted."""
-    return [(f, reason, n) for (f, reason), n in sorted(tally.rejected.items())]
-
-
-def _time_ms(grid: Grid, k: int | None) -> int | None:
-    return None if k is None else grid.time_ms(k)
 
 
 def _configured_min_isr(recompute):
@@ -373,43 +416,3 @@ def _write_rejects(rejects, partial) -> None:
     import shutil
 
     shutil.rmtree(target)
-
-
-def _by_reason(rejected) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for _, reason, count in rejected:
-        out[reason] = out.get(reason, 0) + count
-    return dict(sorted(out.items()))
-
-
-def _by_file(rejected) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for path, reason, count in rejected:
-        out.setdefault(path, {})[reason] = count
-    return out
-
-
-def _iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def _print_summary(s: dict) -> None:
-    print(f"input files: {s['input_files']}, lines read: {s['lines_read']}, "
-          f"partition states: {s['partition_states']}")
-    print(f"rejected: {s['rejected']} ({s['reject_ratio']:.4%} of lines; allowed {s['max_reject_ratio']:.4%})")
-    for reason, count in s["rejected_by_reason"].items():
-        print(f"  {reason}: {count}")
-    for path, reasons in s["rejected_by_file"].items():
-        print(f"  {path}: " + ", ".join(f"{r} {c}" for r, c in reasons.items()))
-    print(f"written: {len(s['output_files'])} files, {s['series']} series, {s['samples']} samples")
-    print(f"time range: {s['start']} .. {s['end']}")
-    print(f"took {s['seconds']} s")
-    sys.stdout.flush()
-
-
-def summary_json(s: dict) -> str:
-    return json.dumps(s, sort_keys=True)

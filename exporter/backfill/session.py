@@ -1,7 +1,9 @@
 """The SparkSession the job runs in: `local[*]` with no setup, or the user's `--master` and
-`--conf k=v` passed through unchanged (spark-submit's own settings win when it started us)."""
+`--conf k=v` passed through unchanged (spark-submit's own settings win when it started us); and
+the run's lines on stderr (`log`), as text or as records of the command line's log format."""
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -95,8 +97,22 @@ def check_workers(spark) -> None:
 
 
 _BEGAN = time.monotonic()
+# Where the run's lines go (`log_to`): the backfill's own text lines on stderr by default (a
+# library caller, the benches), records of the project's log format when the command line asks.
+_OUT = {"format": "text", "level": logging.INFO}
+LOGGER = "kafka_jmx_sidecar.backfill"
 
 
-def log(message: str) -> None:
-    """A line of the run's progress on stderr, with the seconds since the job started."""
-    print(f"backfill [{time.monotonic() - _BEGAN:7.1f} s]: {message}", file=sys.stderr, flush=True)
+def log_to(fmt: str = "text", level: str = "info") -> None:
+    """`text`: the lines below as they are; `logfmt` or `json`: log records of LOGGER (the command
+    line's handler formats them), their fields as fields of their own. Below `level`, nothing."""
+    _OUT.update(format=fmt, level=logging.getLevelName(level.upper()))
+
+
+def log(message: str, logger: str = LOGGER, **fields) -> None:
+    """A line of the run's progress on stderr, with the seconds since the job started; `fields`
+    (numbers, strings, lists, None: unknown) go into a structured record as they are."""
+    if _OUT["format"] != "text":
+        logging.getLogger(logger).info(message, extra={"fields": fields})
+    elif _OUT["level"] <= logging.INFO:
+        print(f"backfill [{time.monotonic() - _BEGAN:7.1f} s]: {message}", file=sys.stderr, flush=True)

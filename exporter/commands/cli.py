@@ -22,7 +22,8 @@ def _add_health(sub) -> None:
                    help="which Kafka behaviour to judge by (default: kafka-3.7, broker gauges of Kafka 3.7+)")
     p.add_argument("--only", metavar="KINDS",
                    help="print only partitions that are any of: under-replicated, under-min-isr, "
-                        "at-min-isr, unavailable (comma-separated, ORed as in kafka-topics.sh)")
+                        "at-min-isr, unavailable, and with --semantics kafka-4.1 elr-under-min-isr, "
+                        "elr-offline-clean, elr-offline-unclean (comma-separated, ORed as in kafka-topics.sh)")
     p.add_argument("--output", choices=("table", "jsonl"), default="table")
     p.add_argument("--default-min-isr", type=int, default=1, metavar="N",
                    help="min.insync.replicas for topics whose describe header does not show one "
@@ -184,7 +185,32 @@ def _add_backfill(sub) -> None:
                         "Prometheus's lookback)")
     p.add_argument("--max-file-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
                    help="an output file is closed at the first series boundary past this size (default 64 MiB)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress record on stderr every --progress-interval while Spark works (tasks, "
+                        "bytes written, rate, time left), in --log.format (default: when stderr is a terminal)")
+    p.add_argument("--progress-interval", type=_duration_s, default=5.0, metavar="D",
+                   help="the time between two progress records (default 5s)")
+    p.add_argument("--summary", choices=("text", "json"), default="text",
+                   help="the final summary on stdout: text (default) or one JSON object (also when the run "
+                        "fails or is stopped), for cron jobs")
     p.set_defaults(func=_run_backfill)
+
+
+def _duration_s(text: str) -> float:
+    from kafka_jmx_sidecar.exporter.backfill.grid import parse_duration_ms
+
+    try:
+        return parse_duration_ms(text) / 1000
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _progress_wanted(args, stderr=None) -> bool:
+    """--progress, --no-progress, else whether stderr is a terminal (where a person watches)."""
+    if args.progress is not None:
+        return args.progress
+    stream = stderr or sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def _run_backfill(args) -> int:
@@ -193,23 +219,39 @@ def _run_backfill(args) -> int:
 
         from kafka_jmx_sidecar.exporter.backfill import job
     except ImportError as e:
-        print(f"error: backfill needs pyspark ({e}); install the spark extra: pip install 'kafka-jmx-sidecar[spark]'",
-              file=sys.stderr)
+        logs.failure(f"error: backfill needs pyspark ({e}); install the spark extra: "
+                     "pip install 'kafka-jmx-sidecar[spark]'")
         return 2
     from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
+
+    from kafka_jmx_sidecar.exporter.backfill import summary
 
     opts = job.Options(args.input, args.output, args.config, args.semantics, args.start, args.end, args.step,
                        args.master, args.conf, args.format, args.import_dir, args.describe_time_regex,
                        args.default_min_isr, args.max_reject_ratio, args.max_file_bytes, args.broker_label,
-                       args.max_hold)
+                       args.max_hold, progress=_progress_wanted(args), progress_every_s=args.progress_interval,
+                       summary=args.summary, log_format=args.log_format, log_level=args.log_level)
+    json_summary = args.summary == "json"
     try:
         return job.run(opts)
     except job.Interrupted as e:  # SIGINT or SIGTERM: the job stopped Spark and removed its partial output
-        print(e, file=sys.stderr)
+        logs.failure(str(e))
+        if json_summary:
+            summary.print_json(summary.failure(e.exit_code, "interrupted", str(e)))
         return e.exit_code
     except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        logs.failure(f"error: {e}")
+        if json_summary:
+            summary.print_json(summary.failure(summary.EXIT_USAGE, "error", str(e), getattr(e, "figures", None)))
+        return summary.EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before the job began (listing the inputs)
+        if json_summary:
+            summary.print_json(summary.failure(130, "interrupted", "backfill: stopped by SIGINT before it began"))
+        return 130
+    except Exception as e:  # a Spark job failed: its traceback follows, and the exit code is 1
+        if json_summary:
+            summary.print_json(summary.failure(summary.EXIT_FAILED, "failed", summary.error_text(e)))
+        raise
 
 
 def _logging_flags() -> argparse.ArgumentParser:

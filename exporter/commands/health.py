@@ -4,7 +4,8 @@ Input is read in bounded pieces (mbeans/bounded_lines.py) and judged in batches 
 so memory stays bounded whatever a line holds; a line that is too long, not text, malformed or a
 state Kafka cannot be in is reported with its number (exit code 2) and the others are judged.
 
-JSON Lines output is the input object plus five booleans. For JSON Lines input the booleans are
+JSON Lines output is the input object plus five booleans, and three more (the ELR figures) under a
+profile that has them wherever the partition's eligible leader replicas are known. For JSON Lines input the booleans are
 appended to the line's own text rather than re-encoding the object: the output keeps the input's
 field order and spelling, and printing costs a string join instead of a second json.dumps.
 """
@@ -17,23 +18,45 @@ import re
 import sys
 from dataclasses import dataclass, field
 from itertools import chain, product
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, Iterable, Iterator, NamedTuple, Sequence
 
 from kafka_jmx_sidecar.mbeans.bounded_lines import LineReader, Unread
-from kafka_jmx_sidecar.mbeans.health import PROFILES, HealthFlags, PartitionState, counts_of, judge_counts
+from kafka_jmx_sidecar.mbeans.health import PROFILES, ElrFlags, HealthFlags, PartitionState, counts_of, judge_counts, judge_elr
 from kafka_jmx_sidecar.mbeans.partition_states import (
     Parsed, Rejected, header_context, is_describe_header, looks_like_jsonl, read_describe, read_jsonl,
 )
 
 KINDS = ("under-replicated", "under-min-isr", "at-min-isr", "unavailable")
-_KIND_FIELD = {k: k.replace("-", "_") for k in KINDS}
+ELR_KINDS = ("elr-under-min-isr", "elr-offline-clean", "elr-offline-unclean")
+_KIND_FIELD = {k: k.replace("-", "_") for k in KINDS + ELR_KINDS}
 FLAG_FIELDS = HealthFlags._fields
+ELR_FIELDS = ElrFlags._fields
 
 # Every combination of the five flags, pre-rendered as the JSON tail appended to an input object.
 _SUFFIX = {
     flags: ", " + ", ".join(f'"{name}": {"true" if v else "false"}' for name, v in zip(FLAG_FIELDS, flags)) + "}"
     for flags in product((False, True), repeat=len(FLAG_FIELDS))
 }
+# The ELR figures' JSON, put before the closing brace of _SUFFIX where they are known.
+_ELR_PART = {
+    flags: ", " + ", ".join(f'"{name}": {"true" if v else "false"}' for name, v in zip(ELR_FIELDS, flags))
+    for flags in product((False, True), repeat=len(ELR_FIELDS))
+}
+
+
+class Verdict(NamedTuple):
+    flags: HealthFlags
+    elr: ElrFlags | None  # None: the profile has no ELR figures, or the partition's ELR is not known
+
+    def has(self, field: str) -> bool:
+        if field in ELR_FIELDS:
+            return self.elr is not None and getattr(self.elr, field)
+        return getattr(self.flags, field)
+
+    @property
+    def suffix(self) -> str:
+        tail = _SUFFIX[self.flags]
+        return tail if self.elr is None else tail[:-1] + _ELR_PART[self.elr] + "}"
 
 
 def parse_only(text: str | None) -> tuple[str, ...]:
@@ -43,7 +66,7 @@ def parse_only(text: str | None) -> tuple[str, ...]:
     kinds = [k.strip() for k in text.split(",") if k.strip()]
     bad = [k for k in kinds if k not in _KIND_FIELD]
     if bad:
-        raise ValueError(f"--only: unknown kind {', '.join(bad)}; choose from {', '.join(KINDS)}")
+        raise ValueError(f"--only: unknown kind {', '.join(bad)}; choose from {', '.join(KINDS + ELR_KINDS)}")
     return tuple(_KIND_FIELD[k] for k in kinds)
 
 
@@ -60,6 +83,10 @@ def state_as_object(s: PartitionState) -> dict:
            "removing_replicas": list(s.removing_replicas), "min_isr": s.min_isr}
     if s.live_brokers is not None:
         obj["live_brokers"] = sorted(s.live_brokers)
+    if s.eligible_leader_replicas is not None:
+        obj["eligible_leader_replicas"] = list(s.eligible_leader_replicas)
+    if s.last_known_elr is not None:
+        obj["last_known_elr"] = list(s.last_known_elr)
     return obj
 
 
@@ -89,6 +116,10 @@ def _json_up_to_partition(s: PartitionState) -> str | None:
 def _json_after_partition(s: PartitionState) -> str:
     """The fields after `partition`, as state_json_head writes them."""
     live = "" if s.live_brokers is None else f', "live_brokers": {_id_array(sorted(s.live_brokers))}'
+    if s.eligible_leader_replicas is not None:
+        live += f', "eligible_leader_replicas": {_id_array(s.eligible_leader_replicas)}'
+    if s.last_known_elr is not None:
+        live += f', "last_known_elr": {_id_array(s.last_known_elr)}'
     return (f', "leader": {"null" if s.leader is None else s.leader}, "replicas": {_id_array(s.replicas)}, '
             f'"isr": {_id_array(s.isr)}, "adding_replicas": {_id_array(s.adding_replicas)}, '
             f'"removing_replicas": {_id_array(s.removing_replicas)}, "min_isr": {s.min_isr}{live}')
@@ -96,18 +127,20 @@ def _json_after_partition(s: PartitionState) -> str:
 
 # A line that already holds one of the booleans (this command's own output, judged again) is
 # re-encoded with the new values in place of the old ones, never given a second copy of a key.
-_HAS_FLAG_KEY = re.compile(r'"(?:' + "|".join(FLAG_FIELDS) + r')"\s*:').search
+_HAS_FLAG_KEY = re.compile(r'"(?:' + "|".join(FLAG_FIELDS + ELR_FIELDS) + r')"\s*:').search
 
 
-def _jsonl_line(p: Parsed, flags: HealthFlags) -> str:
+def _jsonl_line(p: Parsed, verdict: Verdict) -> str:
     if not p.text:
-        return state_json_head(p.state) + _SUFFIX[flags] + "\n"
+        return state_json_head(p.state) + verdict.suffix + "\n"
     text = p.text.rstrip()
-    if ('"un' in text or '"at_' in text or '"reassigning"' in text) and _HAS_FLAG_KEY(text):
-        obj = {k: v for k, v in json.loads(text).items() if k not in FLAG_FIELDS}
-        obj.update(zip(FLAG_FIELDS, flags))
+    if ('"un' in text or '"at_' in text or '"reassigning"' in text or '"elr_' in text) and _HAS_FLAG_KEY(text):
+        obj = {k: v for k, v in json.loads(text).items() if k not in FLAG_FIELDS and k not in ELR_FIELDS}
+        obj.update(zip(FLAG_FIELDS, verdict.flags))
+        if verdict.elr is not None:
+            obj.update(zip(ELR_FIELDS, verdict.elr))
         return json.dumps(obj) + "\n"
-    return text[:-1] + _SUFFIX[flags] + "\n"
+    return text[:-1] + verdict.suffix + "\n"
 
 
 def _ids(ids: Sequence[int]) -> str:
@@ -117,8 +150,9 @@ def _ids(ids: Sequence[int]) -> str:
 _TABLE_COLUMNS = ("TOPIC", "PARTITION", "LEADER", "REPLICAS", "ISR", "ADDING", "REMOVING", "MIN_ISR", "FLAGS")
 
 
-def _table_row(s: PartitionState, flags: HealthFlags) -> tuple[str, ...]:
-    marks = [k for k in KINDS if getattr(flags, _KIND_FIELD[k])]
+def _table_row(s: PartitionState, verdict: Verdict) -> tuple[str, ...]:
+    flags = verdict.flags
+    marks = [k for k in KINDS + ELR_KINDS if verdict.has(_KIND_FIELD[k])]
     if flags.reassigning:
         marks.append("reassigning")
     return (s.topic, str(s.partition), "none" if s.leader is None else str(s.leader), _ids(s.replicas),
@@ -177,12 +211,12 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
     judged = printed = 0
     jsonl = job.output == "jsonl"
 
-    def verdict(state: PartitionState) -> HealthFlags:
+    def verdict(state: PartitionState) -> Verdict:
         c = counts_of(state)
-        flags = verdicts.get(c)
-        if flags is None:
-            flags = verdicts[c] = judge_counts(c, profile)
-        return flags
+        found = verdicts.get(c)
+        if found is None:
+            found = verdicts[c] = Verdict(judge_counts(c, profile), judge_elr(c, profile))
+        return found
 
     for item in items:
         if item.__class__ is Rejected:
@@ -198,10 +232,10 @@ def judge_batch(job: Job, lines: list[str], first_line_no: int, jsonl_input: boo
             shape = shapes.get(key)
             if shape is None:
                 flags = verdict(state)
-                shape = shapes[key] = (flags, _json_after_partition(state) + _SUFFIX[flags] + "\n")
+                shape = shapes[key] = (flags, _json_after_partition(state) + flags.suffix + "\n")
             flags, line = shape
         judged += 1
-        if only and not any(getattr(flags, f) for f in only):
+        if only and not any(flags.has(f) for f in only):
             continue
         printed += 1
         if not jsonl:
@@ -317,6 +351,9 @@ def run(files: Sequence[str], semantics: str = "kafka-3.7", only: str | None = N
     err = sys.stderr if err is None else err
     try:
         job = Job(semantics, parse_only(only), output, default_min_isr, parse_live_brokers(live_brokers))
+        if set(job.only) & set(ELR_FIELDS) and not PROFILES[semantics].has_elr:
+            raise ValueError(f"--only: the elr-* kinds need a profile with eligible leader replicas "
+                             f"(--semantics kafka-4.1), not {semantics}")
     except ValueError as e:
         err.write(f"error: {e}\n")
         return 2

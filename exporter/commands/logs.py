@@ -1,7 +1,9 @@
 """The log lines every command writes to stderr, in the formats Prometheus exporters offer
 (`--log.format`): `text` for people, `logfmt` and `json` for log pipelines. The field names are
 stable, since pipelines parse them: ts (RFC 3339, UTC, milliseconds), level, logger, msg, and err
-(the exception's one-line summary) when a record carries one."""
+(the exception's one-line summary) when a record carries one. A record logged with
+`extra={"fields": {...}}` (the backfill's progress) carries those fields after them, as JSON
+values in json (None: null) and as text in logfmt (None: left out; a list: comma-separated)."""
 from __future__ import annotations
 
 import json
@@ -13,19 +15,29 @@ LEVELS = ("debug", "info", "warning", "error")
 FORMATS = ("text", "logfmt", "json")
 
 
-def _fields(record: logging.LogRecord) -> dict[str, str]:
+def _fields(record: logging.LogRecord) -> dict:
     t = time.gmtime(record.created)
     out = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{int(record.msecs):03d}Z",
            "level": record.levelname.lower(), "logger": record.name, "msg": record.getMessage()}
     if record.exc_info and record.exc_info[1] is not None:
         e = record.exc_info[1]
         out["err"] = f"{type(e).__name__}: {e}"
+    for key, value in (getattr(record, "fields", None) or {}).items():
+        out.setdefault(key, value)  # never over the fields above
     return out
 
 
 class LogfmtFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return " ".join(f"{k}={_logfmt_value(v)}" for k, v in _fields(record).items())
+        return " ".join(f"{k}={_logfmt_value(_text(v))}" for k, v in _fields(record).items() if v is not None)
+
+
+def _text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ",".join(map(str, v))
+    return str(v)
 
 
 def _logfmt_value(v: str) -> str:
@@ -57,8 +69,23 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
+_format = "text"  # the format configure() set
+
+
+def failure(text: str, stream=None, logger: str = "kafka_jmx_sidecar.cli") -> None:
+    """A command's one-line failure: as it is in text (for people: `stream`, stderr by default),
+    a log record at error level in logfmt and json, so a log pipeline never meets a line that is
+    not one of its records."""
+    if _format == "text":
+        (stream or sys.stderr).write(text.rstrip("\n") + "\n")
+    else:
+        logging.getLogger(logger).error("%s", text.rstrip("\n"))
+
+
 def configure(level: str = "info", fmt: str = "text") -> None:
     """Route every logger to stderr at `level` in `fmt` (replacing handlers set before)."""
+    global _format
+    _format = fmt
     handler = _Stderr()
     if fmt == "logfmt":
         handler.setFormatter(LogfmtFormatter())

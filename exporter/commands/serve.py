@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import IO
 
+from kafka_jmx_sidecar.exporter.commands import logs
 from kafka_jmx_sidecar.exporter.poll import process_memory
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
@@ -17,6 +18,8 @@ from kafka_jmx_sidecar.exporter.config.load import Loaded, load
 from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, assemble
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 from kafka_jmx_sidecar.exporter.http.web_config_reload import WebConfigReloader
+from kafka_jmx_sidecar.exporter.otlp.settings import Push, effective
+from kafka_jmx_sidecar.exporter.source.jmx import JmxSettings
 
 log = logging.getLogger("kafka_jmx_sidecar")
 
@@ -63,13 +66,37 @@ def check_loaded(loaded: Loaded, path: str, out: IO[str], err: IO[str]) -> int:
     if unwritable is not None:
         err.write(f"{unwritable}\n")
         return 2
+    try:
+        push = otlp_push(loaded)
+    except (ConfigError, RuntimeError) as e:
+        err.write(f"{e}\n")
+        return 2
     s = loaded.settings
     target = (f"the whole cluster from the Admin API at {','.join(s.admin.bootstrap_servers)} (sidecar.mode: cluster)"
               if s.cluster else f"target {c.jmx_url}")
     out.write(f"{path}: OK: {len(c.rules)} rule(s), {target}, listening on {s.listen_address}\n")
     if s.web_config_file:
         out.write(_web_ok(s.web_config_file, loaded.web))
+    if push is not None:
+        out.write(f"{path}: OK: openTelemetry, pushing to {push.endpoint} ({push.protocol}) every "
+                  f"{push.interval_seconds} s\n")
     return 0
+
+
+def otlp_push(loaded: Loaded) -> Push | None:
+    """The `openTelemetry:` push with OpenTelemetry's environment variables over it (None: no
+    push); ConfigError for a wrong variable, RuntimeError when the SDK is not installed."""
+    if loaded.otlp is None:
+        return None
+    from kafka_jmx_sidecar.exporter.otlp.push import require_sdk
+
+    require_sdk()
+    s = loaded.settings
+    # service.instance.id when none is configured: what the sidecar reads, so that the sidecars
+    # of a cluster's brokers push series that stay apart
+    instance = (",".join(s.admin.bootstrap_servers) if s.cluster and s.admin is not None
+                else JmxSettings(jmx_url=loaded.config.jmx_url).endpoint)
+    return effective(loaded.otlp, os.environ, instance)
 
 
 def _archive_unwritable(loaded: Loaded) -> ConfigError | None:
@@ -139,8 +166,9 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     process_memory.limit_arenas()  # before the JVM and the HTTP server start their threads
     try:
         loaded = load(path, overrides)
-    except ConfigError as e:
-        err.write(f"{e}\n")
+        push = otlp_push(loaded)
+    except (ConfigError, RuntimeError) as e:  # RuntimeError: openTelemetry without the SDK installed
+        logs.failure(str(e), err)
         return 2
     for w in loaded.config.warnings:
         log.warning("%s", w)
@@ -159,8 +187,8 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     try:
         server = MetricsServer(host, port, collector, web)
     except OSError as e:
-        err.write(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
-                  f"choose another sidecar.listenAddress or --listen\n")
+        logs.failure(f"cannot listen on {loaded.settings.listen_address}: {e.strerror}; "
+                     f"choose another sidecar.listenAddress or --web.listen-address", err)
         return 2
     stop = threading.Event()
 
@@ -180,6 +208,7 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     # (a signal handler runs in the main thread, between bytecodes: never inside a JVM call).
     poller = threading.Thread(target=collector.run, args=(stop,), name="poll", daemon=True)
     poller.start()
+    pusher = _start_push(push, collector)
     try:
         while poller.is_alive() and not stop.wait(1.0):
             pass
@@ -187,6 +216,8 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
         stopping = stop.is_set()
         stop.set()
         collector.stop()
+        if pusher is not None:
+            pusher.stop()
         poller.join(STOP_SECONDS)
         if isinstance(web, WebConfigReloader):
             web.stop()
@@ -197,6 +228,21 @@ def serve(path: str, overrides: dict | None = None, err: IO[str] = sys.stderr) -
     elif not stopping:
         log.error("the poll loop ended unexpectedly (see above); exiting")
     _exit(0 if stopping else 1)
+
+
+def _start_push(push: Push | None, collector: Collector):
+    """The OTLP push of what /metrics serves, on a thread of its own (None: no push)."""
+    if push is None:
+        return None
+    from kafka_jmx_sidecar.exporter.otlp.push import Pusher
+
+    def served():
+        snapshot, self_metrics = collector.pushed()
+        return snapshot.families, self_metrics.decode(), collector.settings.naming
+
+    pusher = Pusher(push, served, collector.metrics)
+    pusher.start()
+    return pusher
 
 
 def _exit(code: int) -> None:

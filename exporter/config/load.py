@@ -3,6 +3,8 @@
 of `/metrics` (a web-config file or jmx_exporter 1.x's `httpServer:` block). Start, `check-config`
 and every reload go through `load`, so a file one refuses the others refuse too.
 
+The `openTelemetry:` push is read here too (exporter/otlp/settings.py), for `serve` to start.
+
 The poll sources are handed settings of their own, made here from the jmx_exporter keys (target,
 credentials, TLS, filters) and the `sidecar:` keys that bear on reading (`broker_settings`)."""
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kafka_jmx_sidecar.exporter.config.sidecar import (SidecarSettings, jvm_star
                                                       require_source, sidecar_settings)
 from kafka_jmx_sidecar.exporter.http.server_block import read_http_server_block
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
+from kafka_jmx_sidecar.exporter.otlp.settings import OtlpSettings, otlp_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, load_config
 from kafka_jmx_sidecar.exporter.source.broker import BrokerSettings
 from kafka_jmx_sidecar.exporter.source.jmx import JmxSettings
@@ -27,6 +30,7 @@ class Loaded:
     config: Config  # the jmx_exporter keys: target, filters, rules
     settings: SidecarSettings  # the `sidecar:` key
     web: WebConfig  # TLS and basic auth of /metrics
+    otlp: OtlpSettings | None = None  # the `openTelemetry:` push (None: none)
 
     def source_factory(self) -> Callable[[Config, SidecarSettings], Source]:
         """The poll source for a rules `Config` and the settings in force (a reload hands new ones):
@@ -55,6 +59,7 @@ def load(config_path: str, overrides: dict | None = None) -> Loaded:
         problems.check(require_source, config)
     web_file = settings.web_config_file if settings is not None else (overrides or {}).get("web_config_file")
     web = problems.check(load_web_config, web_file) if settings is not None or web_file else None
+    otlp = problems.check(otlp_settings, config.file)
     problems.raise_any()
     block, warnings, mistakes = read_http_server_block(config.file)
     if warnings:
@@ -68,7 +73,7 @@ def load(config_path: str, overrides: dict | None = None) -> Loaded:
                 "keep one: this httpServer block (jmx_exporter's format) or the web config file "
                 "(sidecar.webConfigFile / --web.config.file, the Prometheus exporter-toolkit format)")
         web = block
-    return Loaded(config, settings, web)
+    return Loaded(config, settings, web, otlp)
 
 
 def reload(config_path: str, mode: str, overrides: dict | None = None) -> Loaded:

@@ -285,6 +285,19 @@ class SelfMetrics:
             self.reassignment_unknowns.labels(*labels).set(count)
         self.reassignment_moving.set(outcome.moving)
 
+    def enable_otlp(self) -> None:
+        """The push of `openTelemetry:` (exporter/otlp/push.py)."""
+        if hasattr(self, "otlp_pushes"):
+            return
+        r = self.registry
+        self.otlp_pushes = Counter(_PREFIX + "otlp_pushes", "Pushes to the OTLP receiver of openTelemetry: by result "
+                                   "(a failure: the receiver or the exporter refused a part of it).", ["result"],
+                                   registry=r)
+        for result in ("success", "failure"):
+            self.otlp_pushes.labels(result)
+        self.otlp_push_duration = Gauge(_PREFIX + "otlp_push_duration_seconds", "How long the last push took.",
+                                        registry=r)
+
     def enable_cluster(self) -> None:
         """The cluster-wide mode's metrics (exporter/source/cluster.py): only with sidecar.mode: cluster."""
         if hasattr(self, "cluster_info"):
@@ -311,6 +324,10 @@ class SelfMetrics:
             "the documented fallback used instead: topics (min_isr) or partitions (reassignments) concerned; 0 "
             "once known again.", ["input", "fallback"], registry=r)
         self._cluster_seen: dict[Gauge, set] = {self.admin_unknown: set(), self.cluster_fallbacks: set()}
+        self.cluster_feature_level = Gauge(_PREFIX + "cluster_feature_level", "The cluster's finalized feature "
+                                           "levels the view depends on, read each poll: eligible.leader.replicas.version "
+                                           "(KIP-966; 0: ELR off, 1: on); absent while the Admin API does not tell it.",
+                                           ["feature"], registry=r)
 
     def record_cluster(self, outcome) -> None:
         """The last poll of the cluster-wide source (an exporter.cluster_source.Outcome)."""
@@ -318,6 +335,9 @@ class SelfMetrics:
         self.cluster_info.labels(outcome.semantics, outcome.cluster_id or "unknown").set(1)
         self.cluster_partitions.set(outcome.partitions)
         self.cluster_live_brokers.set(outcome.live_brokers)
+        self.cluster_feature_level.clear()
+        if outcome.elr_level is not None:
+            self.cluster_feature_level.labels("eligible.leader.replicas.version").set(outcome.elr_level)
         self.cluster_broker_info.clear()
         for broker_id in outcome.broker_ids:
             self.cluster_broker_info.labels(str(broker_id), outcome.cluster_id or "").set(1)

@@ -46,7 +46,7 @@ from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from kafka_jmx_sidecar.exporter.poll.poll_metrics import record_success
 from kafka_jmx_sidecar.exporter.poll.reload import ConfigWatcher, plan, tell, with_settings
-from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, Snapshot, assemble
+from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, TEXT, Snapshot, assemble
 from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, Source, SourceError
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
@@ -212,6 +212,13 @@ class Collector:
     def exposition(self, fmt: str) -> tuple[Snapshot, bytes]:
         """The snapshot to serve (none while withdrawn) and this moment's self metrics in `fmt`."""
         self._requested[fmt] = time.monotonic()
+        return self._served(fmt)
+
+    def pushed(self) -> tuple[Snapshot, bytes]:
+        """What a text scrape would get now, for the OTLP push (it reads families, asks no format)."""
+        return self._served(TEXT)
+
+    def _served(self, fmt: str) -> tuple[Snapshot, bytes]:
         with self._lock:
             snap, partial = self._snapshot, self._partial
         now = self.clock()

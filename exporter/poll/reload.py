@@ -49,10 +49,13 @@ SETTLE_SECONDS = 0.5
 RESTART_ONLY = {key.attr: "sidecar." + key.name for key in SIDECAR.keys if key.reload == RESTART}
 # The jmx_exporter keys that take effect only at start (RESTART in JMX_EXPORTER): the first poll's
 # delay, the endpoint's TLS and basic auth from an httpServer block (the server is made at start),
-# and SSL's JVM-wide properties (a JVM uses its trust and key stores, protocols and ciphers as
-# first set). What of each is compared: as parsed where that differs from the file's text.
+# the OTLP push of an openTelemetry block (its exporter, with the receiver's connection, is made at
+# start, as in jmx_exporter) and SSL's JVM-wide properties (a JVM uses its trust and key stores,
+# protocols and ciphers as first set). What of each is compared: as parsed where that differs from
+# the file's text (an empty `openTelemetry:` pushes, no block does not).
 _RUNNING = {
     "startDelaySeconds": lambda c: c.start_delay_seconds,
+    "openTelemetry": lambda c: c.file.data.get("openTelemetry", False) if isinstance(c.file.data, Mapping) else False,
     "ssl": lambda c: (c.trust_store, c.key_store, c.ssl_options.get("protocols"), c.ssl_options.get("ciphers")),
 }
 _CONFIG_RESTART_ONLY = {

@@ -96,6 +96,11 @@ class Snapshot:
     def empty(cls) -> "Snapshot":
         return cls.render((), 0.0, 0.0)
 
+    @property
+    def families(self) -> Sequence[Family]:
+        """The poll's families, as rendered (the push of exporter/otlp reads them too)."""
+        return self._families
+
     def rendered(self, fmt: str) -> bool:
         return fmt in self._gzipped
 

@@ -46,6 +46,7 @@ from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.broker_recompute import (PARTITION_GAUGES, REPLICA_MANAGER_GAUGES, Assignment, BrokerHealth,
                                      HostedPartitions, full_replica_count, recompute_broker)
+from kafka_jmx_sidecar.mbeans.cluster_view import ELR_DOMAIN, ELR_FIGURES, ELR_TYPE
 from kafka_jmx_sidecar.mbeans.health import Profile, parse_version, profile_for_version
 
 log = logging.getLogger("kafka_jmx_sidecar.recompute")
@@ -150,9 +151,10 @@ class Recompute:
         if view is None:
             return None, "no_admin_api" if self.admin is None else "admin_api_unreachable"
         known = reassignments_known(view)
-        out = {(p.topic, p.partition): Assignment(p.replicas, p.adding_replicas if known else (),
-                                                  p.removing_replicas if known else ())
-               for p in view.partitions}
+        out = {(p.topic, p.partition): Assignment(
+            p.replicas, p.adding_replicas if known else (), p.removing_replicas if known else (),
+            None if p.eligible_leader_replicas is None else len(p.eligible_leader_replicas))
+            for p in view.partitions}
         if known:
             return out, None
         u = view.unknown(Input.REASSIGNMENTS)
@@ -189,7 +191,7 @@ class Recompute:
         actions = {s.name: action(s, self.settings.mode, version, self.profile) for s in FAMILIES}
         changing = [s for s in FAMILIES if actions[s.name] in (ADDED, REPLACED)]
         health = None
-        if changing:
+        if changing or self.profile.has_elr:  # the ELR figure is always added under such a profile
             health = self._health(broker.hosted, broker_profile, version, out, given)
         return self._merge(result, broker.hosted, health, actions, out)
 
@@ -228,6 +230,13 @@ class Recompute:
                        if counts_adding else "leaves adding replicas out")
         elif health.without_assignment:
             out.fallbacks[("reassignments", "partition_not_described")] = health.without_assignment
+        if self.profile.has_elr and health.elr_under_min_isr is None:
+            u = self.view.unknown(Input.ELIGIBLE_LEADERS) if given is None and self.view is not None else None
+            why = ("no_admin_api" if self.admin is None and given is None else f"admin_api_{u.reason.value}" if u
+                   else "not_known")
+            out.fallbacks[("eligible_leader_replicas", why)] = health.led
+            self._tell(("elr", why), "recompute: the eligible leader replicas of the led partitions are not known "
+                       "(%s): ElrUnderMinIsr is left out, not published as 0", why)
         return health
 
     # --- into the rules' input ------------------------------------------------------------------
@@ -238,6 +247,8 @@ class Recompute:
         tables = list(result.tables)
         added_beans = self._merge_replica_manager(mbeans, health, actions, out)
         added_tables = self._merge_partitions(mbeans, tables, hosted, health, actions, out)
+        if health is not None and health.elr_under_min_isr is not None:
+            self._add_elr(added_beans, added_tables, hosted, health)
         if not added_beans and not added_tables:
             return ReadResult(mbeans, result.round_trips, result.phases, result.queries, tables, result.ranks,
                               result.broker)
@@ -307,11 +318,30 @@ class Recompute:
             out.states[spec.object_name] = state
         return added
 
-    def _wanted_members(self, spec: catalog.MBeanSpec, keys: tuple, hosted: HostedPartitions) -> bytearray:
+    def _add_elr(self, beans: list[MBean], tables: list[BeanTable], hosted: HostedPartitions,
+                 health: BrokerHealth) -> None:
+        """The ELR figure of the led partitions (mbeans/cluster_view.py names it as the cluster-wide
+        mode does): per partition in the Partition family's shape, and its count."""
+        gauge, total, _ = ELR_FIGURES[0]
+        name = ObjectName(ELR_DOMAIN, (("type", ELR_TYPE), ("name", total)))
+        if self.config.wants_mbean(name):
+            beans.append(MBean(name, catalog.Kind.GAUGE.class_name, (Attribute(
+                "Value", health.elr_under_min_isr_count, catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE),)))
+        spec = catalog.PARTITION[0]
+        keys = (("type", spec.type), ("name", gauge))
+        wanted = self._wanted_members(spec, keys, hosted, gauge)
+        if wanted.count(1):
+            tables.append(BeanTable(spec.domain, keys, catalog.Kind.GAUGE.class_name, "Value",
+                                    catalog.ATTRIBUTE_DESCRIPTION, _GAUGE_TYPE, True, hosted.topics, hosted.topic,
+                                    hosted.partition, array("I", bytes(4 * len(hosted.topic))),
+                                    health.elr_under_min_isr, wanted))
+
+    def _wanted_members(self, spec: catalog.MBeanSpec, keys: tuple, hosted: HostedPartitions,
+                        name: str | None = None) -> bytearray:
         """Which members of an added family the configuration's filters let through (kept while
         the member list is the same object: the filters run per member once per names refresh)."""
         # keyed by the member list's identity; the entry holds the list, so that id stays its own
-        cache_key = (spec.key, id(hosted.topic))
+        cache_key = (spec.key, name, id(hosted.topic))
         entry = self._wanted.get(cache_key)
         if entry is not None and entry[0] is hosted.topic:
             wanted = entry[1]

@@ -7,8 +7,9 @@ here, at load time, with the file, the YAML line and the key. Keys this project 
 become warnings. `${NAME}` is read from the environment for the JMX user name and password and
 the ssl stores' passwords; an unset variable is refused here too.
 
-The sidecar's own `sidecar:` key and jmx_exporter 1.x's `httpServer:` block are left in `Config.file`
-(the file's data and lines) for exporter/config/sidecar.py and exporter/http/server_block.py.
+The sidecar's own `sidecar:` key and jmx_exporter 1.x's `httpServer:` and `openTelemetry:` blocks are
+left in `Config.file` (the file's data and lines) for exporter/config/sidecar.py,
+exporter/http/server_block.py and exporter/otlp/settings.py.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from kafka_jmx_sidecar.exporter.rule_engine.template import Template
 
 TYPES = {"GAUGE": "gauge", "COUNTER": "counter", "UNTYPED": "untyped", "UNKNOWN": "untyped"}
 
-_TOP_LEVEL = set(JMX_EXPORTER.names)  # `sidecar:` and `httpServer:` are read elsewhere (module docstring)
+_TOP_LEVEL = set(JMX_EXPORTER.names)  # `sidecar:`, `httpServer:`, `openTelemetry:`: read elsewhere (module docstring)
 # jmx_exporter keys that mean something to jmx_exporter but not here: said so, not "unknown".
 _NOT_SUPPORTED = JMX_EXPORTER.ignored
 _RULE_KEYS = set(RULE.names)

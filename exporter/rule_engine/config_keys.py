@@ -1,6 +1,7 @@
 """The jmx_exporter keys of the configuration file, as the sidecar reads them (rule_engine/config.py
 takes its known keys, the flags and the rules' keys from here; the `sidecar:` key is the sidecar's,
-exporter/config/sidecar.py, and `httpServer:` is exporter/http/config_keys.py's). A key listed
+exporter/config/sidecar.py, `httpServer:` is exporter/http/config_keys.py's and `openTelemetry:`
+exporter/otlp/settings.py's). A key listed
 under `ignored` means something to jmx_exporter but not to the sidecar: the file loads, with a
 warning that says why. Any other unknown key is a warning too, which `check-config` refuses.
 """
@@ -102,10 +103,11 @@ JMX_EXPORTER = Block((), "jmx_exporter's keys: the broker to read, what to read,
         default_doc="one rule that names every attribute by default"),
     Key("httpServer", _BLOCK, "TLS and basic auth of /metrics in jmx_exporter's format (see httpServer below).",
         reload=RESTART, since="1.x"),
+    Key("openTelemetry", _BLOCK, "Push the series /metrics serves to an OTLP receiver, as jmx_exporter 1.x "
+        "(see openTelemetry below).", reload=RESTART, since="1.x"),
     Key("sidecar", _BLOCK, "The sidecar's own settings (see sidecar below)."),
 ), ignored={
     "excludeJvmMetrics": "there is no JVM of our own to exclude",
-    "openTelemetry": "OpenTelemetry export is not supported",
     "excludeBeanAttributeNames": "use excludeObjectNameAttributes",
 }, example="""\
 hostPort: kafka-0.kafka:9999

@@ -39,8 +39,9 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.object_name_pattern import ALL_OBJECT_NAMES
 from kafka_jmx_sidecar.exporter.source.protocol import ReadResult
 from kafka_jmx_sidecar.mbeans import catalog
-from kafka_jmx_sidecar.mbeans.cluster_view import (LEADER_KEY, NO_LEADER, OFFLINE_SPEC, PLACEHOLDERS, TOTALS, UNAVAILABLE, ClusterView,
-                                 judge_cluster, partition_gauges)
+from kafka_jmx_sidecar.mbeans.cluster_view import (ELR_DOMAIN, ELR_FIGURES, ELR_TYPE, LEADER_KEY, NO_LEADER, OFFLINE_SPEC,
+                                                   PLACEHOLDERS, TOTALS, UNAVAILABLE, ClusterView, judge_cluster,
+                                                   partition_gauges)
 from kafka_jmx_sidecar.mbeans.health import DEFAULT_PROFILE
 
 log = logging.getLogger("kafka_jmx_sidecar.cluster")
@@ -61,6 +62,7 @@ class Outcome:
     broker_ids: tuple[int, ...] = ()  # the live ones
     unknowns: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, reason) -> topics/brokers (1: cluster-wide)
     fallbacks: dict[tuple[str, str], int] = field(default_factory=dict)  # (input, fallback) -> topics or partitions
+    elr_level: int | None = None  # the eligible.leader.replicas.version feature level; None: not known
 
 
 class _Members:
@@ -125,7 +127,8 @@ class ClusterSource:
         judged = time.monotonic()
 
         out = self.outcome = Outcome(self.profile.name, view.cluster.cluster_id, len(cluster),
-                                     len(view.cluster.live_brokers), tuple(sorted(view.cluster.live_brokers)))
+                                     len(view.cluster.live_brokers), tuple(sorted(view.cluster.live_brokers)),
+                                     elr_level=view.elr_level)
         for u in view.unknowns:
             key = (u.input.value, u.reason.value)
             out.unknowns[key] = out.unknowns.get(key, 0) + 1
@@ -141,6 +144,12 @@ class ClusterSource:
             out.fallbacks[key] = len(cluster)
             self._tell(key, "cluster: reassignments are not known (%s): every partition is judged as if none were "
                        "moving, so a reassignment shows as under-replicated", key[1])
+        if self.profile.has_elr and cluster.elr_totals is None:
+            u = view.unknown(Input.ELIGIBLE_LEADERS)
+            self._tell(("elr",), "cluster: the eligible leader replicas are not known (%s): the %s profile's ELR "
+                       "figures are left out, not published as 0", u.detail if u else "not in the answer", self.profile.name)
+        elif cluster.elr_totals is not None:
+            self._told.discard(("elr",))
         mbeans, tables, ranks = self._mbeans(cluster)
         done = time.monotonic()
         return ReadResult(mbeans, round_trips=sum(getattr(self.admin, "requests", {}).values()),
@@ -157,8 +166,11 @@ class ClusterSource:
     def _mbeans(self, cluster: ClusterView) -> tuple[list[MBean], list[BeanTable], list[int]]:
         mbeans: list[MBean] = []
         wants = self.config.wants_mbean
-        for spec, value in [(s, cluster.totals[s.name]) for s in TOTALS] + [(OFFLINE_SPEC, cluster.offline)]:
-            name = ObjectName(spec.domain, (("type", spec.type), ("name", spec.name)))
+        sums = [((s.domain, s.type, s.name), cluster.totals[s.name]) for s in TOTALS]
+        sums.append(((OFFLINE_SPEC.domain, OFFLINE_SPEC.type, OFFLINE_SPEC.name), cluster.offline))
+        sums += [((ELR_DOMAIN, ELR_TYPE, t), v) for t, v in (cluster.elr_totals or {}).items()]
+        for (domain, type_, gauge), value in sums:
+            name = ObjectName(domain, (("type", type_), ("name", gauge)))
             if wants(name):
                 mbeans.append(MBean(name, _GAUGE_CLASS, (Attribute("Value", value, catalog.ATTRIBUTE_DESCRIPTION,
                                                                    _GAUGE_TYPE),)))
@@ -166,6 +178,7 @@ class ClusterSource:
         tables: list[BeanTable] = []
         members = self._leaders(cluster)
         gauges = [s.name for s in partition_gauges(cluster.profile)] + [UNAVAILABLE, PLACEHOLDERS]
+        gauges += [g for g, _, _ in ELR_FIGURES if g in cluster.gauges]
         for gauge in gauges:
             column = cluster.placeholders if gauge == PLACEHOLDERS else cluster.gauges[gauge]
             for leader in sorted(members, key=lambda b: (b < 0, b)):

@@ -5,7 +5,7 @@ final class HealthSpec {
     static final int UNKNOWN = 0, RM_URP = 1, RM_UNDER_MIN = 2, RM_AT_MIN = 3, RM_REASSIGNING = 4, RM_LEADERS = 5,
             RM_PARTITIONS = 6, RM_OFFLINE_REPLICAS = 7, RM_LATE_TXN = 8, RM_PRODUCER_IDS = 9,
             P_URP = 20, P_UNDER_MIN = 21, P_AT_MIN = 22, P_ISR = 23, P_REPLICAS = 24, P_LSO_LAG = 25,
-            L_SIZE = 30, L_LEO = 31, L_START = 32, L_SEGMENTS = 33,
+            L_SIZE = 30, L_LEO = 31, L_START = 32, L_SEGMENTS = 33, L_RETENTION_PERCENT = 34,
             C_OFFLINE = 40, C_ACTIVE = 41, C_IMBALANCE = 42, C_PARTITIONS = 43, C_TOPICS = 44, C_ACTIVE_BROKERS = 45,
             C_FENCED = 46;
     static final int NUM_RM = 10;
@@ -49,6 +49,7 @@ final class HealthSpec {
             case "Log/LogEndOffset": return L_LEO;
             case "Log/LogStartOffset": return L_START;
             case "Log/NumLogSegments": return L_SEGMENTS;
+            case "Log/RetentionSizeInPercent": return L_RETENTION_PERCENT;
             case "KafkaController/OfflinePartitionsCount": return C_OFFLINE;
             case "KafkaController/ActiveControllerCount": return C_ACTIVE;
             case "KafkaController/PreferredReplicaImbalanceCount": return C_IMBALANCE;

@@ -11,7 +11,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.management.MBeanInfo;
 
-/** The captured broker's other kafka.* MBeans (inventory-4.1.tsv, made by make_inventory.py). */
+/** The captured broker's other kafka.* MBeans (inventory-4.4.tsv or -4.1.tsv, made by make_inventory.py). */
 final class Inventory {
     static final class Shape {
         String className;

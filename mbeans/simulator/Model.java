@@ -215,6 +215,7 @@ final class Model {
             case HealthSpec.L_LEO: return replicaLogEndOffset(n, p) + (logValues == null ? 0 : logValues.logEndOffset(p));
             case HealthSpec.L_START: return p.logStart + (logValues == null ? 0 : logValues.logStartOffset(p));
             case HealthSpec.L_SEGMENTS: return (logValues == null ? 1 : logValues.segments(p)) + replicaSize(n, p) / segmentBytes;
+            case HealthSpec.L_RETENTION_PERCENT: return 0; // KIP-1257: no retention.bytes in the model (unlimited)
             default: return 0;
         }
     }

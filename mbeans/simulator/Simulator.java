@@ -12,7 +12,7 @@
  * HealthSpec, YMeter and Inventory (the MBeans and their values), Part (topics and partitions),
  * Endpoint (JMX/RMI and its security), Json. SPEC.json (written by the launcher) holds the cluster, the
  * Kafka version, the health-MBean table of mbeans/catalog.py for that version, the inventory file
- * (inventory-4.1.tsv) and the JMX settings. Once every endpoint serves, stdout gets
+ * (inventory-4.4.tsv or inventory-4.1.tsv) and the JMX settings. Once every endpoint serves, stdout gets
  *
  *     READY service:jmx:rmi:///jndi/rmi://127.0.0.1:PORT/jmxrmi     (the broker this process poses as)
  *     NODE <id> <url>                                               (one line per served node)

@@ -3,8 +3,8 @@
 A JVM program (the `*.java` files here, compiled by the JDK's javac on first use) serves, for
 each simulated broker it is asked to serve, its own MBeanServer and JMX connector on 127.0.0.1:
 the health MBeans of mbeans/catalog.py for the chosen Kafka version, computed from the model the
-way that version's broker computes them, plus the rest of a real Kafka 4.1 broker's `kafka.*`
-inventory (`inventory-4.1.tsv`). Python starts it and drives it over py4j:
+way that version's broker computes them, plus the rest of a real broker's `kafka.*` MBeans
+(`inventory-4.4.tsv` for 4.4 and later, `inventory-4.1.tsv` before: process.inventory_for). Python starts it and drives it over py4j:
 
     from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
     with Simulator.start(cluster.reference_4_1(), kafka_version="4.1", serve="all") as sim:

@@ -8,7 +8,8 @@ A cluster is a plain dict in the `simulate --cluster` format:
                                  "adding_replicas": [], "removing_replicas": []}]}]}
 
 plus, optionally: `"metadata": "kraft" | "zookeeper"` (default: ZooKeeper before Kafka 3.3, KRaft
-from 3.3), `"offline": [ids]` (nodes down at start), `"cluster_id"`, and per topic the shorthand
+from 3.3), `"offline": [ids]` (nodes down at start), `"cluster_id"`, `"features"` (finalized feature levels,
+e.g. `{"eligible.leader.replicas.version": 1}`, which harness/admin_wire.py answers), and per topic the shorthand
 `"partitions": N, "replication_factor": R` (replicas assigned round-robin). Partition fields are
 those of the `health` command's input; the partition number is the list position. Negative replica
 ids are placeholders for replicas that do not exist yet.
@@ -78,7 +79,7 @@ def _int(value: Any, where: str, minimum: int | None = None) -> int:
 def normalize(data: dict, *, version: str = "4.1", source: str = "cluster") -> dict:
     """Check a cluster definition and return its canonical form (see the module docstring)."""
     w = source
-    known = {"brokers", "controllers", "topics", "metadata", "offline", "cluster_id"}
+    known = {"brokers", "controllers", "topics", "metadata", "offline", "cluster_id", "features"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ClusterError(f"{w}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -100,8 +101,15 @@ def normalize(data: dict, *, version: str = "4.1", source: str = "cluster") -> d
     seen: set[str] = set()
     live = [b for b in brokers if b not in offline]
     topics = [_topic(t, f"{w}: topics[{ti}]", w, seen, brokers, live, offline) for ti, t in enumerate(topics_in)]
-    return {"brokers": brokers, "controllers": controllers, "metadata": mode, "offline": offline,
-            "cluster_id": cluster_id, "topics": topics}
+    features = data.get("features") or {}
+    if not isinstance(features, dict) or not all(isinstance(k, str) for k in features):
+        raise ClusterError(f"{w}: features: expected a mapping of finalized feature levels, e.g. "
+                           f"{{\"eligible.leader.replicas.version\": 1}}")
+    out = {"brokers": brokers, "controllers": controllers, "metadata": mode, "offline": offline,
+           "cluster_id": cluster_id, "topics": topics}
+    if features:  # what the Admin API answers (harness/admin_wire.py); the JMX simulator has none
+        out["features"] = {k: _int(v, f"{w}: features.{k}", 0) for k, v in features.items()}
+    return out
 
 
 def _brokers(data: dict, w: str) -> list[int]:
@@ -194,11 +202,14 @@ def _assign(count: int, rf: Any, brokers: list[int], live: list[int], where: str
     return out
 
 
+ELR_KEYS = ("eligible_leader_replicas", "last_known_elr")
+
+
 def _partition(p: Any, index: int, where: str, brokers: list[int], offline: list[int]) -> dict:
     if not isinstance(p, dict):
         raise ClusterError(f"{where}: expected a mapping with replicas, isr and leader")
     known = {"replicas", "isr", "leader", "adding_replicas", "removing_replicas", "size_bytes", "log_end_offset",
-             "bytes_per_sec", "partition"}
+             "bytes_per_sec", "partition", *ELR_KEYS}
     unknown = sorted(set(p) - known)
     if "min_isr" in unknown:
         raise ClusterError(f"{where}: min_isr is a topic setting here: put it in the topic's config as "
@@ -258,6 +269,13 @@ def _partition(p: Any, index: int, where: str, brokers: list[int], offline: list
     for key in ("size_bytes", "log_end_offset", "bytes_per_sec"):
         if key in p:
             out[key] = _int(p[key], f"{where}.{key}", 0)
+    for key in ELR_KEYS:  # KIP-966's lists as the Admin API answers them (harness/admin_wire.py)
+        if key in p:
+            ids = _ints(p[key], f"{where}.{key}")
+            stray = [r for r in ids if r not in replicas or r in isr]
+            if stray:
+                raise ClusterError(f"{where}.{key}: {stray} must be replicas outside the ISR {isr}")
+            out[key] = ids
     return out
 
 
@@ -289,7 +307,7 @@ def synthetic(partitions: int, *, brokers: int = 3, replication_factor: int = 3,
 
 
 def reference_4_1() -> dict:
-    """The captured Kafka 4.1 node (inventory-4.1.tsv's): node 1, broker and controller,
+    """The captured Kafka nodes' cluster (inventory-4.1.tsv's and -4.4.tsv's): node 1, broker and controller,
     refbin-test (3 partitions, RF 1) and refbin-underminisr (2 partitions, RF 1, min ISR 2)."""
     return {
         "brokers": [1], "controllers": [1], "metadata": "kraft",

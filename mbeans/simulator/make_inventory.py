@@ -1,11 +1,16 @@
 """Generate the simulator's MBean inventory from a captured broker (run by hand, output committed).
 
     python -m mbeans.simulator.make_inventory [REFERENCE_DIR] > mbeans/simulator/inventory-4.1.tsv
+    python -m harness.capture 4.4 DIR
+    python -m mbeans.simulator.make_inventory DIR > mbeans/simulator/inventory-4.4.tsv
 
 REFERENCE_DIR (default ../shared/reference/kafka-4.1 beside the repository) holds the dump of
-every `kafka.*` MBean of a real Kafka 4.1 node (`all-kafka-mbeans-full.txt`: ObjectName, MBeanInfo
-class name, attributes with declared type, value and runtime class) and jmx_exporter's output for
-the same node, whose HELP lines carry the attribute descriptions of Kafka's own metrics.
+every `kafka.*` MBean of a real Kafka node, broker and controller in one process with node id 1
+(`all-kafka-mbeans-full.txt`: ObjectName, MBeanInfo class name, attributes with declared type,
+value and runtime class) and jmx_exporter's output for the same node
+(`jmx_exporter-<release>-standalone-metrics.txt`), whose HELP lines carry the attribute
+descriptions of Kafka's own metrics. The Kafka 4.1 one is a reference capture; harness/capture.py
+makes such a directory from a real broker of any KRaft release the tests run.
 
 The output is a tab-separated file with three kinds of lines:
 
@@ -15,13 +20,14 @@ The output is a tab-separated file with three kinds of lines:
 
 Beans of the health catalog (mbeans/catalog.py) are left out: the simulator's model serves them
 (except the Log beans of the KRaft metadata log, `__cluster_metadata`, which is no model partition).
-ObjectName templates use `{node}` for the node's own id, `{broker}` for a bean a controller
-keeps per registered broker and `{version}` for the client software version of the node's peers;
-values use `{version}`, `{start_ms}`, `{cluster_id}`, `{raft_state}` and `{raft_leader}`. Roles say
-where a bean exists: `b` broker nodes only, `c` controller nodes only (every broker under
-ZooKeeper), `k` KRaft only, `q` the KRaft quorum leader (the active controller) only, `o` every
-node but the quorum leader; no letter: every node. The roles of beans other than the health ones
-are an approximation (the reference is one combined broker+controller node); see ROLE_RULES.
+ObjectName templates use `{node}` for the node's own id (`BrokerId`, `id` and `client-id` keys),
+`{broker}` for a bean a controller keeps per registered broker and `{version}` for the client
+software version of the node's peers; values use `{version}`, `{start_ms}`, `{cluster_id}`,
+`{raft_state}` and `{raft_leader}`. Roles say where a bean exists: `b` broker nodes only, `c`
+controller nodes only (every broker under ZooKeeper), `k` KRaft only, `q` the KRaft quorum leader
+(the active controller) only, `o` every node but the quorum leader; no letter: every node. The roles
+of beans other than the health ones are an approximation (the reference is one combined
+broker+controller node); see ROLE_RULES.
 
 Scopes say when a bean appears: `-` when the node starts; `T` per topic, on the topic's first
 traffic; and for replication, which the single captured node never did (REPLICATION, as a real
@@ -52,7 +58,8 @@ CONTROLLER_REQUESTS = {
     "FetchSnapshot", "UpdateRaftVoter", "Vote",
 }
 # Request types a KRaft controller serves as well as a broker: a real 4.1.1 dedicated controller has
-# their RequestMetrics (brokers forward the admin requests among them to it).
+# their RequestMetrics (brokers forward the admin requests among them to it); UnregisterController
+# (4.4) both kinds of node have too.
 SHARED_REQUESTS = {
     "AddPartitionsToTxnVerification", "AddRaftVoter", "AlterClientQuotas", "AlterConfigs",
     "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions", "CreateAcls", "CreateDelegationToken",
@@ -60,7 +67,7 @@ SHARED_REQUESTS = {
     "DescribeConfigs", "DescribeDelegationToken", "DescribeQuorum", "DescribeUserScramCredentials", "ElectLeaders",
     "ExpireDelegationToken", "Fetch", "FetchConsumer", "FetchFollower", "IncrementalAlterConfigs",
     "ListClientMetricsResources", "ListPartitionReassignments", "RemoveRaftVoter", "RenewDelegationToken",
-    "SaslAuthenticate", "SaslHandshake", "UnregisterBroker", "UpdateFeatures",
+    "SaslAuthenticate", "SaslHandshake", "UnregisterBroker", "UnregisterController", "UpdateFeatures",
 }
 # KafkaController gauges and ControllerStats meters that exist only under KRaft.
 KRAFT_CONTROLLER_NAMES = {
@@ -82,12 +89,16 @@ NODE_WIDE_TYPES = {
     ("kafka.log", "LogFlushStats"), ("kafka.server", "KafkaRequestHandlerPool"), ("kafka.server", "Fetch"),
     ("kafka.server", "Produce"), ("kafka.server", "Request"), ("kafka.server", "ControllerMutation"),
 }
-# Beans every node has, broker or controller.
+# Beans every node has, broker or controller (node-metrics: the feature levels the node supports, 4.2+).
 COMMON_TYPES = {
     ("kafka.server", "app-info"), ("kafka.server", "kafka-metrics-count"), ("kafka.network", "RequestChannel"),
     ("kafka.network", "SocketServer"), ("kafka.network", "Processor"), ("kafka.server", "raft-metrics"),
     ("kafka.server", "raft-channel-metrics"), ("kafka.server", "MetadataLoader"), ("kafka.server", "SnapshotEmitter"),
+    ("kafka.server", "node-metrics"),
 }
+# KafkaRequestHandlerPool's idle meters per kind of request handler pool (4.2+): the broker's and
+# the controller's, beside the node-wide RequestHandlerAvgIdlePercent.
+HANDLER_POOLS = {"BrokerRequestHandlerAvgIdlePercent": "b", "ControllerRequestHandlerAvgIdlePercent": "ck"}
 
 
 def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
@@ -96,6 +107,8 @@ def roles_of(domain: str, keys: list[tuple[str, str]]) -> str:
     type_, name = k.get("type", ""), k.get("name", "")
     if domain == "kafka.controller":
         return "ck" if name in KRAFT_CONTROLLER_NAMES else "c"
+    if type_ == "KafkaRequestHandlerPool" and name in HANDLER_POOLS:
+        return HANDLER_POOLS[name]
     if type_ == "ControllerServer" or k.get("listener") == "CONTROLLER" or type_ == "registration-metrics":
         return "ck"  # registration-metrics: the ControllerServer's registration channel, not on a broker-only node
     if k.get("listener") == "PLAINTEXT":
@@ -260,7 +273,7 @@ def captured_rows(beans: list, helps: dict, shapes: dict[tuple, int], rows: list
             if (domain, k.get("type")) != ("kafka.server", "BrokerTopicMetrics"):
                 raise SystemExit(f"unexpected per-topic bean {name}: teach make_inventory.py its scope")
             keys = [(kk, "{topic}" if kk == "topic" else vv) for kk, vv in keys]
-        keys = [(kk, "{node}" if kk in ("BrokerId", "id") and vv == NODE_ID else
+        keys = [(kk, "{node}" if kk in ("BrokerId", "id", "client-id") and vv == NODE_ID else
                  "{broker}" if kk == "broker" and vv == NODE_ID else vv) for kk, vv in keys]
         template = domain + ":" + ",".join(f"{kk}={vv}" for kk, vv in keys)
         shape_attrs, values = shape_and_values(name, cls, domain, k, attrs, helps, facts)
@@ -294,9 +307,9 @@ def replication_rows(captured: dict[str, tuple[str, list]], shapes: dict[tuple, 
         rows.append((roles, scope, shape, template, values))
 
 
-def write_inventory(out, shapes: dict[tuple, int], rows: list) -> None:
-    out.write("# kafka-jmx-sidecar broker simulator: MBean inventory of a real Kafka 4.1.0 node\n")
-    out.write("# generated by mbeans/simulator/make_inventory.py from ../shared/reference/kafka-4.1; do not edit\n")
+def write_inventory(out, version: str, shapes: dict[tuple, int], rows: list) -> None:
+    out.write(f"# kafka-jmx-sidecar broker simulator: MBean inventory of a real Kafka {version} node\n")
+    out.write("# generated by mbeans/simulator/make_inventory.py from a capture of that node; do not edit\n")
     out.write("# S <shape> <class> <attr|declared|runtime|description>...\n")
     out.write("# M <roles: b broker, c controller, k KRaft, - any> <scope: T per topic on produce, - once> "
               "<shape> <ObjectName template> <values>...\n")
@@ -308,18 +321,22 @@ def write_inventory(out, shapes: dict[tuple, int], rows: list) -> None:
 
 def main(argv: list[str]) -> int:
     ref = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[3] / "shared/reference/kafka-4.1"
-    dump, exporter = ref / "all-kafka-mbeans-full.txt", ref / "jmx_exporter-0.17.2-standalone-metrics.txt"
-    for f in (dump, exporter):
+    dump, exporters = ref / "all-kafka-mbeans-full.txt", sorted(ref.glob("jmx_exporter-*-standalone-metrics.txt"))
+    for f in (dump, *exporters[:1]):
         if not f.is_file():
             print(f"error: {f} not found; pass the reference directory as the first argument", file=sys.stderr)
             return 2
-    helps = parse_help(exporter)
+    if len(exporters) != 1:
+        print(f"error: {ref}: expected one jmx_exporter-*-standalone-metrics.txt, found {len(exporters)}",
+              file=sys.stderr)
+        return 2
+    helps = parse_help(exporters[0])
     beans = list(parse_dump(dump))
     shapes: dict[tuple, int] = {}
     rows: list = []
     captured = captured_rows(beans, helps, shapes, rows)
     replication_rows(captured, shapes, rows)
-    write_inventory(sys.stdout, shapes, rows)
+    write_inventory(sys.stdout, node_facts(beans)[2], shapes, rows)
     return 0
 
 

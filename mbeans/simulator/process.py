@@ -37,7 +37,10 @@ from kafka_jmx_sidecar.mbeans.simulator.jdk import MAIN_CLASS, compiled_classes,
 from kafka_jmx_sidecar.mbeans.simulator.values import LogValues
 
 HERE = Path(__file__).resolve().parent
-INVENTORY = HERE / "inventory-4.1.tsv"
+# The MBeans other than the health catalog's, as a real node of the release served them (made by
+# make_inventory.py from a capture): a version gets the newest capture not newer than itself, the
+# oldest for releases before it (their own sets differ more: tests/real compares them).
+INVENTORIES = {(4, 4): HERE / "inventory-4.4.tsv", (4, 1): HERE / "inventory-4.1.tsv"}
 OLDEST_VERSION = (0, 8, 2)  # topic and partition became ObjectName keys
 
 # py4j logs a lost connection with a full traceback; control.Controls reports it as one SimulatorError.
@@ -79,6 +82,12 @@ class JmxSecurity:
                 raise SimulatorError("JMX over SSL needs the key store's password (in the environment variable named by --jmx-keystore-password-env)")
 
 
+def inventory_for(version: str) -> Path:
+    """The inventory the simulator serves for Kafka `version`."""
+    v = parse_version(version)
+    return next((path for since, path in INVENTORIES.items() if v >= since), INVENTORIES[(4, 1)])
+
+
 def full_version(version: str) -> str:
     parts = list(parse_version(version))
     while len(parts) < 3:
@@ -114,7 +123,7 @@ def build_spec(cluster: dict, *, kafka_version: str, posed: int, served: list[in
         "health": health,
         "health_keys": sorted(f"{s.domain}:{s.type}:{s.name}" for s in catalog.HEALTH_MBEANS),
         "kinds": kinds,
-        "inventory": str(INVENTORY) if inventory else None,
+        "inventory": str(inventory_for(kafka_version)) if inventory else None,
         "clock": clock,
         "security": {"password_file": security.password_file, "access_file": security.access_file,
                      "ssl": security.ssl, "registry_ssl": security.ssl and security.registry_ssl},

@@ -1,5 +1,7 @@
-"""A real Prometheus (Debian package) on a loopback port, for end-to-end tests: it scrapes the
-sidecar and its HTTP API answers queries. Started and stopped by PID."""
+"""A real Prometheus on a loopback port, for end-to-end tests: it scrapes the sidecar and its HTTP
+API answers queries. Started and stopped by PID. Debian's Prometheus 2 by default;
+`Prometheus.v3(...)` starts Prometheus 3 (built by harness/programs.py, `prometheus-3`), with
+command-line `flags` of its own (such as `--web.enable-otlp-receiver`)."""
 from __future__ import annotations
 
 import json
@@ -15,6 +17,8 @@ import urllib.request
 
 import yaml
 
+from harness import programs
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -26,12 +30,14 @@ class Prometheus:
     def __init__(self, target: str | list[str] | None, scrape_interval: str = "1s", scheme: str = "http",
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
                  cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None,
-                 rule_files: list[str] | None = None, scrape_configs: list[dict] | None = None):
+                 rule_files: list[str] | None = None, scrape_configs: list[dict] | None = None,
+                 binary: str = "prometheus", flags: tuple[str, ...] = ()):
         """`target`: one address, or a list (one job scrapes them all); None: no scrape job;
         `tsdb`: serve that TSDB directory (one promtool filled, samples of any age kept) instead of
-        a fresh one; `rule_files`: rules it evaluates; `scrape_configs`: further jobs, as written."""
-        if not shutil.which("prometheus"):
-            raise RuntimeError("prometheus is not installed: run scripts/ensure-system-deps --test")
+        a fresh one; `rule_files`: rules it evaluates; `scrape_configs`: further jobs, as written;
+        `binary`: the prometheus command; `flags`: further command-line flags."""
+        if not shutil.which(binary):
+            raise RuntimeError(f"{binary} is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
         self.port = free_port()
         targets = [target] if isinstance(target, str) else list(target or [])
@@ -54,11 +60,20 @@ class Prometheus:
             yaml.safe_dump(config, f)
         self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
         self.proc = subprocess.Popen(
-            ["prometheus", f"--config.file={self.config_path}", f"--storage.tsdb.path={tsdb or self.dir + '/data'}",
+            [binary, f"--config.file={self.config_path}", f"--storage.tsdb.path={tsdb or self.dir + '/data'}",
              *(["--storage.tsdb.retention.time=100y"] if tsdb else []),
-             f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+             f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn", *flags],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_ready()
+
+    @classmethod
+    def v3(cls, target: str | list[str] | None = None, flags: tuple[str, ...] = (), **kwargs) -> "Prometheus":
+        """Prometheus 3 (harness/programs.py's `prometheus-3`, built on first use), otherwise as above."""
+        return cls(target, binary=str(programs.binary("prometheus-3", "prometheus")), flags=flags, **kwargs)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     def _get(self, path: str, params: dict | None = None):
         url = f"http://127.0.0.1:{self.port}{path}"

@@ -185,8 +185,9 @@ def test_partition_states_convert_one_to_one_and_judge():
     view = AdminView(cluster, tuple(partitions))
     states = view.partition_states(lambda topic: {"moving": 2, "gone": 1}[topic], cluster.live_brokers)
     assert states == [
-        PartitionState("gone", 0, None, (2,), (), (), (), 1, frozenset({1, 2})),
-        PartitionState("moving", 0, 1, (2, 3, 1), (1,), (2, 3), (1,), 2, frozenset({1, 2})),
+        # DescribeTopicPartitions answered: the ELR lists are known (empty here), not None
+        PartitionState("gone", 0, None, (2,), (), (), (), 1, frozenset({1, 2}), (), ()),
+        PartitionState("moving", 0, 1, (2, 3, 1), (1,), (2, 3), (1,), 2, frozenset({1, 2}), (), ()),
     ]
     gone, moving = (judge(s, KAFKA_3_7) for s in states)
     assert gone.unavailable and not gone.under_replicated

@@ -26,6 +26,23 @@ def test_a_bootstrap_timeout_after_sasl_failures_is_a_sasl_error():
     assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in str(e) and "check sidecar.admin.sasl" in str(e)
 
 
+# lines kafka-python 3.0.12 logged against a real 4.4 SASL_SSL listener refusing a SCRAM password,
+# when it met the broker's close before the error the broker had sent (a third of the tries)
+CLOSED_LINES = ["<KafkaSSLTransport [127.0.0.1:25292<-47102]>: socket disconnected",
+                "<KafkaSSLTransport [127.0.0.1:25292<-47102]>: Abort (KafkaConnectionError: socket disconnected)",
+                "Bootstrap connection to bootstrap-1 failed: KafkaConnectionError: socket disconnected (backoff 0.65 secs)",
+                "Bootstrap failed: KafkaTimeoutError: Unable to bootstrap from ['kafka-0:9093', 'kafka-1:9093']"]
+
+
+def test_connections_closed_during_sasl_are_a_sasl_error_whether_or_not_the_answer_was_read():
+    e = connect_error(TIMEOUT, SERVERS, "SASL_SSL", 10, CLOSED_LINES)
+    assert str(e).startswith(f"Kafka Admin API at {SERVERS} (SASL_SSL): SASL authentication failed: the brokers "
+                             f"closed every connection during authentication"), str(e)
+    assert "check sidecar.admin.sasl" in str(e) and "sidecar.admin.securityProtocol" in str(e)
+    # without SASL, a closed connection is no authentication failure
+    assert "no broker answered" in str(connect_error(TIMEOUT, SERVERS, "SSL", 10, CLOSED_LINES))
+
+
 def test_a_bootstrap_timeout_after_handshake_failures_is_a_tls_error():
     e = connect_error(TIMEOUT, SERVERS, "SSL", 10, [TLS_LINE])
     assert "TLS handshake failed: " in str(e) and "CERTIFICATE_VERIFY_FAILED" in str(e)

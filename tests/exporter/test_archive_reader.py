@@ -3,8 +3,11 @@ read back as typed records, complete polls and the states known at given times, 
 unusable line or poll counted under its file and reason."""
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
+from kafka_jmx_sidecar.exporter.archive.damage import Damage
 from kafka_jmx_sidecar.exporter.archive.format import Count, Leaf, Leaves, MinIsr, Poll, State
 from kafka_jmx_sidecar.exporter.archive.reader import (ArchiveState, Rejects, archive_files, read_archive, read_polls, replay,
                                      states_at)
@@ -131,18 +134,24 @@ def test_a_restart_after_a_torn_line_reads_on_from_the_new_keyframe(tmp_path):
     states = [(s.t, dict(s.counts)) for s in replay(read_polls(path, rejects))]
     assert [t for t, _ in states] == [1000.0, 1100.0, 1115.0]
     assert states[2][1][("orders", 0)] == (2, 3)
-    assert rejects.counts == {(path, "corrupt line"): 1, (path, "incomplete poll"): 1}
+    # the torn poll, and the span it leaves: from its poll line to the new segment's header
+    assert rejects.counts == {(path, "corrupt line"): 1, (path, "incomplete poll"): 1, (path, "damaged span"): 1}
+    torn_at = len((HEADER + KEYFRAME).encode())
+    assert rejects.spans == [Damage(path, torn_at, torn_at + len(torn), 14, 17, 1000.0, 1100.0, 1)]
+    assert rejects.examples[-1].detail == (f"bytes {torn_at}-{torn_at + len(torn)} (lines 14-17) unusable: 1 poll(s) "
+                                           "lost, history after the poll at 1970-01-01T00:16:40Z until the poll at "
+                                           "1970-01-01T00:18:20Z")
 
 
 def test_unknown_schema_version_rejects_its_segment_only(tmp_path):
-    future = HEADER.replace('"schema":1', '"schema":2')
+    future = HEADER.replace('"schema":1', '"schema":3')
     path = write(tmp_path, "a.jsonl", future + KEYFRAME + HEADER + KEYFRAME)
     rejects = Rejects()
     polls = list(read_polls(path, rejects))
     assert [p.t for p in polls] == [1000.0]
     assert polls[0].records[1] == Count("orders", 0, 3, 3)
-    # the header and the 12 lines of its segment
-    assert rejects.counts == {(path, "unknown schema version"): 13}
+    # the header and the 12 lines of its segment; a schema this reader does not know is no damage
+    assert rejects.counts == {(path, "unknown schema version"): 13} and rejects.spans == []
 
 
 def test_bad_lines_are_counted_per_reason_and_spoil_their_poll(tmp_path):
@@ -163,7 +172,11 @@ def test_bad_lines_are_counted_per_reason_and_spoil_their_poll(tmp_path):
     # poll lost a line (corrupt): incomplete, so the next change poll has no keyframe to apply to
     assert [p.t for p in polls] == [1000.0]
     assert rejects.by_reason() == {"no header": 1, "outside a poll": 2, "malformed record": 1, "incomplete poll": 3,
-                                   "corrupt line": 1, "no keyframe": 1, "unknown record kind": 1}
+                                   "corrupt line": 1, "no keyframe": 1, "unknown record kind": 1, "damaged span": 2}
+    # two spans: the file's start up to the good keyframe, and from the spoiled change poll on
+    assert [(d.line, d.last_line, d.after, d.before, d.polls) for d in rejects.spans] == [
+        (1, 15, None, 1000.0, 1), (28, 45, 1000.0, None, 3)]
+    assert rejects.spans[1].end == len(lines.encode())
 
 
 def test_directories_are_read_file_by_file_in_time_order(tmp_path):
@@ -204,14 +217,22 @@ def test_the_documented_example_reads_as_the_format_page_says(tmp_path):
     assert example.startswith('{"k":"archive"')
     path = write(tmp_path, "2026-11-18T11Z.jsonl", example + "\n")
     rejects = Rejects()
-    got = dict(states_at(read_archive([path], rejects), [1795000000.0, 1795000015.0]))
-    assert rejects.total == 0
-    assert got[1795000000.0].counts == {("orders", 0): (3, 3)}
-    assert got[1795000015.0].counts == {("orders", 0): (2, 3)}
+    polls = list(read_archive([path], rejects))
+    assert rejects.total == 0 and [p.header.schema for p in polls] == [2, 2]  # its checksums hold
+    got = dict(states_at(iter(polls), [1795000000.0, 1795000015.0]))
+    assert got[1795000000.0].counts == {("orders", 0): (3, 3), ("orders", 1): (2, 0)}
+    assert got[1795000015.0].counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
     assert got[1795000015.0].leaves == {
         ("kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions", "Value"): 0,
         (MEMBER0[0], "Value"): 1}
     assert got[1795000015.0].min_isr == {"orders": (2, "configured")}
+    # the page's recipe for checking a block by hand, run on the page's example
+    recipe = textwrap.dedent(section.split("Checking a block by hand", 1)[1].split("\n\n", 2)[1])
+    exec(recipe.replace('open("2026-11-18T11Z.jsonl", "rb")', f"open({path!r}, 'rb')"), {})
+    with pytest.raises(AssertionError):
+        write(tmp_path, "flipped.jsonl", example.replace('"isr":2,"replicas":3', '"isr":3,"replicas":3') + "\n")
+        exec(recipe.replace('open("2026-11-18T11Z.jsonl", "rb")', f"open({str(tmp_path / 'flipped.jsonl')!r}, 'rb')"),
+             {})
 
 
 def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
@@ -231,3 +252,16 @@ def test_a_state_is_what_the_broker_recompute_reads(tmp_path):
     assert health.replica_manager["UnderReplicatedPartitions"] == 1
     assert health.replica_manager["UnderMinIsrPartitionCount"] == 0
     assert health.replica_manager["AtMinIsrPartitionCount"] == 2
+
+
+def test_a_keyframes_counts_are_columns_of_one_topic(tmp_path):
+    counts = '{"k":"counts","topic":"orders","partitions":[0,1],"isr":[3,2],"replicas":[3,0]}\n'
+    keyframe = KEYFRAME.replace('{"k":"count","topic":"orders","partition":0,"isr":3,"replicas":3}\n'
+                                '{"k":"count","topic":"orders","partition":1,"isr":2,"replicas":0}\n', counts) \
+        .replace('"records":10', '"records":9')
+    path = write(tmp_path, "a.jsonl", HEADER + keyframe + CHANGE_1015)
+    state = list(states_at(read_archive([path]), [1015.0]))[0][1]
+    assert state.counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0), ("audit", 0): (1, 1)}
+    uneven = write(tmp_path, "b.jsonl", HEADER + keyframe.replace('"replicas":[3,0]', '"replicas":[3]'))
+    rejects = Rejects()
+    assert list(read_polls(uneven, rejects)) == [] and rejects.by_reason()["malformed record"] == 1

@@ -13,7 +13,7 @@ import pytest
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Broker, BrokerConfig, Cluster, Partition, TopicConfig
 from kafka_jmx_sidecar.exporter.archive import retention
 from kafka_jmx_sidecar.exporter.archive.encoder import PollFacts
-from kafka_jmx_sidecar.exporter.archive.format import Count, Leaf, MinIsr, State
+from kafka_jmx_sidecar.exporter.archive.format import Count, Counts, Leaf, MinIsr, State
 from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive, read_polls, states_at
 from kafka_jmx_sidecar.exporter.archive.settings import ArchiveSettings
 from kafka_jmx_sidecar.exporter.archive.writer import ArchiveWriter, poll_facts
@@ -131,8 +131,28 @@ def test_each_hour_has_its_file_starting_with_a_keyframe(tmp_path):
     assert names == ["2026-11-18T11Z.jsonl", "2026-11-18T12Z.jsonl"]
     second_file = list(read_polls(str(tmp_path / "archive" / names[1]), Rejects()))
     assert len(second_file) == 1 and second_file[0].poll.keyframe
-    assert second_file[0].header.schema == 1
-    assert Count("orders", 0, 2, 3) in second_file[0].records
+    assert second_file[0].header.schema == 2
+    # a keyframe's counts: one line a topic, the partitions as the broker lists them
+    assert Counts("orders", (0, 1), (2, 2), (3, 0)) in second_file[0].records
+
+
+def test_a_keyframe_with_its_header_every_interval_and_when_the_clock_goes_back(tmp_path):
+    import dataclasses
+
+    writer, _ = make_writer(tmp_path, keyframe_interval=40)
+    one, two, three = polls_by_hand()
+    times = [T0, T0 + 15, T0 + 30, T0 + 45, T0 + 60, T0 + 75, T0 + 90, T0 + 80, T0 + 95]
+    for i, t in enumerate(times):
+        assert writer.write(dataclasses.replace((one, two, three)[min(i, 2)], t=t))
+    writer.close()
+    polls = list(read_archive([tmp_path / "archive"]))
+    # 45 s since T0's keyframe: whole again; 90 s: 45 s since; 80 s: before the last keyframe
+    assert [p.t - T0 for p in polls if p.poll.keyframe] == [0, 45, 90, 80]
+    assert [p.header.opened for p in polls if p.poll.keyframe] == [T0] * 4  # each opens a segment
+    text = (tmp_path / "archive" / "2026-11-18T11Z.jsonl").read_text()
+    assert text.count('{"k":"archive"') == 4
+    at = dict(states_at(iter(polls), [T0 + 95]))  # the state after keyframes equals the written facts
+    assert at[T0 + 95].counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
 
 
 def test_a_restart_after_a_crash_terminates_the_torn_line_and_writes_a_keyframe(tmp_path):
@@ -150,7 +170,9 @@ def test_a_restart_after_a_crash_terminates_the_torn_line_and_writes_a_keyframe(
     rejects = Rejects()
     polls = list(read_polls(str(path), rejects))
     assert [(p.t, p.poll.keyframe) for p in polls] == [(T0, True), (T0 + 15, True), (T0 + 30, False)]
-    assert rejects.by_reason() == {"corrupt line": 1, "incomplete poll": 1}
+    # the half poll is lost (and said where), nothing else
+    assert rejects.by_reason() == {"corrupt line": 1, "incomplete poll": 1, "damaged span": 1}
+    assert [(d.after, d.before, d.polls) for d in rejects.spans] == [(T0, T0 + 15, 1)]
     state = list(states_at(iter(polls), [T0 + 30]))[0][1]
     assert state.counts == {("orders", 0): (2, 3), ("orders", 1): (2, 0)}
 
@@ -271,7 +293,9 @@ def settings(text: str):
 
 def test_settings_and_their_errors():
     s = settings("sidecar:\n  archive:\n    directory: /data/a\n    retentionHours: 24\n    retentionSize: 2GiB\n").archive
-    assert s == ArchiveSettings("/data/a", 24.0, 2 << 30, frozenset({"Value", "Count"}))
+    assert s == ArchiveSettings("/data/a", 24.0, 2 << 30, frozenset({"Value", "Count"}), 600.0)
+    s = settings("sidecar:\n  archive:\n    directory: /data/a\n    keyframeIntervalSeconds: 60\n").archive
+    assert s.keyframe_interval == 60.0
     s = settings("sidecar:\n  archive: {directory: /data/a, attributes: ['*'], retentionSize: 500MB}\n").archive
     assert s.attributes is None and s.retention_bytes == 500_000_000 and s.retention_hours == 168
     assert settings("sidecar: {}\n").archive is None
@@ -281,6 +305,14 @@ def test_settings_and_their_errors():
         ("sidecar:\n  archive:\n    directory: /d\n    retentionSize: lots\n", "sidecar.archive.retentionSize", ":4"),
         ("sidecar:\n  archive:\n    directory: /d\n    attributes: Value\n", "sidecar.archive.attributes", ":4"),
         ("sidecar:\n  archive:\n    directory: /d\n    dir: /e\n", "sidecar.archive.dir", ":4"),
+        ("sidecar:\n  archive:\n    directory: /d\n    keyframeIntervalSeconds: 0\n",
+         "sidecar.archive.keyframeIntervalSeconds", ":4"),
+        ("sidecar:\n  archive:\n    directory: /d\n    retentionHours: 2\n    keyframeIntervalSeconds: 7200\n",
+         "sidecar.archive.keyframeIntervalSeconds", ":5"),  # longer than the hour a file holds
+        ("sidecar:\n  archive: {directory: /d, keyframeIntervalSeconds: 5m}\n",
+         "sidecar.archive.keyframeIntervalSeconds", ":2"),
+        ("sidecar:\n  archive:\n    directory: /d\n    keyframeIntervalSeconds: true\n",
+         "sidecar.archive.keyframeIntervalSeconds", ":4"),
         ("sidecar:\n  archive: /d\n", "sidecar.archive", ":2"),
     ]:
         with pytest.raises(ConfigError) as e:

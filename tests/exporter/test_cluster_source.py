@@ -281,7 +281,7 @@ def test_check_config_accepts_the_cluster_mode_without_a_jmx_target(tmp_path):
     # topic-command is a broker sidecar's mistake, and says where it belongs
     ("hostPort: 127.0.0.1:9999\nsidecar:\n  recompute:\n    semantics: topic-command\n",
      "F:4: sidecar.recompute.semantics: 'topic-command' is not a broker-gauge profile (topic-command describes "
-     "kafka-topics.sh, not a broker's gauges); use one of kafka-3.7, kafka-2.5, legacy (or topic-command with "
+     "kafka-topics.sh, not a broker's gauges); use one of kafka-3.7, kafka-4.1, kafka-2.5, legacy (or topic-command with "
      "sidecar.mode: cluster)\n"),
 ])
 def test_check_config_refuses_with_file_line_key_and_fix(tmp_path, text, expected):
@@ -316,3 +316,88 @@ def test_a_config_error_is_a_config_error():
         from kafka_jmx_sidecar.exporter.config.sidecar import require_source
 
         require_source(parse_config("sidecar:\n  mode: cluster\nhostPort: h:1\n"))
+
+
+# --- eligible leader replicas (KIP-966) under the kafka-4.1 profile -------------------------------
+
+def elr_view(known=True, level=1):
+    """Brokers 1, 3 live (2 down), min ISR 2, as a real 4.x cluster with ELR on shows them."""
+    def p(topic, leader, replicas, isr, elr, last=()):
+        return Partition(topic, 0, leader, tuple(replicas), tuple(isr), (), (), (),
+                         tuple(elr) if known else None, tuple(last) if known else None)
+    partitions = (
+        p("guarded", 1, [1, 2, 3], [1], [2]),        # 1 < 2 and ELR [2]: under min ISR, a clean candidate left
+        p("bare", 3, [3, 2], [3], []),                # 1 < 2, ELR empty (cleared): under min ISR, none left
+        p("waiting", None, [2, 4], [], [2, 4]),       # leaderless, ELR [2, 4]: clean once 2 or 4 is back
+        p("lost", None, [4], [], [], [4]),            # leaderless, ISR and ELR empty: unclean or 4 back
+        p("fine", 1, [1, 3], [1, 3], []),
+    )
+    cluster = Cluster("kRaFt", 1, tuple(Broker(b, "127.0.0.1", 9092) for b in (1, 3)), "DescribeCluster")
+    unknowns = () if known else (Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
+                                         "broker 3.6: no DescribeTopicPartitions (Kafka 3.8+, KIP-966)"),)
+    return AdminView(cluster, partitions, {t: TopicConfig(2) for t in ("guarded", "bare", "waiting", "lost", "fine")},
+                     {}, (), unknowns, elr_level=level)
+
+
+def test_elr_figures_per_partition_and_summed(caplog):
+    c = collector(FakeAdmin(elr_view()), semantics="kafka-4.1")
+    lines, own = poll(c)
+    assert series(lines, "kafka_cluster_partition_elrunderminisr") == [
+        'kafka_cluster_partition_elrunderminisr{leader="1",partition="0",topic="fine",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="1",partition="0",topic="guarded",} 1.0',
+        'kafka_cluster_partition_elrunderminisr{leader="3",partition="0",topic="bare",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="none",partition="0",topic="lost",} 0.0',
+        'kafka_cluster_partition_elrunderminisr{leader="none",partition="0",topic="waiting",} 0.0',
+    ]
+    assert 'kafka_cluster_partition_elrofflineclean{leader="none",partition="0",topic="waiting",} 1.0' in lines
+    assert 'kafka_cluster_partition_elrofflineclean{leader="none",partition="0",topic="lost",} 0.0' in lines
+    assert 'kafka_cluster_partition_elrofflineunclean{leader="none",partition="0",topic="lost",} 1.0' in lines
+    assert 'kafka_cluster_partition_elrofflineunclean{leader="none",partition="0",topic="waiting",} 0.0' in lines
+    assert "kafka_cluster_elr_underminisrpartitioncount 1.0" in lines
+    assert "kafka_cluster_elr_offlinecleanpartitioncount 1.0" in lines
+    assert "kafka_cluster_elr_offlineuncleanpartitioncount 1.0" in lines
+    # the kafka-3.7 gauges are unchanged: both under min ISR, both leaderless offline
+    assert "kafka_server_replicamanager_underminisrpartitioncount 2.0" in lines
+    assert "kafka_controller_kafkacontroller_offlinepartitionscount 2.0" in lines
+    assert 'kafka_jmx_sidecar_cluster_feature_level{feature="eligible.leader.replicas.version"} 1.0' in own
+    # kafka-3.7 has no ELR figures: none published
+    lines, _ = poll(collector(FakeAdmin(elr_view()), semantics="kafka-3.7"))
+    assert not [line for line in lines if "elr" in line]
+
+
+def test_elr_not_known_is_absent_not_zero_with_a_metric_and_one_log_line(caplog):
+    caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.cluster")
+    c = collector(FakeAdmin(elr_view(known=False, level=None)), semantics="kafka-4.1")
+    for _ in range(2):
+        lines, own = poll(c)
+        assert not [line for line in lines if "elr" in line]
+        assert 'kafka_jmx_sidecar_admin_unknown{input="eligible_leader_replicas",reason="unsupported"} 1.0' in own
+        assert "kafka_jmx_sidecar_cluster_feature_level{" not in own
+    said = [r.getMessage() for r in caplog.records if "eligible leader replicas are not known" in r.getMessage()]
+    assert said == ["cluster: the eligible leader replicas are not known (broker 3.6: no DescribeTopicPartitions "
+                    "(Kafka 3.8+, KIP-966)): the kafka-4.1 profile's ELR figures are left out, not published as 0"]
+
+
+def test_elr_on_or_off_is_followed_at_every_poll_and_decides_the_min_isr_default():
+    """The feature level is read at every poll (no restart); with ELR on, a topic whose own
+    min.insync.replicas is not known takes the cluster-level value (DescribeConfigs source
+    DYNAMIC_DEFAULT_BROKER_CONFIG), the one the controller judges ELR by, even where a broker
+    still reports a static value of its own."""
+    from kafka_jmx_sidecar.exporter.source.admin.fallback import MinIsrResolver
+    from kafka_jmx_sidecar.exporter.source.admin.view import BrokerConfig
+
+    def v(level):
+        base = elr_view(level=level)
+        brokers = {1: BrokerConfig(2, min_isr_source="DYNAMIC_DEFAULT_BROKER_CONFIG"),
+                   3: BrokerConfig(3, min_isr_source="STATIC_BROKER_CONFIG")}
+        return AdminView(base.cluster, base.partitions, {**base.topics, "fine": TopicConfig(None)}, brokers,
+                         (), base.unknowns, elr_level=level)
+    assert MinIsrResolver(v(1)).resolve("fine") == (2, "admin_cluster_default")
+    assert MinIsrResolver(v(0)).resolve("fine") == (1, "kafka_default")  # brokers disagree, nothing configured
+    c = collector(FakeAdmin(v(1), v(0)), semantics="kafka-4.1")
+    levels = []
+    for _ in range(2):
+        _, own = poll(c)
+        levels += re.findall(r'kafka_jmx_sidecar_cluster_feature_level\{feature="eligible.leader.replicas.version"\} (\S+)',
+                             own)
+    assert levels == ["1.0", "0.0"]

@@ -223,6 +223,54 @@ def test_real_41_elr_line_is_listed_like_kafka_topics_did():
     assert (p.returncode, p.stdout) == (0, "")
 
 
+# Real Kafka 4.4 `kafka-topics.sh --describe` output, as printed (3 brokers, min.insync.replicas=2 at
+# the cluster level, ELR on): brokers 3 and 2 stopped, then min.insync.replicas of `cleared` set to 1
+# while it was offline, which cleared its ELR and LastKnownElr (tests/real/test_elr_vs_brokers.py,
+# state min_isr_changed, whose sidecar agreed with these verdicts).
+REAL_4_4_ELR = (
+    "Topic: cleared\tTopicId: BNh4IGmnSTmNZxRiLvuBIw\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=1\n"
+    "\tTopic: cleared\tPartition: 0\tLeader: none\tReplicas: 3,2\tIsr: \tElr: \tLastKnownElr: \n"
+    "Topic: orders\tTopicId: Pr3GDmMFRP6VHaKg7wYvLA\tPartitionCount: 3\tReplicationFactor: 3\tConfigs: min.insync.replicas=2\n"
+    "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 1\tLeader: 1\tReplicas: 2,3,1\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "\tTopic: orders\tPartition: 2\tLeader: 1\tReplicas: 3,1,2\tIsr: 1\tElr: 2\tLastKnownElr: \n"
+    "Topic: pairs\tTopicId: Sqt5w0OwREeCf9AtfYY0hA\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: min.insync.replicas=2\n"
+    "\tTopic: pairs\tPartition: 0\tLeader: none\tReplicas: 2,3\tIsr: \tElr: 2,3\tLastKnownElr: 2\n"
+)
+
+
+def test_real_44_describe_with_elr_fields_under_kafka_4_1(tmp_path):
+    p = cli("--semantics", "kafka-4.1", "--output", "jsonl", write(tmp_path, "d.txt", REAL_4_4_ELR))
+    assert (p.returncode, p.stderr) == (0, "")
+    got = by_partition(p.stdout)
+    elr = ("elr_under_min_isr", "elr_offline_clean", "elr_offline_unclean")
+    assert {key: tuple(r[k] for k in elr) for key, r in got.items()} == {
+        ("cleared", 0): (False, False, True),   # leaderless, ISR and ELR empty: no clean leader
+        ("orders", 0): (True, False, False),    # ISR 1 < 2, ELR [2]: a clean candidate left
+        ("orders", 1): (True, False, False),
+        ("orders", 2): (True, False, False),
+        ("pairs", 0): (False, True, False),     # leaderless, ELR [2, 3]: clean once 2 or 3 is back
+    }
+    assert got[("pairs", 0)]["eligible_leader_replicas"] == [2, 3] and got[("pairs", 0)]["last_known_elr"] == [2]
+    assert got[("cleared", 0)]["eligible_leader_replicas"] == []
+    p = cli("--semantics", "kafka-4.1", "--only", "elr-offline-clean,elr-offline-unclean",
+            write(tmp_path, "d.txt", REAL_4_4_ELR))
+    assert [line.split()[:2] for line in p.stdout.splitlines()[1:]] == [["cleared", "0"], ["pairs", "0"]]
+    # kafka-3.7 prints no ELR figure (the lists still pass through in JSON Lines)
+    p = cli("--output", "jsonl", write(tmp_path, "d.txt", REAL_4_4_ELR))
+    assert not any(k.startswith("elr_") for r in records(p.stdout) for k in r)
+
+
+def test_elr_not_known_prints_no_figure():
+    # `Elr: N/A` (a tool that asked Metadata) and no Elr: column at all: not known, not false
+    lines = ("\tTopic: a\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1\tElr: N/A\tLastKnownElr: N/A\n"
+             "\tTopic: a\tPartition: 1\tLeader: 1\tReplicas: 1,2\tIsr: 1\n")
+    p = proc("--semantics", "kafka-4.1", "--output", "jsonl", "--default-min-isr", "2", stdin=lines)
+    assert p.returncode == 0
+    for r in records(p.stdout):
+        assert r["under_min_isr"] and not any(k.startswith("elr") or k == "last_known_elr" for k in r)
+
+
 # --- --only, --semantics, --output table --------------------------------------------------------
 
 @pytest.mark.parametrize("only, expected", [

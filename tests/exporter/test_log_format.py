@@ -58,6 +58,23 @@ def test_json_carries_the_exception_as_err_without_a_traceback(capfd, restore_lo
     assert TS.match(record["ts"])
 
 
+def test_a_records_own_fields_follow_the_stable_ones(capfd, restore_logging):
+    """The backfill's progress records carry figures of their own: JSON values in json (unknown:
+    null), text in logfmt (unknown: left out; a list comma-separated); never over ts, level,
+    logger or msg."""
+    fields = {"phase": "writing", "tasks_done": 3, "stages": [14, 15], "bytes_per_s": None, "msg": "not this"}
+    logs.configure("info", "json")
+    logging.getLogger("kafka_jmx_sidecar.backfill.progress").info("writing: 3/8 tasks", extra={"fields": fields})
+    logs.configure("info", "logfmt")
+    logging.getLogger("kafka_jmx_sidecar.backfill.progress").info("writing: 3/8 tasks", extra={"fields": fields})
+    as_json, as_logfmt = records(capfd)
+    record = json.loads(as_json)
+    assert list(record) == ["ts", "level", "logger", "msg", "phase", "tasks_done", "stages", "bytes_per_s"]
+    assert (record["msg"], record["tasks_done"], record["stages"], record["bytes_per_s"]) == (
+        "writing: 3/8 tasks", 3, [14, 15], None)
+    assert as_logfmt.endswith(' msg="writing: 3/8 tasks" phase=writing tasks_done=3 stages=14,15'), as_logfmt
+
+
 def test_serve_logs_json_lines_from_the_start(tmp_path):
     with socket.socket() as s:  # a port nobody listens on: the broker is unreachable
         s.bind(("127.0.0.1", 0))
@@ -85,3 +102,21 @@ def test_serve_logs_json_lines_from_the_start(tmp_path):
     parsed = [json.loads(ln) for ln in lines]  # every line is one JSON record
     assert any(r["msg"].startswith("serving http://127.0.0.1") for r in parsed), lines
     assert {r["level"] for r in parsed} <= {"info", "warning", "error"}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_command_that_fails_at_start_says_it_in_the_log_format(fmt, tmp_path):
+    # a log pipeline reading `serve --log.format json` must never meet a line that is not a record
+    cfg = tmp_path / "c.yml"
+    cfg.write_text("hostPort: 127.0.0.1:9999\nsidecar:\n  pollIntervalSecond: 5\n")
+    run = subprocess.run([sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config",
+                          str(cfg), "--log.format", fmt], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    if fmt == "text":
+        assert lines[0].startswith(f"{cfg}:3: sidecar.pollIntervalSecond: unknown setting")
+    else:
+        record = json.loads(lines[0])
+        assert record["level"] == "error" and record["logger"] == "kafka_jmx_sidecar.cli"
+        assert record["msg"].startswith(f"{cfg}:3: sidecar.pollIntervalSecond: unknown setting")

@@ -274,3 +274,44 @@ def test_a_failed_list_reassignments_makes_the_admin_client_anew():
     admin.view = view([Unknown(Input.REASSIGNMENTS, Reason.UNAUTHORIZED, "denied")])
     s.apply(broker_2_2())
     assert admin.closed == 1 and s.outcome.fallbacks[("reassignments", "admin_api_unauthorized")] == 2
+
+
+# --- the ELR figure of the led partitions (kafka-4.1) ------------------------------------------------
+
+def elr_view(known=True):
+    """As view(), with min ISR 3 and orders-0 (led here: ISR [1, 2] of 3) keeping 3 in its ELR."""
+    v = view(min_isr=3)
+    parts = tuple(p.__class__(p.topic, p.partition, p.leader, p.replicas, p.isr,
+                              eligible_leader_replicas=((3,) if (p.topic, p.partition) == ("orders", 0) else ())
+                              if known else None) for p in v.partitions)
+    unknowns = () if known else (Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED, "no DescribeTopicPartitions"),)
+    return AdminView(v.cluster, parts, v.topics, v.brokers, unknowns=unknowns)
+
+
+def test_the_led_partitions_elr_figure_is_added_under_kafka_4_1(caplog):
+    # on the 2.2 broker: orders-0 led, 2 < min(3, 3) and ELR [3]: 1; single-0 led, min ISR unknown
+    # (1, Kafka's default): not under; orders-1 not led: 0
+    s = stage(semantics="kafka-4.1", admin=FakeAdmin(elr_view()))
+    v = values(s.apply(broker_2_2()))
+    assert (v[("ElrUnderMinIsr", "orders", 0)], v[("ElrUnderMinIsr", "orders", 1)],
+            v[("ElrUnderMinIsr", "single", 0)]) == (1, 0, 0)
+    assert v["UnderMinIsrPartitionCount"] == 1
+    result = s.apply(broker_2_2())
+    elr_total = [mb for mb in result.mbeans if mb.name.domain == "kafka.cluster" and mb.name.get("type") == "Elr"]
+    assert [(mb.name.get("name"), mb.attributes[0].value) for mb in elr_total] == [("UnderMinIsrPartitionCount", 1)]
+    # kafka-3.7 has no ELR figure
+    assert not any(k[0] == "ElrUnderMinIsr" for k in values(stage(admin=FakeAdmin(elr_view())).apply(broker_2_2()))
+                   if isinstance(k, tuple))
+
+
+def test_the_elr_figure_not_known_is_absent_with_a_metric_and_one_log_line(caplog):
+    caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.recompute")
+    s = stage(semantics="kafka-4.1", admin=FakeAdmin(elr_view(known=False)))
+    for _ in range(2):
+        result = s.apply(broker_2_2())
+        assert not [t for t in result.tables if t.keys[1][1] == "ElrUnderMinIsr"]
+        assert not [mb for mb in result.mbeans if mb.name.get("type") == "Elr"]
+        assert s.outcome.fallbacks[("eligible_leader_replicas", "admin_api_unsupported")] == 2  # led partitions
+    said = [r.getMessage() for r in caplog.records if "eligible leader replicas" in r.getMessage()]
+    assert said == ["recompute: the eligible leader replicas of the led partitions are not known "
+                    "(admin_api_unsupported): ElrUnderMinIsr is left out, not published as 0"]

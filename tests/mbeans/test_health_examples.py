@@ -324,7 +324,7 @@ def test_placeholder_count(replicas, expected):
 
 
 def test_profile_names_and_default():
-    assert set(PROFILES) == {"kafka-3.7", "kafka-2.5", "legacy", "topic-command"}
+    assert set(PROFILES) == {"kafka-3.7", "kafka-4.1", "kafka-2.5", "legacy", "topic-command"}
     assert DEFAULT_PROFILE is KAFKA_3_7
     assert PROFILES["kafka-3.7"] is KAFKA_3_7 and PROFILES["kafka-2.5"] is KAFKA_2_5
     assert PROFILES["legacy"] is LEGACY and PROFILES["topic-command"] is TOPIC_COMMAND

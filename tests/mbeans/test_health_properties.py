@@ -13,7 +13,8 @@ from collections import Counter
 from hypothesis import assume, example, given, settings, strategies as hs
 
 from kafka_jmx_sidecar.mbeans.health import (
-    KAFKA_2_5, KAFKA_3_7, LEGACY, PROFILES, TOPIC_COMMAND, PartitionState, judge, placeholder_count,
+    KAFKA_2_5, KAFKA_3_7, KAFKA_4_1, LEGACY, PROFILES, TOPIC_COMMAND, PartitionState, counts_of, judge, judge_elr,
+    placeholder_count,
 )
 from kafka_jmx_sidecar.mbeans.recompute import cluster_values
 
@@ -62,8 +63,12 @@ def states(draw, placeholders=True, realistic=False, with_leader=False, with_pla
         leader = draw(hs.one_of(hs.none(), hs.just(-1), REAL))
     min_isr = draw(hs.integers(min_value=1, max_value=8))
     live = draw(hs.one_of(hs.none(), hs.frozensets(REAL)))
+    # KIP-966: the ELR holds replicas outside the ISR (anything the readers accept, unrealistically)
+    outside = [r for r in replicas if r >= 0 and r not in isr] if realistic else list(range(7))
+    elr = draw(hs.one_of(hs.none(), hs.lists(hs.sampled_from(outside), unique=True).map(tuple))) \
+        if outside else draw(hs.sampled_from([None, ()]))
     return PartitionState("t", draw(hs.integers(0, 50)), leader, tuple(replicas), tuple(isr),
-                          tuple(adding), tuple(removing), min_isr, live)
+                          tuple(adding), tuple(removing), min_isr, live, elr, None if elr is None else ())
 
 
 any_state = hs.one_of(states(), states(realistic=True))
@@ -84,7 +89,7 @@ def spec_flags(s: PartitionState, profile: str) -> dict[str, bool]:
     live_leader = has_leader and (s.live_brokers is None or s.leader in s.live_brokers)
     isr = len(s.isr)
     eff_min = min(s.min_isr, n)
-    if profile == "kafka-3.7":
+    if profile in ("kafka-3.7", "kafka-4.1"):
         f = (live_leader and rf - isr > 0, live_leader and isr < eff_min, live_leader and isr == eff_min,
              not live_leader)
     elif profile == "kafka-2.5":
@@ -289,3 +294,40 @@ def test_a_partition_with_placeholders_is_urp_while_it_has_a_leader(s):
         assert judge(s, TOPIC_COMMAND).under_replicated
         for profile in (KAFKA_3_7, KAFKA_2_5):
             assert judge(s, profile).under_replicated == _live_leader(s)
+
+
+# --- the ELR figures (KIP-966), typed out again -----------------------------------------------------
+
+def spec_elr(s: PartitionState) -> tuple[bool, bool, bool] | None:
+    """(led and under effective min ISR with an ELR member, leaderless with an ISR or ELR member,
+    leaderless with neither); None where the ELR is not known."""
+    if s.eligible_leader_replicas is None:
+        return None
+    has_leader = s.leader is not None and s.leader != -1
+    live_leader = has_leader and (s.live_brokers is None or s.leader in s.live_brokers)
+    candidates = len(s.isr) + len(s.eligible_leader_replicas)
+    return (live_leader and len(s.isr) < min(s.min_isr, len(s.replicas)) and bool(s.eligible_leader_replicas),
+            not live_leader and candidates > 0, not live_leader and candidates == 0)
+
+
+@CHECK
+@given(any_state)
+@example(PartitionState("t", 0, 1, (2, 3, 1), (1,), (), (), 2, None, (2,), ()))
+@example(PartitionState("t", 0, None, (2, 3), (), (), (), 2, None, (2, 3), ()))
+@example(PartitionState("t", 0, None, (2, 3), (), (), (), 2, None, (), (3,)))
+@example(PartitionState("t", 0, 1, (1, 2), (1,), (), (), 2, None, None, None))
+def test_elr_figures_follow_their_definition(s):
+    found = judge_elr(counts_of(s), KAFKA_4_1)
+    assert (None if found is None else tuple(found)) == spec_elr(s)
+    for profile in (KAFKA_3_7, KAFKA_2_5, LEGACY, TOPIC_COMMAND):
+        assert judge_elr(counts_of(s), profile) is None, profile.name  # only the ELR profile has them
+
+
+@CHECK
+@given(states(realistic=True))
+def test_elr_leaderless_partition_is_clean_or_unclean_never_both(s):
+    found = judge_elr(counts_of(s), KAFKA_4_1)
+    if found is not None:
+        leaderless = judge(s, KAFKA_4_1).unavailable
+        assert found.elr_offline_clean + found.elr_offline_unclean == int(leaderless)
+        assert not (found.elr_under_min_isr and leaderless)

@@ -91,6 +91,37 @@ def jmx_exporter():
 
 
 @pytest.fixture(scope="session")
+def scenes(request):
+    """release -> the future of its scene (tests/real/scenes.py), for the releases the session's
+    tests ask for, built PLAYED_AT_ONCE at a time in threads from the first test that needs one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kafka_jmx_sidecar.exporter.source.jmx.jvm import start_jvm
+    from tests.real.scenes import PLAYED_AT_ONCE, SETUPS, build_scene
+
+    start_jvm()  # JPype's JVM started by the main thread, not by a worker
+    wanted = set()
+    for item in request.session.items:
+        if "scenes" in getattr(item, "fixturenames", ()):
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            wanted |= {params["scene"]} if "scene" in params else set()
+            wanted |= {f[len("scene_"):].replace("_", ".") for f in item.fixturenames if f.startswith("scene_")}
+    pool = ThreadPoolExecutor(max_workers=PLAYED_AT_ONCE, thread_name_prefix="kafka-scene")
+    yield {r: pool.submit(build_scene, SETUPS[r]) for r in SETUPS if r in wanted}
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="session")
+def scene_4_4(scenes):
+    return scenes["4.4"].result()
+
+
+@pytest.fixture(scope="session")
+def scene_4_1(scenes):
+    return scenes["4.1"].result()
+
+
+@pytest.fixture(scope="session")
 def random_beans():
     """The MBeans of tests/real/RandomBeans.java for the seed the property test and the named
     examples share (tests/real/test_property_vs_jmx_exporter.py)."""

@@ -1,4 +1,4 @@
-"""The Admin API source over TLS and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on a real Kafka 4.1
+"""The Admin API source over TLS and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on a real Kafka 4.4
 cluster with ACLs (harness/kafka.py SecureClients: a SASL_SSL listener, StandardAuthorizer):
 
 - a super user over SASL_SSL reads what a PLAINTEXT client reads, value for value;
@@ -31,7 +31,7 @@ PASSWORDS = {user: uuid.uuid4().hex for user in ("admin", "monitor", "scram256",
 @pytest.fixture(scope="module")
 def kafka():
     secure = SecureClients(users={u: PASSWORDS[u] for u in ("admin", "monitor")}, super_users=("admin",))
-    cluster = KafkaCluster("4.1", brokers=3, secure_clients=secure)
+    cluster = KafkaCluster("4.4", brokers=3, secure_clients=secure)
     pids = []
     try:
         cluster.start()

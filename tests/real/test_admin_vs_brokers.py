@@ -2,7 +2,7 @@
 release's own `kafka-topics.sh --describe` prints at the same moment, and what a release cannot
 say is an Unknown with the right reason, never a value.
 
-Each release (4.1 and 3.6 under KRaft; 2.4 and 0.11 under ZooKeeper) gets one 3-broker cluster that plays
+Each release (4.4 and 3.6 under KRaft; 2.4 and 0.11 under ZooKeeper) gets one 3-broker cluster that plays
 
     healthy -> reassigning `moving` 1 -> 2,3 (throttled) -> reassigned -> broker 3 down
 
@@ -28,7 +28,7 @@ from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input, Reaso
 from kafka_jmx_sidecar.mbeans.partition_states import Parsed, read_describe
 from harness.kafka import KafkaCluster
 
-RELEASES = ("4.1", "3.6", "2.4", "0.11")
+RELEASES = ("4.4", "3.6", "2.4", "0.11")
 # The throttle holds only with small fetches: a follower fetching the default 1 MiB moves ~1 MiB
 # per 11 s quota window whatever the rate (see test_health_vs_brokers.py).
 BROKER_CONFIG = {"replica.fetch.max.bytes": "16384", "controlled.shutdown.retry.backoff.ms": "200"}
@@ -46,7 +46,7 @@ MOVE = {("moving", 0): [2, 3]}
 
 
 def _version(release: str) -> tuple[int, ...]:
-    return {"4.1": (4, 1), "3.6": (3, 6), "2.4": (2, 4), "0.11": (0, 11)}[release]
+    return {"4.4": (4, 4), "3.6": (3, 6), "2.4": (2, 4), "0.11": (0, 11)}[release]
 
 
 @pytest.fixture
@@ -216,7 +216,7 @@ def test_admin_source_agrees_with_topic_command(cluster: KafkaCluster):
         assert sorted(view.topics["moving"].follower_throttled_replicas.split(",")) == ["0:2", "0:3"]
         rates = {b: (c.leader_throttled_rate, c.follower_throttled_rate) for b, c in view.brokers.items()}
         throttle_reasons = {u.broker: u.reason for u in view.unknowns if u.input is Input.THROTTLE_RATES}
-        if version >= (2, 5):    # 4.1 here: the rates the tool set on every broker it involved
+        if version >= (2, 5):    # 4.4 here: the rates the tool set on every broker it involved
             assert (rates, throttle_reasons) == ({b: (THROTTLE, THROTTLE) for b in (1, 2, 3)}, {})
         elif version >= (1, 1):  # 2.4: set, but sent as sensitive without a value
             assert (rates, throttle_reasons) == ({b: (None, None) for b in (1, 2, 3)},

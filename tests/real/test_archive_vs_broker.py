@@ -1,4 +1,4 @@
-"""The archive, real against real: a sidecar next to broker 1 of a real Kafka 4.1 cluster (three
+"""The archive, real against real: a sidecar next to broker 1 of a real Kafka 4.4 cluster (three
 brokers), with the Admin API configured and no recompute (so the writer asks the Admin API with a
 client of its own), archives while the cluster goes healthy -> broker 3 down -> recovered. Read
 back, the state at each step's polls equals what `kafka-topics.sh --describe` printed then (leader,
@@ -34,7 +34,7 @@ def settled(cluster, predicate, what: str) -> dict:
 
 
 def test_the_archive_holds_what_describe_and_the_broker_showed(real_kafka, tmp_path):
-    cluster = real_kafka("4.1", brokers=3)
+    cluster = real_kafka("4.4", brokers=3)
     cluster.create_topics({name: dict(assignment=assignment, min_isr=2) for name, assignment in TOPICS.items()})
     directory = tmp_path / "archive"
     path = tmp_path / "sidecar.yml"
@@ -84,7 +84,7 @@ def test_the_archive_holds_what_describe_and_the_broker_showed(real_kafka, tmp_p
     polls = list(read_archive([directory], rejects))
     assert rejects.total == 0, rejects.examples
     assert len(polls) == 7 and all(p.poll.admin for p in polls) and polls[0].poll.keyframe
-    assert polls[0].poll.version.startswith("4.1") and polls[0].header.broker == "1"
+    assert polls[0].poll.version.startswith("4.4") and polls[0].header.broker == "1"
     assert not polls[1].records  # nothing changed between the two polls of a step
     at = dict(states_at(iter(polls), [t for times, _, _ in steps for t in times]))
     for times, lines, live in steps:

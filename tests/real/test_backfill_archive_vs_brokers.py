@@ -1,4 +1,4 @@
-"""Backfill equals live, against a real Kafka 4.1 cluster (three brokers): `serve` next to broker 1,
+"""Backfill equals live, against a real Kafka 4.4 cluster (three brokers): `serve` next to broker 1,
 with the Admin API and `sidecar.recompute.mode: all` (every health family recomputed from the
 archived counts, lists and min ISR), archives while a real Prometheus scrapes it and the cluster
 goes healthy -> broker 3 stopped (topics at min ISR) -> broker 3 back -> a throttled reassignment
@@ -18,7 +18,7 @@ TOPICS = {"held": [[1, 2, 3], [2, 3, 1], [1, 3, 2]], "moved": [[1, 2]]}
 
 
 def test_backfilled_archive_equals_what_prometheus_scraped_of_a_real_broker(real_kafka, tmp_path, spark):
-    cluster = real_kafka("4.1", brokers=3)
+    cluster = real_kafka("4.4", brokers=3)
     cluster.create_topics({name: dict(assignment=assignment, min_isr=2) for name, assignment in TOPICS.items()})
     cluster.produce("moved", records=3000, record_size=1000)  # 3 MB to move at 100 kB/s
     directory = tmp_path / "archive"

@@ -45,7 +45,7 @@ from harness import processes
 from harness.kafka import CONTROLLER_ID, KafkaCluster
 from harness.sidecar import config_text
 
-RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
+RELEASES = ("4.4", "3.6", "2.4", "2.2", "0.11")
 PLAYED_AT_ONCE = 2
 TOPICS = {  # name -> (assignment, leader first; min.insync.replicas)
     "bf-orders": ([[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),

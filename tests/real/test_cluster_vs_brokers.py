@@ -1,7 +1,7 @@
-"""The cluster-wide mode against a real Kafka 4.1 cluster of four brokers.
+"""The cluster-wide mode against a real Kafka 4.4 cluster of four brokers.
 
 Two `kafka-jmx-sidecar serve` processes in the cluster-wide mode (`sidecar.mode: cluster`, no JMX
-target, rules/kafka-cluster.yml), one judging by kafka-3.7 (the 4.1 brokers' own semantics), one by
+target, rules/kafka-cluster.yml), one judging by kafka-3.7 (the 4.4 brokers' own semantics), one by
 topic-command; beside them, every live broker's own JMX and the KRaft controller's, read with the
 health MBean rules of tests/real/test_health_vs_brokers.py. The cluster loses brokers 1, 2 and 3
 one after the other, which plays every row of KIP-427's three examples (its brokers
@@ -20,7 +20,7 @@ RF 1). At every step:
   - a partition without a leader shows only in the view (unavailable 1, leader "none"): no live
     broker serves a non-zero gauge for it;
   - the KIP's verdicts (typed from its text below);
-  - the topic-command view flags exactly what 4.1's kafka-topics.sh --describe filters list.
+  - the topic-command view flags exactly what 4.4's kafka-topics.sh --describe filters list.
 Brokers 3, 2 and 1 are started again at the end (the cluster is shared by the module's session).
 """
 from __future__ import annotations
@@ -209,7 +209,7 @@ def disagreements(r: dict, step: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cluster(real_kafka, tmp_path_factory):
-    kafka = real_kafka("4.1", brokers=4)
+    kafka = real_kafka("4.4", brokers=4)
     c = Cluster(kafka, tmp_path_factory.mktemp("cluster-mode"))
     try:
         c.start()

@@ -1,6 +1,6 @@
 """The dashboard's reassignment progress row (helm/kafka-jmx-sidecar/files/dashboard.json, the
 row tests/deploy/alerts/dashboard_panels.py gives to this module), real against real: every query
-of it returns data from a real Prometheus scraping the sidecars of a real Kafka 4.1 cluster while a
+of it returns data from a real Prometheus scraping the sidecars of a real Kafka 4.4 cluster while a
 throttled reassignment runs; the rest of the dashboard is fed by the simulator scenario
 (tests/deploy/alerts/test_dashboard.py). The broker info series its filters and legends use names
 the real brokers.
@@ -64,7 +64,7 @@ class Run:
 
 @pytest.fixture(scope="module")
 def progress_run(real_kafka, tmp_path_factory):
-    cluster = real_kafka("4.1", brokers=3)
+    cluster = real_kafka("4.4", brokers=3)
     cluster.create_topic(MOVING, assignment=[[1]])
     try:
         cluster.produce(MOVING, records=RECORDS, record_size=RECORD_SIZE)
@@ -142,7 +142,7 @@ def test_each_sidecar_names_its_broker_and_cluster(progress_run, real_kafka):
     """kafka_jmx_sidecar_broker_info, which the dashboard's cluster and broker filters and its
     legends use, from real brokers: app-info's id and Version, and the cluster id their storage
     was formatted with (meta.properties)."""
-    run, cluster = progress_run, real_kafka("4.1", brokers=3)
+    run, cluster = progress_run, real_kafka("4.4", brokers=3)
     properties = (cluster.brokers[1].directory / "data" / "meta.properties").read_text()
     cluster_id = re.search(r"^cluster\.id=(\S+)$", properties, re.M)[1]
     seen = set()

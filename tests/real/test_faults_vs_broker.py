@@ -1,4 +1,4 @@
-"""Faults with a real Kafka 4.1 broker: killed while the sidecar polls it and started again (the
+"""Faults with a real Kafka 4.4 broker: killed while the sidecar polls it and started again (the
 sidecar keeps serving the last snapshot, marked stale, then recovers by itself), a wrong JMX
 password, and SSL on one side only. Each message is the one line `scrape` prints."""
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _scrape_fails(host_port: str, head: str) -> str:
 
 
 def test_a_broker_killed_while_polled_is_served_stale_then_recovered(own_kafka, tmp_path):
-    cluster = own_kafka("4.1")
+    cluster = own_kafka("4.4")
     cluster.create_topic("faults", partitions=4)
     config = tmp_path / "sidecar.yml"
     # no rules: every MBean of the broker, so a poll takes long enough to be cut by the kill
@@ -64,7 +64,7 @@ def test_a_broker_killed_while_polled_is_served_stale_then_recovered(own_kafka, 
 def secured(real_kafka):
     """A broker with password authentication, a read-only role, and SSL on the RMI registry and
     connector (com.sun.management.jmxremote.registry.ssl=true)."""
-    return real_kafka("4.1", jmx="secure")
+    return real_kafka("4.4", jmx="secure")
 
 
 def _trusted(cluster, password: str) -> str:
@@ -97,6 +97,6 @@ def test_ssl_on_the_broker_only_says_set_ssl_true(secured):
 
 
 def test_ssl_on_the_sidecar_only_says_set_ssl_false(real_kafka):
-    plain = real_kafka("4.1")
+    plain = real_kafka("4.4")
     message = _scrape_fails(plain.jmx_host_port(1), "ssl: true\n")
     assert plain.jmx_host_port(1) in message and "set ssl: false" in message

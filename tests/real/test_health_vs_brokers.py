@@ -1,12 +1,12 @@
 """`health` on real `kafka-topics.sh --describe` output agrees with the real brokers.
 
-For every Kafka release that runs here (4.1 and 3.6 under KRaft; 2.4, 2.2 and 0.11 under
+For every Kafka release that runs here (4.4 and 3.6 under KRaft; 2.4, 2.2 and 0.11 under
 ZooKeeper), one 3-broker cluster plays one scenario, and in each state it passes through
 
     healthy -> reassigning (throttled) -> reassigned -> broker 3 down -> brokers 2 and 3 down
 
 the release's own TopicCommand `--describe` output is saved and judged by `health` under the
-profile that models the release (`profile_for_version`: kafka-3.7 for 4.1, kafka-2.5 for 3.6,
+profile that models the release (`profile_for_version`: kafka-3.7 for 4.4, kafka-2.5 for 3.6,
 legacy for 2.4, 2.2, 0.11), told the live brokers as TopicCommand knows them (`--live-brokers`).
 The describe and the release's filters run in one JVM, then every `kafka-jmx-sidecar serve` next
 to a node (polling each second) is read at its next poll; the readings are taken again until they
@@ -51,9 +51,9 @@ from harness import processes
 from harness.kafka import CONTROLLER_ID, KafkaCluster
 from harness.sidecar import Serve, config_text
 
-RELEASES = ("4.1", "3.6", "2.4", "2.2", "0.11")
+RELEASES = ("4.4", "3.6", "2.4", "2.2", "0.11")
 # The profile the README's table names for each release (checked against profile_for_version).
-MODELLED_BY = {"4.1": "kafka-3.7", "3.6": "kafka-2.5", "2.4": "legacy", "2.2": "legacy", "0.11": "legacy"}
+MODELLED_BY = {"4.4": "kafka-3.7", "3.6": "kafka-2.5", "2.4": "legacy", "2.2": "legacy", "0.11": "legacy"}
 STATES = ("healthy", "reassigning", "reassigned", "broker_3_down", "brokers_2_and_3_down")
 
 # topic -> (replica assignment, leader first; min.insync.replicas or None for the broker default, 1)

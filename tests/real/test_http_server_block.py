@@ -1,5 +1,5 @@
 """jmx_exporter 1.x's `httpServer` block, differentially: the real jmx_exporter 1.0.1 standalone
-and `kafka-jmx-sidecar serve` read the same YAML file and scrape the same real Kafka 4.1 broker;
+and `kafka-jmx-sidecar serve` read the same YAML file and scrape the same real Kafka 4.4 broker;
 for every authentication algorithm, right, wrong and missing credentials get the same status
 and the same WWW-Authenticate challenge; TLS from a PKCS12 and from a JKS key store (made with
 keytool) presents the same certificate on both. PEM files (jmx_exporter 1.7, not runnable here)
@@ -131,7 +131,7 @@ def answers(port: int, https: bool = False) -> dict[str, tuple[int, str | None]]
 @pytest.mark.parametrize("algorithm", ["plaintext", "SHA-1", "SHA-256", "SHA-512", "PBKDF2WithHmacSHA1",
                                        "PBKDF2WithHmacSHA256", "PBKDF2WithHmacSHA512"])
 def test_basic_auth_answers_as_jmx_exporter_does(real_kafka, jmx_exporter, tmp_path, algorithm):
-    cluster = real_kafka("4.1")
+    cluster = real_kafka("4.4")
     config = write_config(tmp_path / "exporter.yml", cluster.jmx_host_port(1),
                           f"  authentication:\n    basic:\n{basic_block(algorithm)}")
     real, sidecar = pair(jmx_exporter, config)
@@ -167,7 +167,7 @@ def keytool_fingerprint(store: Path, alias: str) -> str:
 
 @pytest.mark.parametrize("store_type", ["PKCS12", "JKS"])
 def test_tls_from_a_key_store_serves_the_same_certificate(real_kafka, jmx_exporter, tmp_path, store_type):
-    cluster = real_kafka("4.1")
+    cluster = real_kafka("4.4")
     store = make_key_stores(tmp_path)[store_type]
     # keytool was told "Server"; Java's stores keep "server", which jmx_exporter compares exactly
     config = write_config(tmp_path / "exporter.yml", cluster.jmx_host_port(1),
@@ -192,7 +192,7 @@ def openssl(*args: str, env: dict | None = None) -> None:
 
 
 def test_pem_files_with_an_encrypted_key_from_the_environment(real_kafka, tmp_path):
-    cluster = real_kafka("4.1")
+    cluster = real_kafka("4.4")
     key, cert = tmp_path / "server.key", tmp_path / "server.crt"
     openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes-256-cbc",
             "-pass", "env:KEY_PASS", "-out", str(key), env={"KEY_PASS": "pem-secret"})

@@ -1,5 +1,5 @@
 """The reassignment series, real against real: a throttled reassignment on a
-3-broker Kafka 4.1 cluster (the brokers count reassignment bytes themselves) and on a 2.4
+3-broker Kafka 4.4 cluster (the brokers count reassignment bytes themselves) and on a 2.4
 ZooKeeper cluster (no reassignment meters before 2.5: the sidecar estimates them from the adding
 replica's growth and says so, estimated="true").
 
@@ -16,7 +16,7 @@ reading). The two releases play side by side, each on a cluster of its own. Chec
 - the replication that is not reassignment, summed over the brokers, is what the produce made:
   steady-0's log (its segment files on the leader's disk) fetched by its 2 followers, In and Out,
   within the same partial batches;
-- the throttled rates are the tool's --throttle on 4.1; 2.4 sends them as sensitive (hidden).
+- the throttled rates are the tool's --throttle on 4.4; 2.4 sends them as sensitive (hidden).
 """
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def copying(cluster: KafkaCluster) -> bool:
     return not re.search(r"Isr:\s*1,2|Isr:\s*2,1", line)
 
 
-RUNS = {"4.1": "false", "2.4": "true"}  # release -> the estimated label of its reassignment series
+RUNS = {"4.4": "false", "2.4": "true"}  # release -> the estimated label of its reassignment series
 
 
 @dataclass
@@ -211,7 +211,7 @@ def test_throttled_reassignment_progress_and_traffic(runs, release, estimated):
 
     rate = "kafka_replication_throttled_rate_bytes_per_second"
     leader_rate, follower_rate = (rate, (("throttle", "leader"),)), (rate, (("throttle", "follower"),))
-    if release == "4.1":  # the tool throttles the moving partition's leader and its adding follower
+    if release == "4.4":  # the tool throttles the moving partition's leader and its adding follower
         assert (throttles[1][leader_rate], throttles[2][follower_rate]) == (THROTTLE, THROTTLE)
     else:
         assert leader_rate not in throttles[1] and follower_rate not in throttles[2]

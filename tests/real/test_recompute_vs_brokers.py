@@ -1,10 +1,10 @@
-"""The recompute, real against real: one scenario played on a real Kafka 4.1 cluster and
+"""The recompute, real against real: one scenario played on a real Kafka 4.4 cluster and
 on older real clusters (3.6, KRaft; 2.4, 2.2 and 0.11, ZooKeeper), three brokers each:
 
     healthy -> reassigning (throttled) -> reassigned -> broker 3 down -> recovered (broker 3 back)
 
 At every step the sidecar next to each live broker of the older cluster, recomputing under
-`kafka-3.7` (mode `outdated`, min ISR and reassignments from the Admin API), publishes what the 4.1
+`kafka-3.7` (mode `outdated`, min ISR and reassignments from the Admin API), publishes what the 4.4
 brokers report THEMSELVES in the same step: the ReplicaManager counts summed over the live brokers
 (UnderReplicatedPartitions, UnderMinIsrPartitionCount, AtMinIsrPartitionCount,
 ReassigningPartitions) and every partition's Partition gauges as its leader reports them
@@ -196,13 +196,13 @@ def _stop(cluster: KafkaCluster) -> None:
     assert not [p for p in pids if processes.pid_alive(p)], "Kafka processes still running after stop"
 
 
-# --- the 4.1 brokers' own values, step by step ---------------------------------------------------
+# --- the 4.4 brokers' own values, step by step ---------------------------------------------------
 
 @pytest.fixture(scope="module")
-def kafka_41_values(tmp_path_factory):
-    """step -> the 4.1 brokers' own values (read until two readings 2 s apart agree)."""
-    cluster = KafkaCluster("4.1", brokers=3, broker_config=BROKER_CONFIG).start()
-    play = Play(cluster, tmp_path_factory.mktemp("recompute-4.1"), ("own",))
+def kafka_44_values(tmp_path_factory):
+    """step -> the 4.4 brokers' own values (read until two readings 2 s apart agree)."""
+    cluster = KafkaCluster("4.4", brokers=3, broker_config=BROKER_CONFIG).start()
+    play = Play(cluster, tmp_path_factory.mktemp("recompute-4.4"), ("own",))
     values = {}
     try:
         for step in STEPS:
@@ -224,14 +224,14 @@ def kafka_41_values(tmp_path_factory):
     return values
 
 
-def _fallback_2_2(v41: dict) -> dict:
+def _fallback_2_2(v44: dict) -> dict:
     """Kafka 2.2, reassigning: no reassignment known, so each moving partition is judged on its
     full replica list (the broker's ReplicasCount before 2.5), worked by hand:
       moving-0  replicas [1,2] (1 -> 2), ISR [1]:  rf 2 - 1 > 0: under-replicated; effective min
-                ISR min(2, 2) = 2 > 1: under min ISR (as 4.1); not reassigning; ReplicasCount 2
+                ISR min(2, 2) = 2 > 1: under min ISR (as 4.4); not reassigning; ReplicasCount 2
       moving-1  replicas [2,3] (2 -> 2,3), ISR [2]: the same
-    4.1 counts both as reassigning, neither as under-replicated, with ReplicasCount 1."""
-    want = {"totals": dict(v41["totals"]), "partition": dict(v41["partition"])}
+    4.4 counts both as reassigning, neither as under-replicated, with ReplicasCount 1."""
+    want = {"totals": dict(v44["totals"]), "partition": dict(v44["partition"])}
     want["totals"]["UnderReplicatedPartitions"] += 2
     want["totals"]["ReassigningPartitions"] -= 2
     for p in (0, 1):
@@ -241,10 +241,10 @@ def _fallback_2_2(v41: dict) -> dict:
 
 
 @pytest.mark.parametrize("release", ["3.6", "2.4", "2.2", "0.11"])
-def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tmp_path, caplog):
+def test_recompute_publishes_what_44_brokers_report(release, kafka_44_values, tmp_path, caplog):
     caplog.set_level(logging.WARNING, logger="kafka_jmx_sidecar.recompute")
-    # A cluster of its own, as the 4.1 one: the totals compared count every partition on it, and
-    # the scenario stops a broker. Topics deleted as on 4.1 (0.11's default keeps them).
+    # A cluster of its own, as the 4.4 one: the totals compared count every partition on it, and
+    # the scenario stops a broker. Topics deleted as on 4.4 (0.11's default keeps them).
     cluster = KafkaCluster(release, brokers=3, broker_config={**BROKER_CONFIG, "delete.topic.enable": "true"}).start()
     play = Play(cluster, tmp_path, tuple(SIDECARS))
     own_summed, own_partition = SERVED[release]
@@ -252,8 +252,8 @@ def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tm
         for step in STEPS:
             play.act(step)
             _reach(play, step)
-            v41 = kafka_41_values[step]
-            want = _fallback_2_2(v41) if release in NO_REASSIGNMENT_API and step == "reassigning" else v41
+            v44 = kafka_44_values[step]
+            want = _fallback_2_2(v44) if release in NO_REASSIGNMENT_API and step == "reassigning" else v44
             deadline = time.monotonic() + AGREE_TIMEOUT
             while True:
                 recomputed = play.reading("kafka-3.7")
@@ -267,7 +267,7 @@ def test_recompute_publishes_what_41_brokers_report(release, kafka_41_values, tm
                     break
                 time.sleep(2.0)
             assert got == want, (f"Kafka {release}, {step}: the sidecar recomputing under kafka-3.7 differs from "
-                                 f"what the 4.1 brokers report:\n{_diff(got, want)}\n4.1: {v41}\n"
+                                 f"what the 4.4 brokers report:\n{_diff(got, want)}\n4.4: {v44}\n"
                                  f"the sidecar's polls:\n" + "\n".join(recomputed["texts"].values()))
             assert legacy == own, (f"Kafka {release}, {step}: the sidecar under legacy differs from the brokers' "
                                    f"own values:\n{_diff(legacy, own)}")

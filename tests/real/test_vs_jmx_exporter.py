@@ -1,4 +1,4 @@
-"""The sidecar against the real jmx_exporter, over the same real Kafka 4.1 broker at the same moment.
+"""The sidecar against the real jmx_exporter, over the same real Kafka 4.4 broker at the same moment.
 
 For Strimzi's, Confluent's, the shipped and no rule file, in both naming modes (0.x against
 jmx_exporter 0.20.0; 1.x against the newest 1.x collector, 1.6.0, and the newest packaged 1.x
@@ -90,10 +90,10 @@ def _rules(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def broker(real_kafka):
-    """Broker 1 of a 3-broker Kafka 4.1 cluster holding partitions in every health state a steady
+    """Broker 1 of a 3-broker Kafka 4.4 cluster holding partitions in every health state a steady
     cluster can show: fully replicated, at min ISR (RF 1, min ISR 2: the effective min ISR is 1),
     and with per-topic traffic (which creates the per-topic BrokerTopicMetrics MBeans)."""
-    cluster = real_kafka("4.1", brokers=3)
+    cluster = real_kafka("4.4", brokers=3)
     existing = cluster.describe()
     if "diff-orders" not in existing:
         cluster.create_topics({"diff-orders": dict(partitions=3, replication_factor=3, min_isr=2),
@@ -174,7 +174,7 @@ def test_scrape_prints_what_jmx_exporter_prints(rules, naming, release, openmetr
         assert not suspects, f"values that did not move differ from jmx_exporter {release}:\n" + "\n".join(shown)
     assert len(first.before.series) > (5 if rules in ("shipped", "customizers") else 1000)
     if rules.startswith("customizers") and naming == "1.x":  # the customizers did something
-        assert 'version="4.1.1"' in first.before.text and "broker_up" in first.before.text
+        assert 'version="4.4.0"' in first.before.text and "broker_up" in first.before.text
         assert 'value="0"' in first.before.text
 
 

@@ -151,7 +151,7 @@ def compare(version: str, sim, jmx: dict[int, Jmx], label: str) -> list[str]:
         if set(got["partitions"]) != set(want.partitions):
             problems.append(f"{where} hosts Partition beans for {sorted(got['partitions'])}, "
                             f"expected {sorted(want.partitions)}")
-        log_names = {s.name for s in catalog.LOG}
+        log_names = {s.name for s in catalog.health_mbeans(version) if s in catalog.LOG}
         if got["logs"] != {key: log_names for key in want.partitions}:
             problems.append(f"{where}: Log MBeans {got['logs']} do not follow the hosted replicas")
         for key, values in want.partitions.items():

@@ -184,7 +184,8 @@ def broker_config_from(broker: int, entries: Mapping[str, Mapping[str, Any]], re
         unknowns.append(Unknown(Input.BROKER_MIN_ISR, Reason.ERROR,
                                 f"broker {broker}: {MIN_ISR} is not a number: {entries[MIN_ISR].get('value')!r}",
                                 broker=broker))
-    return BrokerConfig(min_isr, rates.get(LEADER_THROTTLED_RATE), rates.get(FOLLOWER_THROTTLED_RATE)), unknowns
+    return BrokerConfig(min_isr, rates.get(LEADER_THROTTLED_RATE), rates.get(FOLLOWER_THROTTLED_RATE),
+                        min_isr_source=entries[MIN_ISR].get("config_source")), unknowns
 
 
 def replica_sizes_from(broker: int, log_dirs: Iterable[Mapping[str, Any]], may_describe: bool | None = None

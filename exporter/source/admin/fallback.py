@@ -6,6 +6,8 @@ min ISR of a topic, first known of:
      answering broker applies)                                                  origin "admin"
   2. `sidecar.recompute.minInsyncReplicas.topics[NAME]`                          origin "configured"
   3. the broker default from DescribeConfigs of a live broker                   origin "admin_broker_default"
+     with ELR on (eligible.leader.replicas.version >= 1): the cluster-level value, the one the
+     controller judges ELR by (broker-level overrides are removed)             origin "admin_cluster_default"
   4. `sidecar.recompute.minInsyncReplicas.default`                               origin "configured_default"
   5. 1, Kafka's own default                                                     origin "kafka_default"
 
@@ -20,7 +22,9 @@ from typing import Mapping
 
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, Input, Reason
 
-ORIGINS = ("admin", "configured", "admin_broker_default", "configured_default", "kafka_default")
+ORIGINS = ("admin", "configured", "admin_broker_default", "admin_cluster_default", "configured_default",
+           "kafka_default")
+CLUSTER_LEVEL = "DYNAMIC_DEFAULT_BROKER_CONFIG"  # DescribeConfigs' source of a cluster-wide broker config
 
 
 @dataclass(frozen=True)
@@ -30,9 +34,11 @@ class MinIsrResolver:
     configured_default: int | None = None
 
     def broker_default(self) -> int | None:
-        """The default min ISR of the live brokers when they agree (they should); None otherwise."""
+        """The default min ISR of the live brokers when they agree (they should); None otherwise.
+        With ELR on, only the cluster-level value counts."""
         values = {c.min_isr for b, c in self.view.brokers.items()
-                  if c.min_isr is not None and b in self.view.cluster.live_brokers}
+                  if c.min_isr is not None and b in self.view.cluster.live_brokers
+                  and (not self.view.elr_enabled or c.min_isr_source == CLUSTER_LEVEL)}
         return values.pop() if len(values) == 1 else None
 
     def resolve(self, topic: str) -> tuple[int, str]:
@@ -44,7 +50,7 @@ class MinIsrResolver:
             return self.configured_topics[topic], "configured"
         default = self.broker_default()
         if default is not None:
-            return default, "admin_broker_default"
+            return default, "admin_cluster_default" if self.view.elr_enabled else "admin_broker_default"
         if self.configured_default is not None:
             return self.configured_default, "configured_default"
         return 1, "kafka_default"

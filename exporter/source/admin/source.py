@@ -8,8 +8,11 @@ depend on and returns an `AdminView` of plain values.
 
 One read sends, whatever the cluster's size:
   - DescribeCluster (Metadata before Kafka 2.8): brokers, controller, cluster id;
-  - DescribeTopicPartitions (Kafka 3.7+, with eligible leader replicas; paged by 2,000
-    partitions) or else one Metadata request for every topic;
+  - DescribeTopicPartitions (Kafka 3.8+, with eligible leader replicas; paged by 2,000
+    partitions) or else (an older broker, or one that refuses it) one Metadata request for every
+    topic, the ELR then unknown;
+  - ApiVersions v3 for the finalized `eligible.leader.replicas.version` (ELR on or off, followed
+    at every read: a feature change needs no restart);
   - ListPartitionReassignments (Kafka 2.4+), to the controller;
   - one DescribeConfigs for every topic's min ISR and throttled replicas, and one per live broker
     for its default min ISR and throttle rates (broker configs are answered by their own broker);
@@ -33,12 +36,13 @@ from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, BrokerConfig
 
 log = logging.getLogger(__name__)
 
+ELR_FEATURE = "eligible.leader.replicas.version"  # KIP-966's feature: level 1 turns ELR on
 PAGE_PARTITIONS = 2000  # DescribeTopicPartitions' response_partition_limit (Kafka's default)
 
 # The Admin APIs by the name kafka-python's ApiKey gives them, and the Kafka release that added each.
 DESCRIBE_CLUSTER, DESCRIBE_TOPIC_PARTITIONS = "DescribeCluster", "DescribeTopicPartitions"
 LIST_REASSIGNMENTS, DESCRIBE_LOG_DIRS, DESCRIBE_CONFIGS = "ListPartitionReassignments", "DescribeLogDirs", "DescribeConfigs"
-ADDED_IN = {DESCRIBE_CLUSTER: "2.8", DESCRIBE_TOPIC_PARTITIONS: "3.7", LIST_REASSIGNMENTS: "2.4",
+ADDED_IN = {DESCRIBE_CLUSTER: "2.8", DESCRIBE_TOPIC_PARTITIONS: "3.8", LIST_REASSIGNMENTS: "2.4",
             DESCRIBE_LOG_DIRS: "1.0", DESCRIBE_CONFIGS: "0.11"}
 
 
@@ -99,7 +103,7 @@ class AdminSource:
         self.connect()
         self.requests = {}
         started = time.monotonic()
-        api_versions = self._client.api_versions()
+        api_versions = _known_api_versions(self._client)
         names = {key.name: tuple(value) for key, value in api_versions.items()}
         version = _release(api_versions)
         unknowns: list[Unknown] = []
@@ -109,7 +113,8 @@ class AdminSource:
         topics = self._topic_configs(sorted({p.topic for p in partitions}), allowed, unknowns)
         brokers, sizes = self._per_broker(cluster, partitions, names, version, unknowns)
 
-        view = AdminView(cluster, tuple(partitions), topics, brokers, tuple(sizes), tuple(unknowns), names)
+        elr_level = self._elr_level(names, unknowns)
+        view = AdminView(cluster, tuple(partitions), topics, brokers, tuple(sizes), tuple(unknowns), names, elr_level)
         self._log_unknowns(view)
         log.debug("Admin API read of %s: %d partitions, %d unknowns, requests %s, %.3f s", self.target,
                   len(partitions), len(unknowns), self.requests, time.monotonic() - started)
@@ -140,16 +145,13 @@ class AdminSource:
 
     def _partitions(self, names: dict, version: str, unknowns: list[Unknown]) -> tuple[list[Partition], dict]:
         """Every partition with its reassignment, and whether each topic's configs may be read."""
-        topics_raw, source_api = self._topics(names)
+        topics_raw, source_api = self._topics(names, version, unknowns)
         reassignments = self._reassignments(names, version, unknowns)
         partitions, topic_unknowns = convert.partitions_from(topics_raw, reassignments)
         unknowns += topic_unknowns
         if partitions and partitions[0].offline_replicas is None:
             unknowns.append(Unknown(Input.OFFLINE_REPLICAS, Reason.UNSUPPORTED,
                                     f"broker {version}: Metadata before v5 (Kafka 1.0) has no offline replicas"))
-        if source_api != DESCRIBE_TOPIC_PARTITIONS:
-            unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
-                                    f"broker {version}: no DescribeTopicPartitions (Kafka 3.7+, KIP-966)"))
         allowed = {t["name"]: convert.allows(t.get("authorized_operations", t.get("topic_authorized_operations")),
                                              convert.DESCRIBE_CONFIGS) for t in topics_raw}
         return partitions, allowed
@@ -175,9 +177,14 @@ class AdminSource:
                 sizes += self._log_dirs(broker, partitions, names, version, cluster, unknowns)
         return brokers, sizes
 
-    def _topics(self, names: dict) -> tuple[list[dict], str]:
-        try:
-            if DESCRIBE_TOPIC_PARTITIONS in names:
+    def _topics(self, names: dict, version: str, unknowns: list[Unknown]) -> tuple[list[dict], str]:
+        """Every topic, by DescribeTopicPartitions where the broker answers it (the only API that
+        tells the eligible leader replicas), else by Metadata, the ELR then unknown and said why."""
+        if DESCRIBE_TOPIC_PARTITIONS not in names:
+            unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, Reason.UNSUPPORTED,
+                                    f"broker {version}: no DescribeTopicPartitions (Kafka 3.8+, KIP-966)"))
+        else:
+            try:
                 topics: list[dict] = []
                 cursor = None
                 while True:
@@ -187,10 +194,34 @@ class AdminSource:
                     cursor = page.get("next_cursor")
                     if not cursor:
                         return topics, DESCRIBE_TOPIC_PARTITIONS
+            except Exception as e:
+                reason = reason_of(e)
+                if reason is Reason.UNREACHABLE:
+                    raise read_error(e, "reading the partitions", self.target) from e
+                fix = ("grant the sidecar's principal DESCRIBE on the topics" if reason is Reason.UNAUTHORIZED
+                       else "see the broker's log")
+                unknowns.append(Unknown(Input.ELIGIBLE_LEADERS, reason, f"DescribeTopicPartitions failed: "
+                                        f"{describe(e)}; partitions read by Metadata, without ELR; {fix}"))
+        try:
             self._count("Metadata")
             return self._client.describe_topics(None), "Metadata"
         except Exception as e:
             raise read_error(e, "reading the partitions", self.target) from e
+
+    def _elr_level(self, names: dict, unknowns: list[Unknown]) -> int | None:
+        """The finalized eligible.leader.replicas.version (0 when not finalized: ELR off), or None
+        where the broker does not tell feature levels (ApiVersions before v3) or the ask failed."""
+        if names.get("ApiVersions", (0, 0))[1] < 3:
+            return None
+        self._count("ApiVersions")
+        try:
+            features = self._client.describe_features()
+        except Exception as e:
+            unknowns.append(Unknown(Input.FEATURES, reason_of(e), f"the finalized feature levels: {describe(e)}; "
+                                    f"asked again next poll"))
+            return None
+        finalized = (features.get(ELR_FEATURE) or {}).get("finalized")
+        return int(finalized[1]) if finalized else 0
 
     def _reassignments(self, names: dict, version: str, unknowns: list[Unknown]) -> dict | None:
         fallback = "read as none, so a running reassignment counts as under-replicated, as kafka-topics.sh counts it"
@@ -294,6 +325,19 @@ def _broker_fix(reason: Reason) -> str:
     return {Reason.UNAUTHORIZED: "; grant the sidecar's principal DESCRIBE_CONFIGS on the cluster",
             Reason.UNREACHABLE: "; check that the broker runs and that its advertised listener is reachable "
                                 "from the sidecar"}.get(reason, "")
+
+
+def _known_api_versions(client) -> dict:
+    """The broker's API versions by kafka-python's ApiKey, for the APIs kafka-python knows. A newer
+    broker also lists APIs kafka-python has no ApiKey for (Kafka 4.4: key 93), and kafka-python
+    3.0's api_versions() then raises ValueError on the whole answer: those are left out."""
+    try:
+        return client.api_versions()
+    except ValueError:
+        from kafka.protocol.api_key import ApiKey
+        known = {k.value for k in ApiKey}
+        raw = client._manager.broker_version_data.api_versions
+        return {ApiKey(k): v for k, v in raw.items() if k in known}
 
 
 def _release(api_versions: dict) -> str:

@@ -30,7 +30,8 @@ class Input(str, Enum):
 
     REASSIGNMENTS = "reassignments"                    # adding/removing replicas (Kafka 2.4+)
     OFFLINE_REPLICAS = "offline_replicas"              # Metadata v5+ (Kafka 1.0+)
-    ELIGIBLE_LEADERS = "eligible_leader_replicas"      # DescribeTopicPartitions (Kafka 3.7+)
+    ELIGIBLE_LEADERS = "eligible_leader_replicas"      # DescribeTopicPartitions (Kafka 3.8+)
+    FEATURES = "features"                              # finalized feature levels (ApiVersions v3+)
     PARTITIONS = "partitions"                          # a topic's partitions
     MIN_ISR = "min_isr"                                # a topic's min.insync.replicas
     THROTTLED_REPLICAS = "throttled_replicas"          # a topic's leader/follower throttled replicas
@@ -84,7 +85,7 @@ class Partition:
     offline_replicas: tuple[int, ...] | None = None        # None before Kafka 1.0
     adding_replicas: tuple[int, ...] = ()
     removing_replicas: tuple[int, ...] = ()
-    eligible_leader_replicas: tuple[int, ...] | None = None  # None before 3.7 (KIP-966)
+    eligible_leader_replicas: tuple[int, ...] | None = None  # None: no DescribeTopicPartitions (KIP-966)
     last_known_elr: tuple[int, ...] | None = None
 
 
@@ -101,6 +102,9 @@ class BrokerConfig:
     min_isr: int | None = None                   # default for topics without an override
     leader_throttled_rate: int | None = None     # bytes/s; None: not set (unthrottled) or unknown
     follower_throttled_rate: int | None = None
+    # where min_isr comes from (DescribeConfigs' config_source): with ELR on, the cluster-level value
+    # (DYNAMIC_DEFAULT_BROKER_CONFIG), broker-level overrides being removed by the controller
+    min_isr_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,12 @@ class AdminView:
     replica_sizes: tuple[ReplicaSize, ...] = ()
     unknowns: tuple[Unknown, ...] = ()
     api_versions: dict[str, tuple[int, int]] = field(default_factory=dict)  # API name -> (min, max)
+    # the finalized eligible.leader.replicas.version (0: ELR off; None: not known), read each time
+    elr_level: int | None = None
+
+    @property
+    def elr_enabled(self) -> bool | None:
+        return None if self.elr_level is None else self.elr_level >= 1
 
     def unknown(self, input: Input, topic: str | None = None, broker: int | None = None) -> Unknown | None:
         """The Unknown about `input` (for this topic or broker, or cluster-wide), if any."""
@@ -139,7 +149,8 @@ class AdminView:
         min ISR (source.admin.fallback.MinIsrResolver resolves unknown ones); reassignments
         that are unknown read as none (adding/removing empty), as kafka-topics.sh reads them."""
         return [PartitionState(p.topic, p.partition, p.leader, p.replicas, p.isr, p.adding_replicas,
-                               p.removing_replicas, min_isr_of(p.topic), live_brokers)
+                               p.removing_replicas, min_isr_of(p.topic), live_brokers, p.eligible_leader_replicas,
+                               p.last_known_elr)
                 for p in self.partitions]
 
     def sizes(self, topic: str, partition: int) -> list[ReplicaSize]:

@@ -14,7 +14,7 @@ document (the shipped file by default). One YAML mapping: the rules document's k
 {{- $_ := set $sidecar "admin" (merge (dict "bootstrapServers" $v.admin.bootstrapServers) (deepCopy $v.admin.extra)) }}
 {{- end }}
 {{- if $v.archive.enabled }}
-{{- $_ := set $sidecar "archive" (dict "directory" "/var/lib/kafka-jmx-sidecar/archive" "retentionHours" $v.archive.retentionHours "retentionSize" $v.archive.retentionSize) }}
+{{- $_ := set $sidecar "archive" (dict "directory" "/var/lib/kafka-jmx-sidecar/archive" "retentionHours" $v.archive.retentionHours "retentionSize" $v.archive.retentionSize "keyframeIntervalSeconds" $v.archive.keyframeIntervalSeconds) }}
 {{- end }}
 # Written by the kafka-jmx-sidecar chart from its values (jmx.*, admin.*, settings, rules.*).
 {{- if ne $v.mode "cluster" }}

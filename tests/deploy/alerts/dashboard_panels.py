@@ -1,6 +1,7 @@
 """The Grafana dashboard's panels and queries, each with the row it sits in, and which test feeds
-that row with data: the simulator scenario (tests/deploy/alerts/test_dashboard.py) or a real Kafka
-cluster with the Admin API (tests/real/test_dashboard_vs_broker.py). A row is the marker: a new
+that row with data: the simulator scenario (tests/deploy/alerts/test_dashboard.py), a real Kafka
+cluster with the Admin API (tests/real/test_dashboard_vs_broker.py), or the cluster-wide mode's
+alert test (tests/deploy/alerts/test_alerts_cluster_mode.py: the Admin API answered from a model). A row is the marker: a new
 row must be given to one of them (test_dashboard_is_well_formed checks), so no panel goes untested."""
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 DASHBOARD = REPO / "helm" / "kafka-jmx-sidecar" / "files" / "dashboard.json"
 
-SIMULATOR, REAL_BROKER = "simulator", "real broker"
+SIMULATOR, REAL_BROKER, CLUSTER_MODE = "simulator", "real broker", "cluster mode"
+ELR_ROW = "Eligible leader replicas (cluster-wide mode, semantics kafka-4.1)"
 # The progress series need the Admin API (DescribeLogDirs, DescribeConfigs), which the simulator does not answer.
 PROGRESS_ROW = "Reassignment progress (needs sidecar.admin)"
 ROWS = {  # in the dashboard's order
@@ -21,6 +23,7 @@ ROWS = {  # in the dashboard's order
     "Reassignment traffic": SIMULATOR,
     PROGRESS_ROW: REAL_BROKER,
     "Sidecar health": SIMULATOR,
+    ELR_ROW: CLUSTER_MODE,
 }
 
 

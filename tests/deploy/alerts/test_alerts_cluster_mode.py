@@ -5,7 +5,9 @@ carry the partition's `leader` label, and a leaderless partition is named by
 KafkaPartitionUnavailable. The Admin API is answered from a cluster model by harness/admin_wire.py
 (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the shipped ones with
 `for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked out by hand from
-Kafka's definitions (kafka-3.7)."""
+Kafka's definitions (semantics kafka-4.1: kafka-3.7's gauges plus the eligible leader replicas,
+KIP-966, which the model's cluster has on). The same Prometheus answers the dashboard's ELR row
+(dashboard_panels.CLUSTER_MODE): every query of it returns data."""
 from __future__ import annotations
 
 import threading
@@ -15,18 +17,26 @@ from kafka_jmx_sidecar.exporter.config.load import load
 from kafka_jmx_sidecar.exporter.commands.serve import make_collector
 from harness.admin_wire import AdminWire
 from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
+import time
+
+from tests.deploy.alerts.dashboard_panels import CLUSTER_MODE, numbers_returned, targets
 from tests.deploy.alerts.scenario_run import (AT, OFFLINE, PER_PARTITION, REPO, RULES, URP, alerts,
                                               rules_with_short_for, settle)
 from tests.e2e.prometheus_server import Prometheus
 
 UNAVAILABLE = "KafkaPartitionUnavailable"
+ELR_CLEAN, ELR_NONE = "KafkaOfflinePartitionsEligibleLeader", "KafkaOfflinePartitionsNoEligibleLeader"
 URP_1, AT_1 = "KafkaUnderReplicatedPartition", "KafkaAtMinIsrPartition"  # the per-partition ones
 # Broker 3 is down. orders-0: ISR [1,2] of 3, min ISR 2: under-replicated, at min ISR with a replica
 # missing. audit-0: only on broker 3, no leader (its last ISR member kept): unavailable, 0 on every
-# broker gauge, counted by the controller's OfflinePartitionsCount. payments-0 healthy. Each broker
-# alert once, for the cluster (value 1); each per-partition alert once per partition.
+# broker gauge, counted by the controller's OfflinePartitionsCount. payments-0 healthy. With ELR on:
+# events-0 leaderless with an empty ISR and broker 3 its eligible leader (clean once 3 is back, as
+# audit-0 through its ISR); ledger-0 leaderless with ISR and ELR empty (its ELR cleared): no clean
+# leader. Offline 3, of which clean 2 and no clean leader 1. Each broker alert once, for the
+# cluster; each per-partition alert once per partition.
 MODEL = {
     "brokers": [1, 2, 3], "controllers": [1], "offline": [3],
+    "features": {"eligible.leader.replicas.version": 1},
     "topics": [
         {"name": "orders", "config": {"min.insync.replicas": 2},
          "partitions": [{"replicas": [1, 2, 3], "isr": [1, 2], "leader": 1}]},
@@ -34,17 +44,23 @@ MODEL = {
          "partitions": [{"replicas": [1, 2], "isr": [1, 2], "leader": 2}]},
         {"name": "audit", "config": {"min.insync.replicas": 1},
          "partitions": [{"replicas": [3], "isr": [3], "leader": None}]},
+        {"name": "events", "config": {"min.insync.replicas": 1},
+         "partitions": [{"replicas": [3], "isr": [], "leader": None, "eligible_leader_replicas": [3]}]},
+        {"name": "ledger", "config": {"min.insync.replicas": 1},
+         "partitions": [{"replicas": [3], "isr": [], "leader": None, "eligible_leader_replicas": [],
+                         "last_known_elr": [3]}]},
     ],
 }
-EXPECTED = frozenset(alerts(URP) | alerts(AT) | alerts(OFFLINE)
-                     | alerts(URP_1, "orders-0") | alerts(AT_1, "orders-0") | alerts(UNAVAILABLE, "audit-0"))
+EXPECTED = frozenset(alerts(URP) | alerts(AT) | alerts(OFFLINE) | alerts(ELR_CLEAN) | alerts(ELR_NONE)
+                     | alerts(URP_1, "orders-0") | alerts(AT_1, "orders-0")
+                     | alerts(UNAVAILABLE, "audit-0") | alerts(UNAVAILABLE, "events-0") | alerts(UNAVAILABLE, "ledger-0"))
 
 
 def test_cluster_mode_alerts(tmp_path):
     wire = AdminWire(clusters.normalize(MODEL)).start()
     config = tmp_path / "cluster.yml"
     config.write_text(f"{(REPO / 'rules' / 'kafka-cluster.yml').read_text()}\nsidecar:\n  mode: cluster\n"
-                      f"  admin:\n    bootstrapServers: {wire.bootstrap}\n")
+                      f"  recompute:\n    semantics: kafka-4.1\n  admin:\n    bootstrapServers: {wire.bootstrap}\n")
     loaded = load(str(config), {"poll_interval_seconds": 0.5, "listen_address": "127.0.0.1:0"})
     collector = make_collector(loaded, str(config))
     server = MetricsServer("127.0.0.1", 0, collector, loaded.web)
@@ -56,18 +72,21 @@ def test_cluster_mode_alerts(tmp_path):
     try:
         rules = [str(rules_with_short_for(tmp_path, r)) for r in (RULES, PER_PARTITION)]
         prom = Prometheus(f"127.0.0.1:{server.port}", rule_files=rules)
+        started = time.time()
         seen = settle(prom, EXPECTED)
         assert seen == EXPECTED
         firing = [a for a in prom.alerts() if a["state"] == "firing"]
         # the cluster's alerts name no partition and count one each; the per-partition ones carry
         # the partition's leader as the cluster view serves it
         assert {(a["labels"]["alertname"], float(a["value"])) for a in firing if "partition" not in a["labels"]} == \
-            {(URP, 1.0), (AT, 1.0), (OFFLINE, 1.0)}
+            {(URP, 1.0), (AT, 1.0), (OFFLINE, 3.0), (ELR_CLEAN, 2.0), (ELR_NONE, 1.0)}
         assert not any("leader" in a["labels"] or "topic" in a["labels"] for a in firing
                        if a["labels"]["alertname"] in (URP, AT, OFFLINE))
         leaders = {(a["labels"]["alertname"], a["labels"]["leader"]) for a in firing if "partition" in a["labels"]}
         assert leaders == {(URP_1, "1"), (AT_1, "1"), (UNAVAILABLE, "none")}
-        assert prom.value("kafka_controller_kafkacontroller_offlinepartitionscount") == 1
+        assert prom.value("kafka_controller_kafkacontroller_offlinepartitionscount") == 3
+        for where, expr in targets(CLUSTER_MODE):
+            assert numbers_returned(prom, expr, started, time.time()), f"{where}: no data ({expr})"
     finally:
         if prom:
             prom.stop()

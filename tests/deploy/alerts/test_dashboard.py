@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.deploy.alerts.dashboard_panels import (PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, VARIABLES, broker_joins,
+from tests.deploy.alerts.dashboard_panels import (CLUSTER_MODE, PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, VARIABLES,
+                                                  broker_joins,
                                                   dashboard, panels, numbers_returned, rows, targets)
 
 
@@ -26,7 +27,7 @@ def test_dashboard_is_well_formed():
         for p in members:  # and it sits under its row on the grid, above the next one
             assert row["gridPos"]["y"] < p["gridPos"]["y"], p["title"]
             assert following is None or p["gridPos"]["y"] + p["gridPos"]["h"] <= following["gridPos"]["y"], p["title"]
-    assert {f for f in ROWS.values()} == {SIMULATOR, REAL_BROKER}
+    assert {f for f in ROWS.values()} == {SIMULATOR, REAL_BROKER, CLUSTER_MODE}
     cells = set()  # no two panels cover the same grid cell, none is wider than the grid
     for p in panels(d):
         g = p["gridPos"]
@@ -81,8 +82,8 @@ def test_the_progress_row_is_left_to_the_real_broker_test():
                    "kafka_reassignment_max_lag_bytes", "kafka_reassignment_throttle_used_ratio",
                    "kafka_replication_throttled_rate_bytes_per_second", "kafka_replication_throttled_replicas"):
         assert series in exprs, series
-    assert len(targets(SIMULATOR)) + len(targets(REAL_BROKER)) == sum(len(p.get("targets", []))
-                                                                      for p in panels(dashboard()))
+    assert len(targets(SIMULATOR)) + len(targets(REAL_BROKER)) + len(targets(CLUSTER_MODE)) == \
+        sum(len(p.get("targets", [])) for p in panels(dashboard()))
 
 
 @pytest.mark.parametrize("where,expr", targets(SIMULATOR), ids=[w for w, _ in targets(SIMULATOR)])

@@ -127,8 +127,9 @@ def test_the_images_install_with_the_scripts_and_only_the_backfill_has_spark():
     sidecar, backfill = installer_commands("sidecar-venv"), installer_commands("backfill-venv")
     assert sidecar[0][:3] == backfill[0][:3] == ["scripts/image/install", VENV, "/dist"]
     assert sidecar[0][4:] == backfill[0][4:] == ["scripts/image/constraints.txt"]
-    assert sorted(extras(sidecar[0])) == ["admin", "web"]
-    assert extras(backfill[0]) == extras(sidecar[0]) + ["spark"]
+    assert sorted(extras(sidecar[0])) == ["admin", "otlp", "web"]
+    # the backfill pushes nothing: the sidecar's extras but the OTLP push's, and Spark
+    assert extras(backfill[0]) == [e for e in extras(sidecar[0]) if e != "otlp"] + ["spark"]
     assert sidecar[1][0] == "scripts/image/compile-helper"
     # the helper is compiled where the runtime's KAFKA_JMX_SIDECAR_CACHE looks
     assert sidecar[1][1:] == [VENV, DOCKERFILE.env("sidecar")["KAFKA_JMX_SIDECAR_CACHE"]]
@@ -254,13 +255,14 @@ def installed():
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_sidecar_environment_has_web_and_admin_but_not_spark_each_at_its_pin(installed):
+def test_the_sidecar_environment_has_web_admin_and_otlp_but_not_spark_each_at_its_pin(installed):
     r = subprocess.run([str(installed.venv / "bin" / "python"), "-c",
                         "import importlib.metadata as m; print('\\n'.join(sorted(d.metadata['Name'] + ' ' + d.version "
                         "for d in m.distributions())))"], capture_output=True, text=True, check=True)
     versions = {canonicalize_name(name): version for name, version in (line.split() for line in r.stdout.splitlines())}
     names = set(versions)
-    assert {"kafka-jmx-sidecar", "jpype1", "bcrypt", "cryptography", "kafka-python"} <= names
+    assert {"kafka-jmx-sidecar", "jpype1", "bcrypt", "cryptography", "kafka-python", "opentelemetry-sdk",
+            "opentelemetry-exporter-otlp-proto-grpc", "opentelemetry-exporter-otlp-proto-http"} <= names
     assert not names & {"pyspark", "py4j", "pip", "setuptools"}, names & {"pyspark", "py4j", "pip", "setuptools"}
     # every package the image holds, direct or not, at the version the constraints file pins
     pins = {name: version for name, (_, version) in read_pins(CONSTRAINTS.read_text()).items()}

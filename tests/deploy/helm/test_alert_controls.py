@@ -114,7 +114,8 @@ def test_aggregation_labels_join_every_per_topic_and_per_cluster_grouping():
     shipped = rules(SHIPPED)
     grouped = {n for n, r in shipped.items() if "(namespace, job" in r["expr"]}
     assert grouped == {"KafkaTopicUnderMinIsr", "KafkaOfflinePartitions", "KafkaActiveControllerCount",
-                       "KafkaUncleanLeaderElection"}
+                       "KafkaUncleanLeaderElection", "KafkaOfflinePartitionsEligibleLeader",
+                       "KafkaOfflinePartitionsNoEligibleLeader"}
     for name, rule in got.items():
         old = shipped[name]["expr"]
         assert rule["expr"] == old.replace("(namespace, job", "(namespace, job, kafka_cluster, region")

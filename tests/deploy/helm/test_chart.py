@@ -135,7 +135,8 @@ def test_inline_rules_replace_the_shipped_ones():
     assert "includeObjectNames" not in config
     assert config["ssl"] == {"trustStore": {
         "filename": "/etc/kafka-jmx-sidecar/secrets/truststore/truststore.p12", "password": "${TRUSTSTORE_PASSWORD}"}}
-    assert config["sidecar"]["archive"]["directory"] == "/var/lib/kafka-jmx-sidecar/archive"
+    assert config["sidecar"]["archive"] == {"directory": "/var/lib/kafka-jmx-sidecar/archive", "retentionHours": 168,
+                                            "retentionSize": "10GiB", "keyframeIntervalSeconds": 300}
 
 
 def test_an_existing_configmap_is_mounted_and_none_is_written():

@@ -1,4 +1,4 @@
-"""The chart's container, started as Kubernetes would start it, against a real Kafka 4.1 broker.
+"""The chart's container, started as Kubernetes would start it, against a real Kafka 4.4 broker.
 
 The chart is rendered in the standalone mode for the broker's remote JMX, secured as a production
 broker's is (password, read-only role, RMI registry over SSL), with the credentials and the trust
@@ -41,8 +41,8 @@ def b64(data: bytes) -> str:
 
 @pytest.fixture(scope="module")
 def kafka(real_kafka):  # noqa: F811
-    cluster = real_kafka("4.1", jmx="secure")
-    # min ISR 2 on one replica: Kafka 4.1 caps min ISR at the replica count (the effective min ISR,
+    cluster = real_kafka("4.4", jmx="secure")
+    # min ISR 2 on one replica: Kafka 4.4 caps min ISR at the replica count (the effective min ISR,
     # 3.7+), so the broker itself reports these partitions AT min ISR, not under it
     cluster.create_topic(TOPIC, partitions=PARTITIONS, replication_factor=1, min_isr=2)
     return cluster

@@ -65,9 +65,10 @@ BROKEN = (header()
           + line(k="end", records=2)
           + poll(T0 + 135, False, line(k="leaf", object=URP, attribute="Value", value=0))
           + line(k="count", topic="orders", partition=-1, isr=1, replicas=1))
-BROKEN_REJECTS = {"corrupt-line": 1, "incomplete-poll": 1, "no-keyframe": 1, "malformed-record": 1}
+BROKEN_REJECTS = {"corrupt-line": 1, "incomplete-poll": 1, "no-keyframe": 1, "malformed-record": 1,
+                  "damaged-span": 1}  # from the keyframe's poll line to the file's end
 # A segment of a schema this reader does not know: its header and every line of it.
-FUTURE = header(2) + line(k="poll", t=T0 + 140, keyframe=True) + line(k="end", records=0)
+FUTURE = header(3) + line(k="poll", t=T0 + 140, keyframe=True) + line(k="end", records=0)
 
 
 def write_archive(directory: Path) -> Path:
@@ -96,6 +97,29 @@ def test_archives_are_told_from_dumps_by_their_first_line(tmp_path):
     dumps = write_dumps(tmp_path / "d")
     assert all(archive_input.is_archive(str(f)) for f in (tmp_path / "a").iterdir())
     assert not any(archive_input.is_archive(str(f)) for f in dumps.iterdir())
+    # a damaged first line: still the writer's file, read (and its damage counted) as an archive
+    (tmp_path / "a" / "2026-11-21T22Z.jsonl").write_text("\x00" + GOOD[1:])
+    assert archive_input.is_archive(str(tmp_path / "a" / "2026-11-21T22Z.jsonl"))
+    (tmp_path / "a" / "renamed.jsonl").write_text("\x00" + GOOD[1:])
+    assert not archive_input.is_archive(str(tmp_path / "a" / "renamed.jsonl"))
+
+
+def test_a_damaged_schema_2_poll_is_a_checksum_reject_and_a_span_not_a_value(tmp_path):
+    """The real writer's file (schema 2), one digit of a value changed: the backfill's reader
+    rejects the poll (and the change poll after it), says the span, and no run holds the value."""
+    from tests.exporter.test_archive_damage import damaged, write_polls
+    from tests.exporter.test_archive_writer import T0 as W0
+
+    path = write_polls(tmp_path, 3600, [W0, W0 + 15, W0 + 30])
+    damaged(path, b'"value":1500', b'"value":1599', b'"t":1795000015.0')
+    rows = list(archive_input.read_file(str(path), str(path.parent), replay_settings()))
+    reasons = sorted(r.reason for r in rows if r.kind == "r")
+    assert reasons == ["checksum-mismatch", "damaged-span", "incomplete-poll", "no-keyframe"]
+    span = next(r for r in rows if r.reason == "damaged-span")
+    assert span.detail.endswith("2 poll(s) lost, history after the poll at 2026-11-18T11:06:40Z to the file's "
+                                "end (2026-11-18T12:00:00Z)")
+    assert [r.t0 for r in rows if r.kind == "p"] == [W0]
+    assert not any(r.value == 1599 for r in rows if r.kind == "v")
 
 
 def test_a_2_2_broker_under_kafka_3_7_gets_the_live_recompute(tmp_path):
@@ -187,9 +211,13 @@ def test_mixed_inputs_rejects_and_manifest(mixed_run):
         "rejected_by_reason": dict(sorted({"unparsable-line": 1, **archive_rejects}.items())),
     }
     rejects = [json.loads(x) for x in (out / "rejects.jsonl").read_text().splitlines()]
+    span = next(r for r in rejects if r["reason"] == "damaged-span")
+    assert span["detail"] == (f"bytes {len(header())}-{len(BROKEN)} (lines 2-9) unusable: 2 poll(s) lost, history "
+                              "from the file's start (2026-11-21T23:00:00Z) to the file's end (2026-11-22T00:00:00Z)")
     # sorted by file (base/archive/... before base/dumps/...) and line
     assert [(os.path.basename(r["file"]), r["line"], r["reason"]) for r in rejects] == [
         ("2026-11-21T22Z.jsonl", GOOD_LINES, "torn-last-line"),
+        ("2026-11-21T23Z.jsonl", 2, "damaged-span"),
         ("2026-11-21T23Z.jsonl", 2, "incomplete-poll"),
         ("2026-11-21T23Z.jsonl", 4, "corrupt-line"),
         ("2026-11-21T23Z.jsonl", 6, "no-keyframe"),
@@ -242,3 +270,18 @@ def test_a_gap_longer_than_max_hold_ends_every_run(tmp_path):
                     + header() + poll(T0 + 1200, True, record))
     replay = archive_input.Replay(replay_settings().config, None, max_hold=300.0)
     assert runs(path, replay)[(REPLICATION_IN, "Count")] == [(0, 200, 1200.0), (1200, 1200, 1200.0)]
+
+
+def test_keyframes_amid_a_file_change_no_run(tmp_path):
+    """The same polls written with a keyframe every other poll and with one for the hour: the same
+    runs (a keyframe amid the file is replayed as what differs from the poll before)."""
+    from tests.exporter.test_archive_damage import write_polls
+    from tests.exporter.test_archive_writer import T0 as W0
+
+    times = [W0 + 15 * i for i in range(6)]
+    got = []
+    for interval in (20, 3600):
+        path = write_polls(tmp_path / str(interval), interval, times)
+        rows = archive_input.read_file(str(path), "broker-1", replay_settings())
+        got.append(sorted(tuple(r)[:8] for r in rows if r.kind == "v"))
+    assert got[0] == got[1] and len(got[0]) > 10

@@ -39,7 +39,7 @@ def _rows(path):
 
 
 def _reasons(rows):
-    return Counter(r[15] for r in rows if r[0] == "r")
+    return Counter(r.reason for r in rows if r[0] == "r")
 
 
 def test_a_good_dump(tmp_path):
@@ -47,11 +47,20 @@ def test_a_good_dump(tmp_path):
     f.write_text(HEADER + line(0, 1, "1,2,3", "1,2") + line(1, "none", "2,3,1", "3"))
     rows = _rows(f)
     states = [r for r in rows if r[0] == "s"]
-    # (topic, partition, leader, has_leader, leader_live, replicas, adding, reassigning, isr, min_isr, placeholders)
-    assert [r[2:13] for r in states] == [("orders", 0, 1, True, True, 3, 0, False, 2, 2, 0),
-                                         ("orders", 1, -1, False, False, 3, 0, False, 1, 2, 0)]
-    assert [r[14] for r in rows if r[0] == "f"] == [3]  # lines read
+    # (topic, partition, leader, has_leader, leader_live, replicas, adding, reassigning, isr, min_isr, elr,
+    # placeholders): a dump without Elr: leaves the ELR unknown (None), not 0
+    assert [r[2:14] for r in states] == [("orders", 0, 1, True, True, 3, 0, False, 2, 2, None, 0),
+                                         ("orders", 1, -1, False, False, 3, 0, False, 1, 2, None, 0)]
+    assert [r.line for r in rows if r[0] == "f"] == [3]  # lines read
     assert not _reasons(rows)
+
+
+def test_a_dump_with_elr_columns(tmp_path):
+    f = tmp_path / "a"
+    f.write_text(HEADER + line(0, 1, "1,2,3", "1").rstrip("\n") + "\tElr: 2,3\tLastKnownElr: \n"
+                 + line(1, "none", "2,3,1", "").rstrip("\n") + "\tElr: \tLastKnownElr: 2\n"
+                 + line(2, 1, "1,2,3", "1,2,3").rstrip("\n") + "\tElr: N/A\tLastKnownElr: N/A\n")
+    assert [(r.partition, r.elr) for r in _rows(f) if r.kind == "s"] == [(0, 2), (1, 0), (2, None)]
 
 
 def test_bad_lines_are_counted_by_reason(tmp_path):
@@ -61,9 +70,9 @@ def test_bad_lines_are_counted_by_reason(tmp_path):
                    ).encode() + b"\xff\xfe garbage\n" + line(2, 1, "1", "1").encode() + b"\tTopic: orders\tPart")
     rows = _rows(f)
     assert _reasons(rows) == {dd.UNPARSABLE: 2, dd.DUPLICATE: 1, dd.NOT_TEXT: 1, dd.TORN_LAST_LINE: 1}
-    assert [r[14] for r in rows if r[0] == "r"] == [3, 4, 5, 6, 8]  # line numbers, in order
+    assert [r.line for r in rows if r[0] == "r"] == [3, 4, 5, 6, 8]  # line numbers, in order
     assert len([r for r in rows if r[0] == "s"]) == 2
-    assert [r[14] for r in rows if r[0] == "f"] == [8]
+    assert [r.line for r in rows if r[0] == "f"] == [8]
 
 
 def test_empty_and_unreadable_files(tmp_path):

@@ -1,11 +1,13 @@
 """What a backfill leaves behind and says when it cannot finish: an output inside an input (or the
 reverse) refused before Spark starts; what a killed run left beside the output removed by the next
-run; SIGINT and SIGTERM ending a running job with one line and no traceback; Spark workers that
+run; SIGINT and SIGTERM ending a running job with one line and no traceback (and its progress
+records, when asked for, before that line); Spark workers that
 cannot import the project named in one line. The runs that must end on their own are real
 processes (`kafka-jmx-sidecar backfill`), started together to share the wait for their JVMs."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import job, output
+from kafka_jmx_sidecar.exporter.backfill.progress import PHASES
 from kafka_jmx_sidecar.exporter.commands.cli import main
 from tests.exporter.backfill.test_job import DUMPS, options, write_dumps
 
 CLI = [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "backfill"]
+PROGRESS = re.compile(rf"^backfill \[ *[\d.]+ s\]: (?:{'|'.join(PHASES)}): ")  # a progress record, as text
 REPO = Path(job.__file__).resolve().parents[2]
 
 
@@ -155,14 +159,17 @@ def ended_runs(tmp_path_factory):
     python.write_text(f'#!/bin/sh\nPYTHONPATH="$PYTHONPATH:{site}" exec {sys.executable} -S "$@"\n')
     python.chmod(0o755)
     runs = {
-        "SIGINT": Run(["--input", str(dumps), "--output", str(base / "int" / "out")]),
+        # with progress records (stderr is a pipe: asked for), which end with the run
+        "SIGINT": Run(["--input", str(dumps), "--output", str(base / "int" / "out"), "--progress",
+                       "--progress-interval", "200ms"]),
         "SIGTERM": Run(["--input", str(dumps), "--output", str(base / "term" / "out")]),
         "workers": Run(["--input", str(dumps), "--output", str(base / "workers" / "out")],
                        env={**os.environ, "PYSPARK_PYTHON": str(python)}),
     }
     began = time.monotonic()
-    for name, group in (("SIGINT", True), ("SIGTERM", False)):
-        runs[name].signal_when("reading 3 describe dumps", getattr(signal, name), group)
+    # SIGINT once a progress record of the read has come, SIGTERM once the read has begun
+    for name, group, text in (("SIGINT", True, "]: reading: "), ("SIGTERM", False, "reading 3 describe dumps")):
+        runs[name].signal_when(text, getattr(signal, name), group)
     codes = {name: r.finish() for name, r in runs.items()}
     print(f"three backfills ended in {time.monotonic() - began:.1f} s")
     return base, runs, codes
@@ -174,8 +181,11 @@ def test_a_signal_ends_a_running_backfill_with_one_line(ended_runs, name, code):
     run = runs[name]
     out = base / ("int" if name == "SIGINT" else "term") / "out"
     assert codes[name] == code, run.lines
-    assert run.lines[run.signalled_after:] == [f"backfill: stopped by {name}; removed the partial output; "
-                                               f"{out} is as it was"], run.lines
+    # a progress record written before the signal may be read after it; none follows the last line
+    after = [line for line in run.lines[run.signalled_after:] if not PROGRESS.match(line)]
+    assert after == [f"backfill: stopped by {name}; removed the partial output; {out} is as it was"], run.lines
+    assert run.lines[-1] == after[0]
+    assert any(PROGRESS.match(line) for line in run.lines[:run.signalled_after]) == (name == "SIGINT"), run.lines
     assert not any("Traceback" in line for line in run.lines), run.lines
     assert os.listdir(out.parent) == []  # neither the output nor a partial one
     assert run.group_gone(), "a process the backfill started outlived it"

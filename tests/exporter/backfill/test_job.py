@@ -80,11 +80,10 @@ def options(inputs, out, **kw):
 
 
 @pytest.fixture(scope="module")
-def first_run(spark, tmp_path_factory):
+def first_run(spark, hand_dumps, tmp_path_factory):
     base = tmp_path_factory.mktemp("backfill")
-    inputs = write_dumps(base / "dumps")
-    code = job.run(options(inputs, base / "out"))
-    return base, inputs, code
+    code = job.run(options(hand_dumps, base / "out"))
+    return base, hand_dumps, code
 
 
 def test_values_as_worked_out_by_hand(first_run):
@@ -122,16 +121,16 @@ def test_manifest_and_rejects(first_run):
         ("2026-11-21T22-02-00Z_describe.txt", 4, "unparsable-line")]
 
 
-def test_a_rerun_writes_identical_bytes_and_the_reject_ratio_decides_the_exit_code(first_run):
-    base, inputs, _ = first_run
-    again = base / "again"
-    assert job.run(options(inputs, again, max_reject_ratio=0.1)) == 0  # 1 of 10 lines
+def test_a_rerun_writes_identical_bytes_and_the_reject_ratio_decides_the_exit_code(first_run, command_runs):
+    base = first_run[0]
+    again = command_runs["again"]  # the command, --max-reject-ratio 0.1
+    assert again.code == 0, again.stderr  # 1 of 10 lines
     names = sorted(os.listdir(base / "out"))
-    assert names == sorted(os.listdir(again))
+    assert names == sorted(os.listdir(again.out))
     for name in names:
-        assert (base / "out" / name).read_bytes() == (again / name).read_bytes(), name
-    # and nothing of the partial directory is left beside it
-    assert sorted(n for n in os.listdir(base) if n.startswith(".")) == []
+        assert (base / "out" / name).read_bytes() == (again.out / name).read_bytes(), name
+    # and nothing of the partial directory is left beside either
+    assert [n for d in (base, again.out.parent) for n in os.listdir(d) if n.startswith(".")] == []
 
 
 def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
@@ -150,10 +149,9 @@ def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
         prom.stop()
 
 
-def test_small_files_split_at_series_boundaries(first_run, tmp_path):
-    base, inputs, _ = first_run
-    out = tmp_path / "split"
-    job.run(options(inputs, out, max_file_bytes=2000, max_reject_ratio=1.0))
+def test_small_files_split_at_series_boundaries(first_run, command_runs):
+    base = first_run[0]
+    out = command_runs["split"].out  # the command, --max-file-bytes 2000
     files = sorted(out.glob("*.om"))
     assert len(files) > 3
     seen: dict[str, str] = {}
