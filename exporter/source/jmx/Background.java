@@ -1,6 +1,5 @@
 package sidecar.jmx;
 
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import javax.management.MBeanServerConnection;
 
@@ -33,16 +32,7 @@ public final class Background {
 
     /** The Results, waiting for them; an interrupted wait (the sidecar stopping) gives them up. */
     public Result[] get() throws Exception {
-        try {
-            return future.get();
-        } catch (InterruptedException e) {
-            future.cancel(true);
-            throw e;
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception) throw (Exception) cause;
-            throw e;
-        }
+        return SidecarJmx.awaited(future, 0);
     }
 
     public void cancel() {

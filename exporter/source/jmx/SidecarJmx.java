@@ -1,9 +1,10 @@
-// The JVM side of exporter/source/jmx: connects, lists, reads MBeanInfo and reads attributes in bulk, and
+// The JVM side of exporter/source/jmx: lists, reads MBeanInfo and reads attributes in bulk, and
 // hands Python one compact String per batch instead of one JPype object per value. Compiled at
 // run time by exporter/source/jmx/jvm.py with javax.tools.JavaCompiler (no build step, no jar),
-// with the package's other files: Sockets.java (connect timeouts), Names, Members, Split and
-// Result (what Python gets back), Splitter (listSplit's steps), Batch (bulk work over several
-// connections) and Records (the text format below).
+// with the package's other files: Connecting and Sockets (connections, connect timeouts), Names,
+// Members, Split and Result (what Python gets back), Splitter (listSplit's steps), Batch (bulk
+// work over several connections), Background (reads while a poll queries) and Records (the text
+// format below).
 //
 // Why: converting a Java value through JPype costs about 20 us per attribute (a Kafka Meter with
 // 7 attributes: ~125 us), as much as the RMI round trip itself (~0.15 ms on loopback). Here the
@@ -26,10 +27,7 @@
 package sidecar.jmx;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.rmi.server.RMISocketFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -53,9 +51,6 @@ import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.Query;
 import javax.management.QueryExp;
-import javax.management.remote.JMXConnector;
-import javax.management.remote.JMXConnectorFactory;
-import javax.management.remote.JMXServiceURL;
 
 import static sidecar.jmx.Records.*;
 
@@ -77,97 +72,6 @@ public final class SidecarJmx {
         }
     });
 
-    // --- connecting --------------------------------------------------------------------------
-
-    /** A plain socket connected within timeoutMs (closed again when that fails). */
-    static Socket connected(String host, int port, int timeoutMs) throws IOException {
-        Socket s = new Socket();
-        try {
-            s.connect(new InetSocketAddress(host, port), timeoutMs);
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
-        return s;
-    }
-
-    private static boolean factoryInstalled;
-
-    /** Installs the plain-socket factory once per JVM (RMISocketFactory can be set only once). */
-    public static synchronized boolean installSocketFactory(int connectTimeoutMs) throws IOException {
-        if (factoryInstalled || RMISocketFactory.getSocketFactory() != null) return false;
-        RMISocketFactory.setSocketFactory(new TimeoutSocketFactory(connectTimeoutMs));
-        factoryInstalled = true;
-        return true;
-    }
-
-    /** JMXConnectorFactory.connect, bounded by connectTimeoutMs as a whole (registry lookup,
-     *  authentication, stub connection). On timeout the attempt is abandoned and closed later. */
-    public static JMXConnector connect(String url, String user, String password, boolean ssl,
-                                       int connectTimeoutMs) throws Exception {
-        final JMXServiceURL serviceUrl = new JMXServiceURL(url);
-        final Map<String, Object> env = new HashMap<>();
-        // no heartbeat thread: the client notices a broken connection at its next call and
-        // reconnects itself, so no RMI call happens that the round-trip counters do not see
-        env.put("jmx.remote.x.client.connection.check.period", 0L);
-        if (user != null && !user.isEmpty()) {
-            env.put(JMXConnector.CREDENTIALS, new String[] {user, password == null ? "" : password});
-        }
-        if (ssl) {
-            env.put("com.sun.jndi.rmi.factory.socket", new TimeoutSslSocketFactory(connectTimeoutMs));
-        }
-        Future<JMXConnector> f = POOL.submit(() -> JMXConnectorFactory.connect(serviceUrl, env));
-        try {
-            return f.get(connectTimeoutMs, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | InterruptedException e) {
-            // a timeout, or the caller interrupted (the sidecar stopping): the attempt is abandoned
-            f.cancel(true);
-            POOL.submit(() -> {  // close whatever the abandoned attempt still produces
-                try { closeQuietly(f.get()); } catch (Exception ignored) { }
-            });
-            if (e instanceof InterruptedException) throw e;
-            throw new SocketTimeoutException("connect timed out after " + connectTimeoutMs + " ms");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof Exception) throw (Exception) c;
-            throw e;
-        }
-    }
-
-    /** n connect()s at once (a poll's connections are ready in the time of one); when one fails,
-     *  the others are closed and its exception thrown. */
-    public static JMXConnector[] connectAll(String url, String user, String password, boolean ssl,
-                                            int connectTimeoutMs, int n) throws Exception {
-        List<Future<JMXConnector>> pending = new ArrayList<>();
-        for (int i = 0; i < n; i++) pending.add(POOL.submit(() -> connect(url, user, password, ssl, connectTimeoutMs)));
-        JMXConnector[] out = new JMXConnector[n];
-        Exception failed = null;
-        for (int i = 0; i < n; i++) {
-            try {
-                out[i] = pending.get(i).get();
-            } catch (ExecutionException e) {
-                Throwable c = e.getCause();
-                if (failed == null) failed = c instanceof Exception ? (Exception) c : e;
-            } catch (InterruptedException e) {  // the sidecar stopping: the attempts are abandoned
-                for (Future<JMXConnector> f : pending) f.cancel(true);
-                for (JMXConnector c : out) closeQuietly(c);
-                throw e;
-            }
-        }
-        if (failed != null) {
-            for (JMXConnector c : out) closeQuietly(c);
-            throw failed;
-        }
-        return out;
-    }
-
-    public static void closeQuietly(JMXConnector c) {
-        if (c == null) return;
-        POOL.submit(() -> {
-            try { c.close(); } catch (Exception ignored) { }
-        });
-    }
-
     // --- names -------------------------------------------------------------------------------
 
     /** c.call() on a pool thread, given up after timeoutMs (0: no limit). RMI's connector
@@ -178,10 +82,18 @@ public final class SidecarJmx {
         if (timeoutMs <= 0) return c.call();
         Future<T> f = POOL.submit(c);
         try {
-            return f.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return awaited(f, timeoutMs);
         } catch (TimeoutException e) {
             f.cancel(true);
             throw new SocketTimeoutException("no answer within " + timeoutMs + " ms");
+        }
+    }
+
+    /** f's value, waited for up to timeoutMs (0: no limit); an interrupted wait (the sidecar
+     *  stopping) cancels f; a failure of f is thrown as itself. */
+    static <T> T awaited(Future<T> f, long timeoutMs) throws Exception {
+        try {
+            return timeoutMs <= 0 ? f.get() : f.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             f.cancel(true);
             throw e;
@@ -278,7 +190,6 @@ public final class SidecarJmx {
         return false;
     }
 
-    /** One attribute of the members at `positions` (null: all), one getAttributes each: read records. */
     /** Whether every name matching p matches the family pattern f (`d:type=X,name=Y,*`). */
     static boolean within(ObjectName p, ObjectName f) {
         if (p.isDomainPattern() || !p.getDomain().equals(f.getDomain())) return false;
@@ -297,6 +208,7 @@ public final class SidecarJmx {
         return type != null || p.isPropertyListPattern();
     }
 
+    /** One attribute of the members at `positions` (null: all), one getAttributes each: read records. */
     public static Result readMembers(MBeanServerConnection[] conns, Members m, int[] positions, String attribute,
                                      long deadlineMs, long stallMs) {
         String[] names = m.names(positions);

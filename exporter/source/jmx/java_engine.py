@@ -37,20 +37,21 @@ class JavaEngine:
         self.MBSC = jpype.JClass("javax.management.MBeanServerConnection")
         self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
         self.Background = jpype.JClass("sidecar.jmx.Background", loader=helper.class_.getClassLoader())
+        self.Connecting = jpype.JClass("sidecar.jmx.Connecting", loader=helper.class_.getClassLoader())
 
     def connect(self, settings: JmxSettings) -> Any:
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
-        self.h.installSocketFactory(timeout_ms)
-        return self.h.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+        self.Connecting.installSocketFactory(timeout_ms)
+        return self.Connecting.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
 
     def connect_all(self, settings: JmxSettings, n: int) -> list:
-        """n connections made at once (SidecarJmx.connectAll)."""
+        """n connections made at once (Connecting.connectAll)."""
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
-        self.h.installSocketFactory(timeout_ms)
-        return list(self.h.connectAll(settings.url, settings.username, settings.password, settings.ssl, timeout_ms, n))
+        self.Connecting.installSocketFactory(timeout_ms)
+        return list(self.Connecting.connectAll(settings.url, settings.username, settings.password, settings.ssl, timeout_ms, n))
 
     def close(self, connector: Any) -> None:
-        self.h.closeQuietly(connector)
+        self.Connecting.closeQuietly(connector)
 
     def conns(self, mbscs: Sequence[Any]) -> Any:
         return self.jpype.JArray(self.MBSC)(list(mbscs))
