@@ -16,6 +16,7 @@ from kafka_jmx_sidecar.exporter.base.definitions import (FIXED, RESTART, Block, 
 from kafka_jmx_sidecar.exporter.reassignment.settings import REASSIGNMENT, ReassignmentSettings, reassignment_settings
 from kafka_jmx_sidecar.exporter.recompute.settings import RECOMPUTE, RecomputeSettings, recompute_settings
 from kafka_jmx_sidecar.exporter.source.admin.settings import ADMIN, AdminSettings, admin_settings
+from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -176,8 +177,9 @@ SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_export
         default_doc="4 poll intervals"),
     Key("namesRefreshSeconds", _SECONDS, "How often the list of MBean names is read again (new topics and "
         "partitions join then).", default=300),
-    Key("connections", whole(1, 64), "Parallel JMX connections a poll reads over; its queries overlap the "
-        "reads.", default=DEFAULT_CONNECTIONS),
+    Key("connections", whole(1, 64), f"Parallel JMX connections a poll reads over, on a broker of "
+        f"{JmxSettings.parallel_from:,} MBeans or more (a smaller one is read on one); its queries overlap the reads.",
+        default=DEFAULT_CONNECTIONS),
     Key("connectTimeoutSeconds", _SECONDS, "Timeout of a JMX connection attempt.", default=10),
     Key("readTimeoutSeconds", _SECONDS, "Timeout of one JMX read.", default=30),
     Key("naming", choice("0.x", "1.x", words='"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),

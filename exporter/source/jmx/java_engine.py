@@ -48,7 +48,8 @@ class JavaEngine:
         """n connections made at once (Connecting.connectAll)."""
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
         self.Connecting.installSocketFactory(timeout_ms)
-        return list(self.Connecting.connectAll(settings.url, settings.username, settings.password, settings.ssl, timeout_ms, n))
+        return list(self.Connecting.connectAll(settings.url, settings.username, settings.password, settings.ssl,
+                                               timeout_ms, n))
 
     def close(self, connector: Any) -> None:
         self.Connecting.closeQuietly(connector)
