@@ -53,6 +53,7 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in (
     Program("jmx_exporter-1.0.1", "Prometheus jmx_exporter", "1.0.1"),
     Program("jmx_exporter-1.6.0", "Prometheus jmx_exporter collector", "1.6.0"),
     Program("prometheus-3", "Prometheus", "3.16.0", build="go"),
+    Program("hadoop-3.5", "Apache Hadoop minicluster (HDFS)", "3.5.0"),
 )}
 
 

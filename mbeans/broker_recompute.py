@@ -79,6 +79,15 @@ def _assigned_counts(a: Assignment, isr: int, min_isr: int) -> Counts:
                                   bool(a.adding or a.removing), isr, min_isr, a.elr))
 
 
+def led_counts(shown: int, isr: int, min_isr: int, assignment: Assignment | None, broker: Profile) -> Counts:
+    """What the formulas read of a partition this broker leads: from the Admin API's lists when
+    known (`assignment`), else from the broker's own ReplicasCount `shown` (as `broker`, its
+    release's profile, counts it) and InSyncReplicasCount `isr`, without a reassignment."""
+    if assignment is not None and assignment.replicas:
+        return _assigned_counts(assignment, isr, min_isr)
+    return tuple.__new__(Counts, (True, True, full_replica_count(shown, 0, broker), 0, False, isr, min_isr, None))
+
+
 def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profile: Profile,
                      min_isr_of: Callable[[str], int],
                      assignments: Mapping[tuple[str, int], Assignment] | None = None) -> BrokerHealth:
@@ -102,7 +111,6 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
     min_isr: dict[int, int] = {}
     assignments = assignments or {}
     ops = PYTHON_OPS
-    new_counts = tuple.__new__  # as health.counts_of: runs per led partition
     # Formulas are pure functions of Counts, and a broker's tens of thousands of partitions take a
     # handful of distinct Counts: each distinct one is judged once, then looked up. Without an
     # assignment the Counts follow from (ReplicasCount, InSyncReplicasCount, min ISR), a cheaper
@@ -132,8 +140,7 @@ def recompute_broker(hosted: HostedPartitions, *, profile: Profile, broker_profi
             key = (shown, isr_of[i], m)
         found = judged.get(key)
         if found is None:
-            c = key if len(key) == len(Counts._fields) else new_counts(
-                Counts, (True, True, full_replica_count(shown, 0, broker_profile), 0, False, key[1], m, None))
+            c = key if len(key) == len(Counts._fields) else led_counts(shown, key[1], m, None, broker_profile)
             elr = None if elr_formula is None or c.elr is None else int(elr_formula(c, ops))
             found = judged[key] = (c, tuple(int(formula(c, ops)) for _, formula in part_formulas), elr)
             led_by[key] = 0

@@ -14,6 +14,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.commands.serve import check_loaded
 from kafka_jmx_sidecar.exporter.config.load import load
+from tests.e2e.prometheus_server import VERSIONS, promtool
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -101,22 +102,26 @@ def test_a_configuration_example_loads_without_a_warning(line, text, files, tmp_
         assert loaded.config.trust_store.password == ENV["TRUSTSTORE_PASSWORD"]
 
 
-def test_the_alert_examples_pass_promtool(tmp_path):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_alert_examples_pass_promtool(tmp_path, version):
+    """Prometheus 2's promtool and 3's."""
     rules = [text for _, text in examples() if text.lstrip().startswith("- alert:")]
     assert rules
     path = tmp_path / "rules.yml"
     path.write_text("groups:\n- name: readme\n  rules:\n" + "".join(textwrap.indent(r, "  ") for r in rules))
-    result = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True)
+    result = subprocess.run([promtool(version), "check", "rules", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_the_scrape_configuration_examples_pass_promtool(tmp_path):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_scrape_configuration_examples_pass_promtool(tmp_path, version):
+    """Prometheus 2's promtool and 3's: an operator may run either."""
     configs = [(line, text) for line, text in examples() if _kind(text) == "scrape_configs"]
     assert configs
     for line, text in configs:
         path = tmp_path / "prometheus.yml"
         path.write_text(text)
-        result = subprocess.run(["promtool", "check", "config", str(path)], capture_output=True, text=True)
+        result = subprocess.run([promtool(version), "check", "config", str(path)], capture_output=True, text=True)
         assert result.returncode == 0, f"{line}: {result.stdout}{result.stderr}"
 
 

@@ -36,7 +36,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import BinaryIO, Iterable, Iterator, NamedTuple, Sequence
 
 from kafka_jmx_sidecar.exporter.archive.damage import (CHECKSUM, CORRUPT, INCOMPLETE, MALFORMED, NO_HEADER,
                                                        NO_KEYFRAME, OUTSIDE, TORN, UNKNOWN_SCHEMA, UNREADABLE,
@@ -97,15 +97,16 @@ def _header(obj: dict, raw: bytes, line_no: int, at: int, damage: FileDamage) ->
         return _DAMAGED_HEADER, None
 
 
-def read_records(path: str, damage: FileDamage) -> Iterator[tuple[int, int, Record]]:
+def read_records(path: str, damage: FileDamage, stream: BinaryIO | None = None) -> Iterator[tuple[int, int, Record]]:
     """(line number, byte offset, record) of every usable line of one file, headers included, in
-    order. In a schema 2 segment a poll's End comes only when the block's checksum holds."""
+    order. In a schema 2 segment a poll's End comes only when the block's checksum holds. `stream`:
+    the file's bytes already opened (the backfill's, read through Spark), else `path` is opened."""
     segment: int | None = -1  # the segment's schema; -1: before the first header; None: unknown schema
     in_poll = spoiled = False  # schema 2: within a poll's block; a line of it was rejected
     crc = 0
     loads, crc32 = json.loads, zlib.crc32
     try:
-        f = open(path, "rb")
+        f = open(path, "rb") if stream is None else stream
     except OSError as e:
         damage.reject(0, 0, UNREADABLE, e.strerror or str(e))
         return
@@ -167,8 +168,9 @@ def read_records(path: str, damage: FileDamage) -> Iterator[tuple[int, int, Reco
         damage.size, damage.line_count = offset, line_no
 
 
-def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:
-    """The complete, applicable polls of one file, in order (see the module docstring)."""
+def read_polls(path: str, rejects: Rejects, stream: BinaryIO | None = None) -> Iterator[PollRecords]:
+    """The complete, applicable polls of one file, in order (see the module docstring); `stream`:
+    its bytes already opened (read_records)."""
     damage = FileDamage(path, rejects)
     header: Header | None = None
     poll: Poll | None = None
@@ -178,7 +180,7 @@ def read_polls(path: str, rejects: Rejects) -> Iterator[PollRecords]:
     records: list[Record] = []
     synced = False  # a complete keyframe was read in this segment, and every poll since (and nothing
     # else was lost since the last: a rejected line between polls may have been a poll's line)
-    for line_no, at, r in read_records(path, damage):
+    for line_no, at, r in read_records(path, damage, stream):
         kind = r.__class__
         if kind is Header or kind is Poll:
             if poll is not None:

@@ -1,8 +1,13 @@
 """The backfill job (`kafka-jmx-sidecar backfill`): partition states over time -> the health series
 the sidecar would have served at each step, as OpenMetrics files promtool imports (or Parquet).
 
-  session.py        the SparkSession (local[*] by default, --master and --conf passed through),
-                    whether its Python workers can import the project, and the run's log lines
+  session.py        the SparkSession (local[*] by default, --master and --conf passed through) and
+                    the run's log lines
+  shipping.py       the project on the executors: shipped where it is missing, one line where they
+                    lack its dependencies or import another release
+  storage.py        the inputs and the output on any Hadoop file system (paths, hdfs://, s3a://,
+                    ...) from the driver; executors read files through Spark (`read_files`)
+  plan.py           the options, the inputs listed and told apart, the output's URI: what a run does
   inputs.py         what an input format is (read on Spark, tallied, turned into series): the job
                     sees only that, and each format below is one implementation
   columns.py        mbeans/health.py's formulas evaluated on Spark Columns (the same definitions)
@@ -11,11 +16,16 @@ the sidecar would have served at each step, as OpenMetrics files promtool import
   archive_input.py  a sidecar's archive, one file per task -> the MBean values its rules read at
                     each poll, as runs of equal values
   archive_health.py the health families of a replayed poll, through the live recompute itself
+  archive_leaders.py what an archive says of the partitions its broker leads, as runs of Counts
+  archive_cluster.py several brokers' archives -> the cluster-wide view (each partition once, a gap
+                    where a broker is missing)
   cluster_rows.py   partition states -> the cluster-wide view's MBean values per step interval
   naming.py         the rule engine applied once per distinct ObjectName and attribute, joined back
-  openmetrics.py    series -> OpenMetrics text promtool accepts (seconds, sorted, `# EOF`)
-  output.py         files of bounded size, the manifest, Parquet, atomic placement (what killed runs
-                    left beside the output removed), promtool import
+  openmetrics.py    series -> OpenMetrics text promtool accepts (seconds, sorted, `# EOF`), in files
+                    of bounded size
+  writing.py        the files, Parquet and the rejects, written by the executors through Spark
+  output.py         the output directory: the manifest, atomic placement (what killed runs left
+                    beside it removed), promtool import
   stopping.py       SIGINT and SIGTERM: the Spark session stopped, one line, no traceback
   progress.py       the run's phases, timed, and (--progress) a record every few seconds from
                     Spark's status tracker and the bytes written

@@ -15,71 +15,69 @@ Spark: it runs on the executors, one call per file, and is tested with plain fil
 """
 from __future__ import annotations
 
+import io
 import json
-import os
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import BinaryIO, Iterator
 
 from kafka_jmx_sidecar.exporter.archive.format import (FORMAT, SUFFIX, Cluster, Count, Counts, Leaf, Leaves, MinIsr,
                                                        State, member_object)
 from kafka_jmx_sidecar.exporter.archive.reader import ArchiveState, Rejects, read_polls
 from kafka_jmx_sidecar.exporter.archive.retention import FILE_NAME
 from kafka_jmx_sidecar.exporter.backfill.archive_health import Health, is_health_key
+from kafka_jmx_sidecar.exporter.backfill.archive_leaders import LED_FIELDS, Leaders
+from kafka_jmx_sidecar.exporter.backfill.inputs import COUNT_TYPES
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from kafka_jmx_sidecar.exporter.recompute.stage import Recompute
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 
 
-class ArchiveRow(NamedTuple):
-    """One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r") and
-    per file ("f": lines read, in `line`), in one schema so one pass over the files gives all four."""
-
-    kind: str
-    source: str
-    broker: str | None = None
-    t0: float | None = None  # seconds: a run's first poll, a poll's time
-    t1: float | None = None  # seconds: a run's last poll
-    objectname: str | None = None
-    attribute: str | None = None
-    value: float | None = None
-    partitions: int | None = None  # a poll's hosted partitions
-    file: str | None = None
-    line: int | None = None
-    reason: str | None = None
-    detail: str | None = None
-    text: str | None = None
-
-
-ROW_SCHEMA = ("kind string, source string, broker string, t0 double, t1 double, objectname string, "
-              "attribute string, value double, partitions int, file string, line int, reason string, "
-              "detail string, text string")
-assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == ArchiveRow._fields
+# One row per run ("v"), per poll ("p": its time and hosted partitions), per reject ("r"), per file
+# ("f": lines read, in `line`) and, for the cluster-wide view, per run of a led partition's state
+# ("l", archive_leaders.py: its topic, partition, Counts and placeholders), in one schema so one
+# pass over the files gives all five. t0 and t1 are seconds: a run's first and last poll, a poll's time.
+_COLUMNS = (("kind", "string"), ("source", "string"), ("broker", "string"), ("t0", "double"), ("t1", "double"),
+            ("objectname", "string"), ("attribute", "string"), ("value", "double"),
+            ("partitions", "int"),  # a poll's hosted partitions
+            ("file", "string"), ("line", "int"), ("reason", "string"), ("detail", "string"), ("text", "string"),
+            ("topic", "string"), ("partition", "int"), *COUNT_TYPES.items(), ("placeholders", "int"))
+ArchiveRow = namedtuple("ArchiveRow", [name for name, _ in _COLUMNS], defaults=(None,) * (len(_COLUMNS) - 2))
+ROW_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS)
 
 _HEALTH_INPUTS = (Count, Counts, State, MinIsr, Cluster)  # records that change what the recompute reads
 
 
-def is_archive(path: str) -> bool:
-    """An archive file is told by its first line: the segment header (`"k": "archive"`), whatever
-    its schema version (an unknown one is then read, and rejected, by the reader); or by its name,
-    when it is the writer's (a file whose first line is damaged is still read as an archive, and
-    its damage counted, not taken for a describe dump)."""
-    if FILE_NAME.fullmatch(os.path.basename(path)):
+def is_archive(name: str, head: bytes | None) -> bool:
+    """An archive file is told by its first line (`head`; None: the file could not be read): the
+    segment header (`"k": "archive"`), whatever its schema version (an unknown one is then read,
+    and rejected, by the reader); or by its name, when it is the writer's (a file whose first line
+    is damaged is still read as an archive, and its damage counted, not taken for a describe dump)."""
+    base = name.rstrip("/").rsplit("/", 1)[-1]
+    if FILE_NAME.fullmatch(base):
         return True
+    if head is None:
+        return base.endswith(SUFFIX)
     try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 16)
-    except OSError:
-        return path.endswith(SUFFIX)
-    try:
-        obj = json.loads(first)
+        obj = json.loads(head)
     except ValueError:
         return False
     return obj.__class__ is dict and (obj.get("k") == "archive" or obj.get("format") == FORMAT)
 
 
-def source_of(path: str) -> str:
+def header_broker(head: bytes) -> str | None:
+    """The broker id a file's first line, a segment header, names (None: not a readable header)."""
+    try:
+        obj = json.loads(head)
+    except ValueError:
+        return None
+    broker = obj.get("broker") if obj.__class__ is dict and obj.get("k") == "archive" else None
+    return None if broker is None else str(broker)
+
+
+def source_of(uri: str) -> str:
     """One directory is one broker's archive (docs/backfill.md): a file's source is its directory."""
-    return os.path.dirname(os.path.abspath(path))
+    return uri.rstrip("/").rsplit("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,7 @@ class Replay:
     config: Config
     recompute: RecomputeSettings | None
     max_hold: float = 300.0  # seconds: a gap between polls longer than this ends every run (the sidecar was down)
+    leaders: bool = False  # the led partitions' states too ("l" rows), for the cluster-wide view
 
 
 class _FileReplay:
@@ -108,6 +107,8 @@ class _FileReplay:
         self.last_t = None
         self.broker = None
         self.version = None
+        self.leaders = Leaders(replay.recompute) if replay.leaders else None
+        self.led_keys: set | None = None  # the partitions whose led state a poll may have changed (None: any)
 
     def run_row(self, key: tuple[str, str], value: float, first: float) -> ArchiveRow:
         """A run that ended at the last poll."""
@@ -131,6 +132,10 @@ class _FileReplay:
             changes = self._keyframe()
         else:  # a keyframe amid the file's polls: what differs from the poll before, as a change poll says it
             changes = self._keyframe_delta(*before)
+        if self.leaders is not None:
+            keys = None if p.poll.keyframe or self.version != state.version else self.led_keys
+            for key, led, first, last in self.leaders.poll(state, t, self.last_t, keys):
+                yield self.led_row(key, led, first, last)
         self.version = state.version
         current = self.current
         for k, v in changes.items():
@@ -146,10 +151,18 @@ class _FileReplay:
                 current[k] = (v, t)
         self.last_t = t
 
+    def led_row(self, key: tuple[str, int], led: tuple, first: float, last: float) -> ArchiveRow:
+        """A run of a led partition's state (archive_leaders.LED_FIELDS) that ended at poll `last`."""
+        return ArchiveRow("l", self.source, self.broker, first, last, topic=key[0], partition=key[1],
+                          **dict(zip(LED_FIELDS, led)))
+
     def end(self) -> Iterator[ArchiveRow]:
         """Every open run, ended at the last poll."""
         for k, (v, first) in self.current.items():
             yield self.run_row(k, v, first)
+        if self.leaders is not None:
+            for key, led, first, last in self.leaders.end(self.last_t):
+                yield self.led_row(key, led, first, last)
 
     def _keyframe(self) -> dict:
         """Every value of a keyframe poll, and None for each open run's key it no longer has."""
@@ -199,8 +212,11 @@ class _FileReplay:
         state, cache, health = self.state, self.cache, self.health
         changes = {}
         recount = self.version != state.version
+        led = self.led_keys = set()
         for r in records:
             kind = r.__class__
+            if kind is Count:
+                led.add((r.topic, r.partition))
             if kind is Leaf or kind is Leaves:
                 keys = ([(r.object, r.attribute)] if kind is Leaf else
                         [(member_object(r.object, r.topic, q), r.attribute) for q in r.partitions])
@@ -213,16 +229,18 @@ class _FileReplay:
                         changes[k] = v
             elif kind in _HEALTH_INPUTS:
                 recount = True
+                if kind is not Count:  # a topic's min ISR, the lists, the live brokers: any partition
+                    self.led_keys = None
         if recount:
             changes.update(health.changes(state))
         return changes
 
 
-def read_file(path: str, source: str, replay: Replay) -> Iterator[ArchiveRow]:
-    """The rows of one archive file. Runs on the executors."""
+def read_file(path: str, stream: BinaryIO, source: str, replay: Replay) -> Iterator[ArchiveRow]:
+    """The rows of one archive file named `path`, its bytes read from `stream`. Runs on the executors."""
     rejects = Rejects(keep=1 << 30)
     file = _FileReplay(source, replay)
-    for p in read_polls(path, rejects):
+    for p in read_polls(path, rejects, stream):
         yield from file.poll(p, path)
     yield from file.end()
     for r in rejects.examples:
@@ -232,41 +250,45 @@ def read_file(path: str, source: str, replay: Replay) -> Iterator[ArchiveRow]:
 
 
 class Archives:
-    """Sidecar archives as a backfill input (inputs.Input): one task per file, the MBean values the
-    live rules read at each poll, named by `naming`'s rules; each run holds from its first poll
+    """Sidecar archives as a backfill input (inputs.Input): about a task per file, the MBean values
+    the live rules read at each poll, named by `naming`'s rules; each run holds from its first poll
     until the poll after its last, but no longer than `max_hold_ms`. `broker_label`: the label
-    naming each series' broker (the archives of several brokers), None for one broker's."""
+    naming each series' broker (the archives of several brokers), None for one broker's.
+    `cluster`: the cluster-wide view of all the brokers' archives too (archive_cluster.py)."""
 
-    def __init__(self, files: list[str], naming, recompute: RecomputeSettings | None, max_hold_ms: int,
-                 broker_label: str | None = None):
+    def __init__(self, files: list, naming, recompute: RecomputeSettings | None, max_hold_ms: int,
+                 broker_label: str | None = None, cluster=None):
         self.files, self.naming, self.recompute = files, naming, recompute
-        self.max_hold_ms, self.broker_label = max_hold_ms, broker_label
+        self.max_hold_ms, self.broker_label, self.cluster = max_hold_ms, broker_label, cluster
 
     def read(self, spark):
         from pyspark.sql import functions as F
 
         from kafka_jmx_sidecar.exporter.backfill.inputs import Reading, Tally
         from kafka_jmx_sidecar.exporter.backfill.session import log
+        from kafka_jmx_sidecar.exporter.backfill.storage import read_files
 
-        replay = Replay(self.naming.config, self.recompute, self.max_hold_ms / 1000)
-        files = [(path, source_of(path)) for path in self.files]
-        log(f"reading {len(files)} archive files of {len({s for _, s in files})} broker(s)")
-        # one task per file: each starts with a keyframe, so each replays on its own
-        raw = spark.sparkContext.parallelize(files, len(files)).flatMap(lambda f: read_file(f[0], f[1], replay))
+        replay = Replay(self.naming.config, self.recompute, self.max_hold_ms / 1000, self.cluster is not None)
+        files = {f.uri: (f.name, source_of(f.uri)) for f in self.files}
+        log(f"reading {len(files)} archive files of {len({s for _, s in files.values()})} broker(s)")
+        # about a file per task: each starts with a keyframe, so each replays on its own
+        raw = read_files(spark.sparkContext, files, len(files),
+                         lambda f, data: read_file(f[0], io.BytesIO(data), f[1], replay))
         rows = spark.createDataFrame(raw, ROW_SCHEMA, verifySchema=False).persist()
         # small aggregates: every poll's time per broker's archive (a day of 15 s polls: 5,760 a
         # broker), lines and rejects per file
-        grouped = rows.where("kind != 'v'").groupBy("kind", "source", "t0", "file", "reason").agg(
-            F.count(F.lit(1)).alias("n"), F.sum("line").alias("lines"), F.sum("partitions").alias("partitions"))
-        tally, poll_times = Tally(files=len(self.files), archive_files=len(self.files)), {}
+        grouped = rows.where("kind in ('p', 'r', 'f')").groupBy("kind", "source", "broker", "t0", "file", "reason") \
+            .agg(F.count(F.lit(1)).alias("n"), F.sum("line").alias("lines"), F.sum("partitions").alias("partitions"))
+        tally, poll_times, brokers = Tally(files=len(self.files), archive_files=len(self.files)), {}, {}
         for r in grouped.collect():
             if r.kind == "p":
                 tally.archived_polls += r.n
                 tally.partition_states += r.partitions or 0
                 poll_times.setdefault(r.source, []).append(round(r.t0 * 1000))
+                brokers[r.source] = r.broker
             else:
                 tally.count(r)
-        return Reading(rows, tally, poll_times)
+        return Reading(rows, tally, poll_times, brokers)
 
     def listed_range(self) -> None:
         return None
@@ -276,23 +298,44 @@ class Archives:
 
         from kafka_jmx_sidecar.exporter.backfill.naming import named_series
 
-        ends = [(source, t, end) for source, ts in sorted(reading.times.items())
-                for t, end in poll_ends(ts, self.max_hold_ms)]
-        ends_df = reading.rows.sparkSession.createDataFrame(ends or [("", 0, 0)], "source string, t long, until long")
-        runs = reading.rows.where("kind = 'v'").withColumn("t", F.round(F.col("t1") * 1000).cast("long")) \
-            .join(F.broadcast(ends_df), ["source", "t"])
-        k0 = first_step(F.round(F.col("t0") * 1000).cast("long"), grid)
-        k1 = first_step(F.col("until"), grid) - 1
-        mbean_rows = runs.select("objectname", "attribute", "value", "broker", k0.alias("k0"), k1.alias("k1")) \
-            .where("k0 <= k1")
+        ends = {source: poll_ends(ts, self.max_hold_ms) for source, ts in sorted(reading.times.items())}
+        ends_df = reading.rows.sparkSession.createDataFrame(
+            [(source, t, until) for source, pairs in ends.items() for t, until in pairs] or [("", 0, 0)],
+            "source string, t long, until long")
+        runs = held_steps(reading.rows.where("kind = 'v'"), ends_df, grid)
+        mbean_rows = runs.select("objectname", "attribute", "value", "broker", "k0", "k1")
         named = named_series(mbean_rows, self.naming, carry=("broker",))
         if self.broker_label:
             named = with_broker_label(named, self.broker_label)
-        return named.drop("broker")
+        named = named.drop("broker")
+        if self.cluster is None:
+            return named
+        from kafka_jmx_sidecar.exporter.backfill.archive_cluster import broker_holds, cluster_series
+        from kafka_jmx_sidecar.exporter.backfill.grid import common_steps
+        from kafka_jmx_sidecar.exporter.backfill.session import log
+
+        holds = broker_holds(ends, reading.brokers, grid)
+        covered = common_steps(holds)
+        log(f"cluster-wide view of {len(holds)} brokers' archives: {sum(b - a + 1 for a, b in covered)} of "
+            f"{grid.count} steps have a poll of every broker")
+        led = held_steps(reading.rows.where("kind = 'l'"), ends_df, grid)
+        return named.unionByName(cluster_series(led, covered, self.cluster))
 
     def manifest(self) -> dict:
         recompute = self.recompute
         return {"recompute": None if recompute is None else {"semantics": recompute.semantics, "mode": recompute.mode}}
+
+
+def held_steps(runs, ends, grid):
+    """Runs of an archive (t0: their first poll, t1: their last, seconds) with the grid steps they
+    hold, k0 .. k1: from the first poll until the poll after the last (`ends`: each archive's
+    polls' (source, t, until) in ms, poll_ends)."""
+    from pyspark.sql import functions as F
+
+    joined = runs.withColumn("t", F.round(F.col("t1") * 1000).cast("long")).join(F.broadcast(ends), ["source", "t"])
+    k0 = first_step(F.round(F.col("t0") * 1000).cast("long"), grid)
+    k1 = first_step(F.col("until"), grid) - 1
+    return joined.withColumn("k0", k0).withColumn("k1", k1).where("k0 <= k1")
 
 
 def poll_ends(times_ms: list[int], hold_ms: int) -> list[tuple[int, int]]:

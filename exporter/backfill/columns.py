@@ -11,13 +11,6 @@ from kafka_jmx_sidecar.mbeans.health import Counts, Formula, Ops, Profile
 
 SPARK_OPS = Ops(least=F.least, not_=operator.invert)
 
-# Spark types of the Counts fields, in their order (the schema of every source of states).
-COUNT_TYPES = {
-    "has_leader": "boolean", "leader_live": "boolean", "replicas": "int", "adding": "int",
-    "reassigning": "boolean", "isr": "int", "min_isr": "int", "elr": "int",  # elr null: not known
-}
-assert tuple(COUNT_TYPES) == Counts._fields, "COUNT_TYPES must follow mbeans.health.Counts"
-
 
 def counts_columns(prefix: str = "") -> Counts:
     """The Counts fields as Columns of a table that has them (optionally prefixed)."""

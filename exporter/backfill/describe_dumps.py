@@ -10,11 +10,10 @@ Nothing is dropped silently: every line that yields no state is a reject with a 
 """
 from __future__ import annotations
 
-import os
+import io
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import BinaryIO, Iterator, NamedTuple
 
 from kafka_jmx_sidecar.exporter.backfill.grid import ISO_TIME, iso_ms, parse_time_ms
 from kafka_jmx_sidecar.mbeans.bounded_lines import HEAD, NOT_TEXT, TOO_LONG, LineReader, Unread
@@ -27,7 +26,7 @@ from kafka_jmx_sidecar.mbeans.partition_states import (
 # describe reader's kind of problem: UNPARSABLE (neither a topic header nor a partition line, or a
 # malformed field), IMPOSSIBLE (a state Kafka cannot be in: more ids than a partition can have, a
 # broker listed twice), TOO_LONG (longer than any real line: skipped unread), NOT_TEXT (not UTF-8).
-UNREADABLE = "unreadable-file"  # the file could not be opened or read
+UNREADABLE = "unreadable-file"  # the file could not be read to its end
 TORN_LAST_LINE = "torn-last-line"  # the last line has no newline: the dump was cut while written
 DUPLICATE = "duplicate-partition"  # a partition listed twice in one dump
 NO_PARTITIONS = "no-partitions"  # a file without a single partition line (empty, or not a dump)
@@ -35,39 +34,30 @@ NO_PARTITIONS = "no-partitions"  # a file without a single partition line (empty
 
 @dataclass(frozen=True)
 class Dump:
-    path: str
+    path: str  # as the user named it (rejects and the summary say it)
     time_ms: int
     time_from: str  # "name", "regex" or "mtime"
+    uri: str = ""  # Hadoop's qualified name: what Spark's reader calls the file
 
 
-def dump_time(path: str, regex: re.Pattern | None = None) -> tuple[int, str]:
-    name = os.path.basename(path)
+def dump_time(name: str, mtime_ms: int, regex: re.Pattern | None = None) -> tuple[int, str]:
+    """A dump's time from its file name (`regex`, else the first ISO-8601 timestamp), else `mtime_ms`."""
+    base = name.rstrip("/").rsplit("/", 1)[-1]
     if regex is not None:
-        m = regex.search(name)
+        m = regex.search(base)
         if m is not None:
             text = m.group("time") if "time" in regex.groupindex else m.group(1) if regex.groups else m.group(0)
             return parse_time_ms(text), "regex"
     else:
-        m = ISO_TIME.search(name)
+        m = ISO_TIME.search(base)
         if m is not None:
             return iso_ms(m), "name"
-    return int(os.stat(path).st_mtime * 1000), "mtime"
+    return mtime_ms, "mtime"
 
 
-def list_dumps(inputs: list[str], regex: re.Pattern | None = None) -> list[Dump]:
-    """Every file under the inputs (directories walked, hidden files skipped), with its time,
-    ordered by time then path. Raises FileNotFoundError naming an input that does not exist."""
-    files = []
-    for given in inputs:
-        p = Path(given)
-        if p.is_dir():
-            files.extend(str(f) for f in sorted(p.rglob("*")) if f.is_file()
-                         and not any(part.startswith(".") for part in f.relative_to(p).parts))
-        elif p.is_file():
-            files.append(str(p))
-        else:
-            raise FileNotFoundError(f"--input {given}: no such file or directory")
-    dumps = [Dump(f, *dump_time(f, regex)) for f in dict.fromkeys(files)]
+def dumps_of(listed, regex: re.Pattern | None = None) -> list[Dump]:
+    """The listed files (storage.Listed) as dumps with their times, ordered by time then name."""
+    dumps = [Dump(f.name, *dump_time(f.name, f.mtime_ms, regex), uri=f.uri) for f in listed]
     return sorted(dumps, key=lambda d: (d.time_ms, d.path))
 
 
@@ -104,15 +94,10 @@ ROW_SCHEMA = (
 assert tuple(f.split()[0] for f in ROW_SCHEMA.split(", ")) == DumpRow._fields
 
 
-def read_dump(path: str, time_ms: int, default_min_isr: int = 1) -> Iterator[DumpRow]:
-    """The rows of one dump, read in bounded pieces (mbeans/bounded_lines.py: a line longer than
-    any real one is skipped unread, never held). Runs on the executors."""
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        yield DumpRow("r", time_ms, file=path, line=0, reason=UNREADABLE, detail=str(e), text="")
-        yield DumpRow("f", time_ms, file=path, line=0)
-        return
+def read_dump(path: str, f: BinaryIO, time_ms: int, default_min_isr: int = 1) -> Iterator[DumpRow]:
+    """The rows of one dump named `path`, its bytes read from `f` in bounded pieces
+    (mbeans/bounded_lines.py: a line longer than any real one is parsed no further). Runs on the
+    executors; a read that fails midway keeps what was read and is rejected as UNREADABLE."""
     rejects: list[tuple] = []
     seen: set[tuple[str, int]] = set()
     read = states = 0
@@ -191,6 +176,7 @@ class DescribeDumps:
         from pyspark.sql import functions as F
 
         from kafka_jmx_sidecar.exporter.backfill.session import log
+        from kafka_jmx_sidecar.exporter.backfill.storage import read_files
 
         sc = spark.sparkContext
         configured = self.configured_min_isr
@@ -198,11 +184,11 @@ class DescribeDumps:
         # at least 1), then takes the configured topic's value, else the configured default, else
         # --default-min-isr
         default_min_isr = 0 if configured is not None else self.default_min_isr
-        files = [(d.path, d.time_ms) for d in self.dumps]
-        log(f"reading {len(files)} describe dumps ({files[0][0]} ... {files[-1][0]})")
+        dumps = self.dumps
+        log(f"reading {len(dumps)} describe dumps ({dumps[0].path} ... {dumps[-1].path})")
         # a few files per task: a task per file would cost a Python worker round each
-        raw = sc.parallelize(files, min(len(files), 4 * sc.defaultParallelism)).flatMap(
-            lambda f: read_dump(f[0], f[1], default_min_isr))
+        raw = read_files(sc, {d.uri: (d.path, d.time_ms) for d in dumps}, min(len(dumps), 4 * sc.defaultParallelism),
+                         lambda dump, data: read_dump(dump[0], io.BytesIO(data), dump[1], default_min_isr))
         rows = spark.createDataFrame(raw, ROW_SCHEMA, verifySchema=False)
         if configured is not None:
             default, topics = configured

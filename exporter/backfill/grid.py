@@ -92,3 +92,32 @@ def intervals(times_ms: list[int], grid: Grid) -> dict[int, tuple[int, int]]:
         if first <= last:
             out[t] = (first, last)
     return out
+
+
+def common_steps(held: dict[str, list[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """The steps (as ranges first..last) that every source holds: `held` maps each source (a
+    broker's archive) to the steps its observations hold. A step one source does not hold (its
+    sidecar was down, or not yet started) is in no range: what the sources say together is not
+    whole there."""
+    common: list[tuple[int, int]] | None = None
+    for ranges in held.values():
+        merged: list[tuple[int, int]] = []
+        for first, last in sorted(r for r in ranges if r[0] <= r[1]):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+            else:
+                merged.append((first, last))
+        if common is None:
+            common = merged
+            continue
+        both, i, j = [], 0, 0
+        while i < len(common) and j < len(merged):
+            first, last = max(common[i][0], merged[j][0]), min(common[i][1], merged[j][1])
+            if first <= last:
+                both.append((first, last))
+            if common[i][1] < merged[j][1]:
+                i += 1
+            else:
+                j += 1
+        common = both
+    return common or []

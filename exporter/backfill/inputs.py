@@ -10,12 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Protocol
 
+from kafka_jmx_sidecar.mbeans.health import Counts
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 REJECT_COLUMNS = ("file", "line", "reason", "detail", "text")
+# Spark types of the Counts fields, in their order (the schema of every source of states).
+COUNT_TYPES = {
+    "has_leader": "boolean", "leader_live": "boolean", "replicas": "int", "adding": "int",
+    "reassigning": "boolean", "isr": "int", "min_isr": "int", "elr": "int",  # elr null: not known
+}
+assert tuple(COUNT_TYPES) == Counts._fields, "COUNT_TYPES must follow mbeans.health.Counts"
 
 
 @dataclass
@@ -53,12 +61,14 @@ class Tally:
 
 @dataclass
 class Reading:
-    """An input as read: its rows (persisted until the run ends), their tally, and the times of its
-    observations (ms) per source: a dump's time, each poll of a broker's archive."""
+    """An input as read: its rows (persisted until the run ends), their tally, the times of its
+    observations (ms) per source (a dump's time, each poll of a broker's archive) and, for
+    archives, each source's broker."""
 
     rows: DataFrame
     tally: Tally
     times: dict[str, list[int]]
+    brokers: dict[str, str] = field(default_factory=dict)
 
 
 class Input(Protocol):

@@ -3,22 +3,23 @@ every sample timestamped in seconds, each series' samples in time order without 
 `# TYPE` before each family's first sample in a file, `# EOF` last and no blank line anywhere
 (promtool silently drops what breaks these rules). Files are cut at a series boundary
 once they pass a size, so promtool's memory stays bounded. Runs on the executors, one call per
-Spark partition, on rows sorted by (family, series, k0).
+Spark partition, on rows sorted by (family, series, k0); each file is handed in pieces to Spark's
+writer (writing.py), which puts it on the output's file system.
 
 Speed: the text is nearly all sample lines, `<series> <value> <time>`, one per step of each run, so
 the innermost loop is a `bytes.join` of the grid's time stamps (formatted once per task) with the
-run's prefix between them; the file gets bytes in large writes (no per-write encoding)."""
+run's prefix between them, kept as bytes (no per-write encoding)."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Iterable, Iterator
 
 from kafka_jmx_sidecar.exporter.backfill.grid import Grid
 
 # Steps whose time stamps a task formats once and keeps (about 50 bytes each): a year at 1 m.
 STAMPS_KEPT = 600_000
-WRITE_BUFFER = 4 * 1024 * 1024
+# Bytes of a file a task hands on at a time (writing.py reads it on the driver and passes it on).
+PIECE_BYTES = 4 * 1024 * 1024
 
 
 def value_text(v: float) -> str:
@@ -56,24 +57,38 @@ class _Stamps:
 
 
 class _File:
-    def __init__(self, path: str):
-        self.path, self.f = path, open(path, "wb", buffering=WRITE_BUFFER)
+    """One output file being made: its bytes handed on in pieces of about PIECE_BYTES, whole lines
+    each, so that a task holds little of it at a time."""
+
+    def __init__(self, name: str):
+        self.name, self.parts, self.pending, self.pieces = name, [], 0, 0
         self.bytes = self.series = self.samples = 0
         self.first = self.last = None
 
     def write(self, data: bytes) -> None:
-        self.f.write(data)
+        self.parts.append(data)
+        self.pending += len(data)
         self.bytes += len(data)
 
-    def close(self) -> tuple:
+    def piece(self, figures: tuple | None = None) -> tuple[str, int, bytes, tuple | None]:
+        """(name, the piece's number in the file, its bytes, the file's figures or None)."""
+        data, self.parts, self.pending = b"".join(self.parts), [], 0
+        self.pieces += 1
+        return self.name, self.pieces - 1, data, figures
+
+    def close(self) -> tuple[str, int, bytes, tuple]:
+        """The last piece, with the file's figures: (name, bytes, series, samples, first k, last k)."""
         self.write(b"# EOF\n")
-        self.f.close()
-        return (os.path.basename(self.path), self.bytes, self.series, self.samples, self.first, self.last)
+        return self.piece((self.name, self.bytes, self.series, self.samples, self.first, self.last))
 
 
-def write_part(index: int, rows: Iterable, out_dir: str, grid: Grid, max_bytes: int) -> Iterator[tuple]:
-    """Write one partition's rows (family, type, series, value, k0, k1) to files
-    `metrics-<index>-<n>.om`; yields each file's (name, bytes, series, samples, first k, last k)."""
+def file_name(index: int, number: int) -> str:
+    return f"metrics-{index:05d}-{number:04d}.om"
+
+
+def pieces_of(index: int, rows: Iterable, grid: Grid, max_bytes: int, piece_bytes: int) -> Iterator[tuple]:
+    """One partition's rows (family, type, series, value, k0, k1) as files `metrics-<index>-<n>.om`,
+    in pieces of about piece_bytes (_File.piece): each file's pieces in order, its figures with the last."""
     stamps = _Stamps(grid)
     number = 0
     out: _File | None = None
@@ -87,7 +102,7 @@ def write_part(index: int, rows: Iterable, out_dir: str, grid: Grid, max_bytes: 
                 yield out.close()
                 out = None
             if out is None:
-                out = _File(os.path.join(out_dir, f"metrics-{index:05d}-{number:04d}.om"))
+                out = _File(file_name(index, number))
                 number += 1
                 family = None
             if row.family != family:
@@ -101,6 +116,8 @@ def write_part(index: int, rows: Iterable, out_dir: str, grid: Grid, max_bytes: 
         if first > k1:
             continue
         out.write(stamps.lines(series_bytes + b" " + value_text(row.value).encode() + b" ", first, k1))
+        if out.pending >= piece_bytes:
+            yield out.piece()
         out.samples += k1 + 1 - first
         if out.first is None or first < out.first:
             out.first = first

@@ -2,19 +2,19 @@
 judging, writing, rejects, importing), each timed for the summary, each Spark job tagged with its
 step's job group. `Progress`, when asked for: a thread that every few seconds reads Spark's status
 tracker (the tasks of the step's jobs done and known, the stages running) and, while writing, the
-bytes on disk in the partial output, and logs one record of them with the rate and the time left.
+bytes of the partial output on its file system, and logs one record of them with the rate and the time left.
 
 Spark's own console progress bar stays off (session.py): it redraws one terminal line with
 carriage returns, which a log file or a JSON log pipeline cannot take; these records are lines in
-the run's log format. The thread only reads (the tracker, file sizes): it never touches the job,
+the run's log format. The thread only reads (the tracker, the output's size): it never touches the job,
 and ends before the run's end does anything else (a signal's one line, the output's placement)."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 
 from kafka_jmx_sidecar.exporter.backfill.session import log
 
@@ -152,26 +152,15 @@ class Tracker:
         return done, max(done, total), sorted(running & set(self.stages))
 
 
-def bytes_under(directory: str) -> int:
-    """The size of every file under `directory` as this process sees them now (a file that goes
-    away while it is counted counts nothing)."""
-    total = 0
-    for root, _, names in os.walk(directory):
-        for name in names:
-            try:
-                total += os.stat(os.path.join(root, name)).st_size
-            except OSError:
-                pass
-    return total
-
-
 class Progress:
     """A progress record every `every_s` seconds from a thread of its own while the `with` block
     runs; the block's end (the run done, failed or interrupted) stops it before anything else
     happens. `quiet()` true (a signal came): no record any more."""
 
-    def __init__(self, phases: Phases, sc, partial: str, every_s: float = DEFAULT_EVERY_S, quiet=lambda: False):
-        self.phases, self.partial, self.every_s, self.quiet = phases, partial, every_s, quiet
+    def __init__(self, phases: Phases, sc, written: Callable[[], int], every_s: float = DEFAULT_EVERY_S,
+                 quiet=lambda: False):
+        """`written()`: the bytes of the partial output so far (storage.Storage.bytes_under)."""
+        self.phases, self.written, self.every_s, self.quiet = phases, written, every_s, quiet
         self.tracker = Tracker(sc)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="backfill-progress", daemon=True)
@@ -205,7 +194,7 @@ class Progress:
         t = self.phases.clock()
         s = Sample(phase, t - began, done, total, running)
         if phase == "writing":
-            s.bytes, s.bytes_estimate = bytes_under(self.partial), estimate
+            s.bytes, s.bytes_estimate = self.written(), estimate
             s.bytes_per_s = self._rate(phase, t, s.bytes)
         return s
 

@@ -1,6 +1,7 @@
 """The SparkSession the job runs in: `local[*]` with no setup, or the user's `--master` and
 `--conf k=v` passed through unchanged (spark-submit's own settings win when it started us); and
-the run's lines on stderr (`log`), as text or as records of the command line's log format."""
+the run's lines on stderr (`log`), as text or as records of the command line's log format. Whether
+its executors can run the project is shipping.py's."""
 from __future__ import annotations
 
 import logging
@@ -59,41 +60,6 @@ def _submitted_conf() -> dict[str, str]:
     `python` start has none."""
     return {"spark.master": os.environ["MASTER"]} if "MASTER" in os.environ else (
         {"spark.master": "submitted"} if "PYSPARK_GATEWAY_PORT" in os.environ else {})
-
-
-def check_workers(spark) -> None:
-    """RuntimeError, in one line, when Spark's Python workers cannot run the job: their interpreter
-    lacks this project (a cluster's Python without it) or has another release of it. Found by two
-    one-task jobs before the real ones, made of standard-library functions only, so that the
-    workers can load them either way: a task that failed to load the project's functions would be
-    logged as pages of Java and Python trace. Skipped where the workers are this very interpreter
-    (local, PYSPARK_PYTHON unset or the same: spark_session's default)."""
-    sc = spark.sparkContext
-    if sc.master.startswith("local") and sc.pythonExec == sys.executable:
-        return
-    import importlib
-    import importlib.util
-    import operator
-
-    from kafka_jmx_sidecar.exporter import __version__
-
-    def on_a_worker(value, *functions):
-        rdd = sc.parallelize([value], 1)
-        for f in functions:
-            rdd = rdd.map(f)
-        return rdd.collect()[0]
-
-    # level by level: finding a module imports its package, which must be there (a checkout's
-    # kafka_jmx_sidecar/ in the workers' directory holds the package but none of its modules)
-    missing = next((name for name in ("kafka_jmx_sidecar", "kafka_jmx_sidecar.exporter")
-                    if not on_a_worker(name, importlib.util.find_spec, bool)), None)
-    problem = missing and f"there is no module named {missing}"
-    if not missing:
-        release = on_a_worker("kafka_jmx_sidecar.exporter", importlib.import_module, operator.attrgetter("__version__"))
-        problem = None if release == __version__ else f"they have kafka-jmx-sidecar {release}, this is {__version__}"
-    if problem:
-        raise RuntimeError(f"Spark's Python workers ({sc.pythonExec}) cannot run the backfill: {problem}; install "
-                           "this kafka-jmx-sidecar where they run, or ship it with spark-submit --py-files")
 
 
 _BEGAN = time.monotonic()

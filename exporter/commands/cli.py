@@ -157,9 +157,13 @@ def _add_backfill(sub) -> None:
                     "--master says otherwise; also runnable with spark-submit.")
     p.add_argument("--input", nargs="+", required=True, metavar="PATH",
                    help="describe dumps and sidecar archives (told apart by content): files or directories "
-                        "(walked; hidden files skipped)")
+                        "(walked; names starting with . or _ skipped), paths or Hadoop file system URIs "
+                        "(hdfs://, s3a://, ...)")
     p.add_argument("--output", required=True, metavar="DIR",
-                   help="the output directory: written aside and renamed into place")
+                   help="the output directory, a path or a Hadoop file system URI (hdfs://, s3a://, ...): "
+                        "written aside and renamed into place")
+    p.add_argument("--replace", action="store_true",
+                   help="replace the output of a previous backfill in --output (without it: refused)")
     p.add_argument("--config", metavar="FILE", help="the sidecar's jmx_exporter YAML (its rules name the series)")
     p.add_argument("--semantics", choices=list(PROFILES),
                    help="the health profile (default: the config's sidecar.recompute.semantics, else kafka-3.7)")
@@ -230,7 +234,8 @@ def _run_backfill(args) -> int:
                        args.master, args.conf, args.format, args.import_dir, args.describe_time_regex,
                        args.default_min_isr, args.max_reject_ratio, args.max_file_bytes, args.broker_label,
                        args.max_hold, progress=_progress_wanted(args), progress_every_s=args.progress_interval,
-                       summary=args.summary, log_format=args.log_format, log_level=args.log_level)
+                       summary=args.summary, log_format=args.log_format, log_level=args.log_level,
+                       replace=args.replace)
     json_summary = args.summary == "json"
     try:
         return job.run(opts)
@@ -239,7 +244,8 @@ def _run_backfill(args) -> int:
         if json_summary:
             summary.print_json(summary.failure(e.exit_code, "interrupted", str(e)))
         return e.exit_code
-    except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, ConfigError, RuntimeError) as e:
+    except (job.UsageError, ValueError, FileNotFoundError, FileExistsError, PermissionError, ConfigError,
+            RuntimeError) as e:
         logs.failure(f"error: {e}")
         if json_summary:
             summary.print_json(summary.failure(summary.EXIT_USAGE, "error", str(e), getattr(e, "figures", None)))

@@ -1,7 +1,8 @@
 """A real Prometheus on a loopback port, for end-to-end tests: it scrapes the sidecar and its HTTP
 API answers queries. Started and stopped by PID. Debian's Prometheus 2 by default;
 `Prometheus.v3(...)` starts Prometheus 3 (built by harness/programs.py, `prometheus-3`), with
-command-line `flags` of its own (such as `--web.enable-otlp-receiver`)."""
+command-line `flags` of its own (such as `--web.enable-otlp-receiver`); `Prometheus.of(version)`
+either, for tests run against both (VERSIONS), and `promtool(version)` the promtool of each."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,13 @@ import yaml
 
 from harness import programs
 
+VERSIONS = ("2", "3")  # Debian's Prometheus 2.42 and the built Prometheus 3
+
+
+def promtool(version: str = "2") -> str:
+    """The promtool command of Prometheus `version` (a VERSIONS entry)."""
+    return "promtool" if version == "2" else str(programs.binary("prometheus-3", "promtool"))
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -31,11 +39,13 @@ class Prometheus:
                  basic_auth: tuple[str, str] | None = None, ca_file: str | None = None,
                  cert_file: str | None = None, key_file: str | None = None, tsdb: str | None = None,
                  rule_files: list[str] | None = None, scrape_configs: list[dict] | None = None,
-                 binary: str = "prometheus", flags: tuple[str, ...] = ()):
+                 binary: str = "prometheus", flags: tuple[str, ...] = (),
+                 scrape_protocols: list[str] | None = None):
         """`target`: one address, or a list (one job scrapes them all); None: no scrape job;
         `tsdb`: serve that TSDB directory (one promtool filled, samples of any age kept) instead of
         a fresh one; `rule_files`: rules it evaluates; `scrape_configs`: further jobs, as written;
-        `binary`: the prometheus command; `flags`: further command-line flags."""
+        `binary`: the prometheus command; `flags`: further command-line flags; `scrape_protocols`:
+        the formats the job asks for, in order (Prometheus 2.49+; its default otherwise)."""
         if not shutil.which(binary):
             raise RuntimeError(f"{binary} is not installed: run scripts/ensure-system-deps --test")
         self.dir = tempfile.mkdtemp(prefix="prom-")
@@ -43,6 +53,8 @@ class Prometheus:
         targets = [target] if isinstance(target, str) else list(target or [])
         job: dict = {"job_name": "kafka", "scrape_interval": scrape_interval, "scrape_timeout": scrape_interval,
                      "scheme": scheme, "static_configs": [{"targets": targets}]}
+        if scrape_protocols:
+            job["scrape_protocols"] = list(scrape_protocols)
         if basic_auth:
             pw_file = os.path.join(self.dir, "password")
             with open(pw_file, "w") as f:
@@ -71,6 +83,11 @@ class Prometheus:
         """Prometheus 3 (harness/programs.py's `prometheus-3`, built on first use), otherwise as above."""
         return cls(target, binary=str(programs.binary("prometheus-3", "prometheus")), flags=flags, **kwargs)
 
+    @classmethod
+    def of(cls, version: str, target: str | list[str] | None = None, **kwargs) -> "Prometheus":
+        """Prometheus `version` (a VERSIONS entry): Debian's 2 or the built 3."""
+        return cls.v3(target, **kwargs) if version == "3" else cls(target, **kwargs)
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -98,6 +115,14 @@ class Prometheus:
 
     def target_health(self) -> list[dict]:
         return self._get("/api/v1/targets")["data"]["activeTargets"]
+
+    def series(self, match: str, start_s: float, end_s: float) -> list[dict]:
+        """Every series `match` selects with samples in [start, end] (each as its labels, name included)."""
+        return self._get("/api/v1/series", {"match[]": match, "start": start_s, "end": end_s})["data"]
+
+    def metadata(self) -> dict[str, list[dict]]:
+        """{metric family: [{type, help, unit}]} as the scrapes reported them."""
+        return self._get("/api/v1/metadata")["data"]
 
     def alerts(self) -> list[dict]:
         """The alerts of the rule files, pending or firing (labels, state, annotations, value)."""

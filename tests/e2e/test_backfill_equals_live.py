@@ -3,7 +3,8 @@ Prometheus scrapes it and the simulator, posing as Kafka 2.2 (so the recompute a
 health families), plays a scenario: a broker fails, an ISR shrinks below min ISR, the broker
 recovers (at min ISR), a reassignment starts and completes, everything recovers. The archive is
 then backfilled with the same configuration, imported with promtool into a second Prometheus, and
-at every archived poll both Prometheus servers return the same series with the same values.
+at every archived poll both Prometheus servers return the same series with the same values. Each
+of Prometheus 2 and 3 does it: scrapes live, and its promtool imports the backfill.
 
 When: at each poll's time plus 0.4 s (polls every second; the live Prometheus scrapes every 0.2 s,
 the backfill's grid steps 0.1 s). At the poll's time itself the live Prometheus still holds the
@@ -20,7 +21,7 @@ import pytest
 from kafka_jmx_sidecar.exporter.archive.reader import Rejects, read_archive
 from kafka_jmx_sidecar.exporter.backfill import job
 from kafka_jmx_sidecar.mbeans.simulator import Simulator
-from tests.e2e.prometheus_server import Prometheus
+from tests.e2e.prometheus_server import VERSIONS, Prometheus
 from tests.e2e.sidecar_harness import HEALTH_RULES
 from tests.e2e.test_operations import Serve
 from tests.e2e.test_prometheus_scenario import CLUSTER
@@ -73,9 +74,9 @@ def wait_for_polls(directory, count: int, after: float, alive, what: str, timeou
         time.sleep(0.2)
 
 
-def backfill(directory, config, tmp_path) -> tuple[list[float], Prometheus]:
-    """The archive's complete poll times, and a Prometheus serving its backfill (the same config,
-    a grid of 0.1 s from the first poll) after promtool."""
+def backfill(directory, config, tmp_path, versions) -> tuple[list[float], dict[str, Prometheus]]:
+    """The archive's complete poll times, and a Prometheus of each version serving its backfill
+    (the same config, a grid of 0.1 s from the first poll) after that version's promtool."""
     rejects = Rejects()
     polls = [p.t for p in read_archive([directory], rejects)]
     # SIGTERM may come in the middle of a write: at most that poll is lost (and counted)
@@ -84,9 +85,17 @@ def backfill(directory, config, tmp_path) -> tuple[list[float], Prometheus]:
     code = job.run(job.Options([str(directory)], str(out), config=str(config), step="100ms",
                                start=f"{polls[0]:.3f}", end=f"{polls[-1] + 1:.3f}", max_reject_ratio=1.0))
     assert code == 0
-    tsdb = tmp_path / "tsdb"
-    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-    return polls, Prometheus(None, tsdb=str(tsdb))
+    served: dict[str, Prometheus] = {}
+    try:
+        for version in versions:
+            tsdb = tmp_path / f"tsdb-{version}"
+            promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb), version)
+            served[version] = Prometheus.of(version, None, tsdb=str(tsdb))
+    except BaseException:
+        for prom in served.values():
+            prom.stop()
+        raise
+    return polls, served
 
 
 def compare_at_polls(live: Prometheus, backfilled: Prometheus, polls: list[float]) -> tuple[int, set, dict]:
@@ -110,17 +119,23 @@ def compare_at_polls(live: Prometheus, backfilled: Prometheus, polls: list[float
     return compared, moved, first
 
 
-def end_and_compare(serve, live: Prometheus, directory, tmp_path) -> set:
-    """Stops `serve`, backfills its archive and compares at its polls (compare_at_polls); returns the
-    families whose values moved. Meter counts must come out as counters."""
+def end_and_compare(serve, live: dict[str, Prometheus], directory, tmp_path) -> set:
+    """Stops `serve`, backfills its archive and compares at its polls (compare_at_polls), each live
+    Prometheus ({version: Prometheus}) with the backfill its version's promtool imported; returns
+    the families whose values moved (the same in each). Meter counts must come out as counters."""
     time.sleep(1)  # the live Prometheus scrapes the last poll
     serve.sigterm()
-    polls, backfilled = backfill(directory, serve.config, tmp_path)
+    polls, backfilled = backfill(directory, serve.config, tmp_path, list(live))
     try:
-        _, moved, first = compare_at_polls(live, backfilled, polls)
+        moved_by = {}
+        for version, prom in live.items():
+            _, moved_by[version], first = compare_at_polls(prom, backfilled[version], polls)
+            assert any(dict(k)["__name__"].endswith("_total") for k in first)  # meter counts as counters
     finally:
-        backfilled.stop()
-    assert any(dict(k)["__name__"].endswith("_total") for k in first)  # meter counts as counters
+        for prom in backfilled.values():
+            prom.stop()
+    moved = next(iter(moved_by.values()))
+    assert all(m == moved for m in moved_by.values()), moved_by
     return moved
 
 
@@ -131,7 +146,7 @@ def test_backfilled_archive_equals_what_prometheus_scraped(sim, tmp_path, spark)
         "archive": f"{{directory: {directory}, retentionHours: 24}}",
         "recompute": "{minInsyncReplicas: {topics: {orders: 2}}}",
     }, rules=HEALTH_RULES.read_text())
-    live = Prometheus(f"127.0.0.1:{serve.port}", scrape_interval="200ms")
+    live = {v: Prometheus.of(v, f"127.0.0.1:{serve.port}", scrape_interval="200ms") for v in VERSIONS}
 
     def alive():
         assert serve.proc.poll() is None, serve.log[-3000:]
@@ -150,4 +165,5 @@ def test_backfilled_archive_equals_what_prometheus_scraped(sim, tmp_path, spark)
                 "kafka_cluster_partition_atminisr"} <= moved, moved
     finally:
         serve.kill()
-        live.stop()
+        for prom in live.values():
+            prom.stop()

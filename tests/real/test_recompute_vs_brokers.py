@@ -174,11 +174,9 @@ def _reach(play: Play, step: str) -> None:
 
 
 def _values(r: dict, summed=SUMMED, partition=PARTITION) -> dict:
-    """The compared values; the fixture's readiness probe topics (`__probe_*`) left out while their
-    deletion is under way."""
+    """The compared values."""
     return {"totals": {k: r["totals"].get(k, 0) for k in summed},
-            "partition": {k: v for k, v in r["partition"].items()
-                          if k[0] in partition and not k[1].startswith("__probe_")}}
+            "partition": {k: v for k, v in r["partition"].items() if k[0] in partition}}
 
 
 def _diff(got: dict, want: dict) -> str:

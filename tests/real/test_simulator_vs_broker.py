@@ -77,10 +77,6 @@ BY_CHANCE = [
                 r"error=REQUEST_TIMED_OUT"),
      "a broker's heartbeat answered too late by the controller on a loaded machine (seen on 4.1 at a load "
      "average of 25 on 2 cores)"),
-    (re.compile(r"kafka\.log:type=Log,name=\w+,topic=__probe_[0-9a-f]{8},partition=0"),
-     "the harness's probe topic, deleted when the cluster has started: a ZooKeeper-era broker keeps a "
-     "deleted log's MBeans until it deletes the files (file.delete.delay.ms later), which the test may "
-     "or may not outwait"),
 ]
 
 

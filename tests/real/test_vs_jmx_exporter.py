@@ -75,8 +75,11 @@ OBSERVED_BY_THE_SCRAPER = {f"java_lang_OperatingSystem_{name}".lower()
 # A network processor's IdlePercent is its io-wait ratio over a sampled window, clamped to 1.0 by
 # the broker: an idle processor reads 1.0 before and after, and 0.9993 in between when a client's
 # request passed through it (CI run: processor 2). Equal at the clamp is not unmoved. Matched
-# without underscores: Strimzi's rules name it kafka_network_processor_idle_percent.
-CLAMPED_RATIOS = ("idlepercent",)
+# without underscores: Strimzi's rules name it kafka_network_processor_idle_percent. Kafka 4.2+'s
+# AvgIdleRatio gauges (the metadata loader's and the controller's event queue thread) are the same
+# kind: 1.0 from jmx_exporter before and after, 0.9993 from ours when the loader's thread worked
+# in between (CI run, 4.4).
+CLAMPED_RATIOS = ("idlepercent", "idleratio")
 
 
 def _rules(name: str) -> str:

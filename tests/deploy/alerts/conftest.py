@@ -5,7 +5,8 @@ from tests.deploy.alerts.scenario_run import EXPECTED, play
 
 @pytest.fixture(scope="session")
 def alerts_run(tmp_path_factory):
-    """One play of scenario-alerts.yml for the alert and the dashboard tests (about a minute)."""
+    """One play of scenario-alerts.yml for the alert and the dashboard tests (about a minute), watched
+    by a Prometheus 2 and a Prometheus 3 together."""
     run = play(tmp_path_factory.mktemp("alerts"), EXPECTED)
     yield run
-    run.prom.stop()
+    run.stop()

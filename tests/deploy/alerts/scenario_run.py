@@ -1,10 +1,11 @@
 """One run of scenario-alerts.yml for the module's tests: the simulator (real JMX/RMI), the sidecar
-(in this process, as `serve` runs it) and a real Prometheus scraping it and evaluating a copy of the
-shipped alert rules whose `for:` durations, and only those, are cut to seconds.
+(in this process, as `serve` runs it) and a real Prometheus of each version (2 and 3, VERSIONS)
+scraping it and evaluating a copy of the shipped alert rules whose `for:` durations, and only those,
+are cut to seconds.
 
 Each phase of the scenario is applied once the previous phase's firing alerts are the expected ones
-(read from /api/v1/alerts); what was seen is recorded for the tests to assert on, and Prometheus is
-kept for the dashboard's queries over the whole run."""
+(read from /api/v1/alerts of both); what each saw is recorded for the tests to assert on, and both
+are kept for the dashboard's queries over the whole run."""
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ from itertools import groupby
 from pathlib import Path
 
 from kafka_jmx_sidecar.mbeans.simulator import Simulator, scenario
-from tests.e2e.prometheus_server import Prometheus
+from tests.e2e.prometheus_server import VERSIONS, Prometheus
 from tests.e2e.sidecar_harness import Sidecar
 
 HERE = Path(__file__).resolve().parent
@@ -103,22 +104,34 @@ def firing(prom: Prometheus) -> frozenset[tuple[str, str]]:
 
 @dataclass
 class Run:
-    prom: Prometheus
+    proms: dict[str, Prometheus]  # version -> the Prometheus of that version
     started: float = 0.0
     ended: float = 0.0
-    seen: dict[str, frozenset] = field(default_factory=dict)  # phase -> firing alerts once settled
-    progress_checks: list[frozenset] = field(default_factory=list)  # firing alerts while payments-0 moved
-    progress_reassigning: list[float | None] = field(default_factory=list)
+    # version -> phase -> firing alerts once settled
+    seen: dict[str, dict[str, frozenset]] = field(default_factory=lambda: {v: {} for v in VERSIONS})
+    # version -> the firing alerts, and the reassigning count, at each second while payments-0 moved
+    progress_checks: dict[str, list[frozenset]] = field(default_factory=lambda: {v: [] for v in VERSIONS})
+    progress_reassigning: dict[str, list[float | None]] = field(default_factory=lambda: {v: [] for v in VERSIONS})
+
+    def stop(self) -> None:
+        for prom in self.proms.values():
+            prom.stop()
+
+
+def settle_all(proms: dict[str, Prometheus], expected: frozenset, timeout: float = 45) -> dict[str, frozenset]:
+    """Wait until exactly `expected` fires in each Prometheus (watched together: the phase's
+    window is the same for all); what fires last in each is returned either way."""
+    deadline = time.monotonic() + timeout
+    seen = {v: firing(p) for v, p in proms.items()}
+    while any(s != expected for s in seen.values()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        seen = {v: firing(p) if seen[v] != expected else seen[v] for v, p in proms.items()}
+    return seen
 
 
 def settle(prom: Prometheus, expected: frozenset, timeout: float = 45) -> frozenset:
     """Wait until exactly `expected` fires; what fires last is returned either way."""
-    deadline = time.monotonic() + timeout
-    seen = firing(prom)
-    while seen != expected and time.monotonic() < deadline:
-        time.sleep(0.5)
-        seen = firing(prom)
-    return seen
+    return settle_all({"": prom}, expected, timeout)[""]
 
 
 def play(tmp: Path, expected: dict[str, frozenset]) -> Run:
@@ -129,51 +142,57 @@ def play(tmp: Path, expected: dict[str, frozenset]) -> Run:
     sim = Simulator.start(play_.cluster, kafka_version="4.1", broker=1, clock="realtime")
     try:
         with Sidecar(sim.url, tmp, extra=SIDECAR) as sidecar:
-            prom = Prometheus(sidecar.target, scrape_interval="1s", rule_files=[str(rules)])
-            run = Run(prom, started=time.time())
+            run = Run({})
             try:
+                for version in VERSIONS:
+                    run.proms[version] = Prometheus.of(version, sidecar.target, scrape_interval="1s",
+                                                       rule_files=[str(rules)])
+                run.started = time.time()
                 for at, steps in groupby(play_.steps, key=lambda s: s.at):
                     phase = f"at={at:g}"
                     for step in steps:
                         sim.apply(step.event())
                     if phase == "at=60":  # a reassignment that moves bytes, watched to its end
-                        _watch_progress(prom, run)
-                    run.seen[phase] = settle(prom, expected[phase])
+                        _watch_progress(run)
+                    _settle(run, phase, expected[phase])
                 # the broker stops answering (SIGSTOP) until the stale alert fires (at most 20 s, well inside
                 # readTimeoutSeconds): the poll hangs, then succeeds; stale, not unreachable
                 os.kill(sim.proc.pid, signal.SIGSTOP)
                 try:
-                    run.seen["stale"] = settle(prom, expected["stale"], timeout=20)
+                    _settle(run, "stale", expected["stale"], timeout=20)
                 finally:
                     os.kill(sim.proc.pid, signal.SIGCONT)
-                run.seen["recovered"] = settle(prom, expected["recovered"])
+                _settle(run, "recovered", expected["recovered"])
                 sim.stop()  # the broker is gone: polls fail
-                run.seen["unreachable"] = settle(prom, expected["unreachable"], timeout=60)
+                _settle(run, "unreachable", expected["unreachable"], timeout=60)
                 good = sidecar.config_path.read_text()
                 sidecar.config_path.write_text(good + "rules: [\n")  # not YAML
-                run.seen["bad_config"] = settle(prom, expected["bad_config"])
+                _settle(run, "bad_config", expected["bad_config"])
                 sidecar.config_path.write_text(good)
                 sidecar.stop()
-                run.seen["sidecar_down"] = settle(prom, expected["sidecar_down"], timeout=60)
+                _settle(run, "sidecar_down", expected["sidecar_down"], timeout=60)
                 run.ended = time.time()
                 return run
             except BaseException:
-                prom.stop()
+                run.stop()
                 raise
     finally:
         sim.stop()
 
 
-def _watch_progress(prom: Prometheus, run: Run, timeout: float = 60) -> None:
-    """Until Prometheus saw payments-0 moving and then done, the firing alerts at every second."""
+def _settle(run: Run, phase: str, expected: frozenset, timeout: float = 45) -> None:
+    for version, seen in settle_all(run.proms, expected, timeout).items():
+        run.seen[version][phase] = seen
+
+
+def _watch_progress(run: Run, timeout: float = 60) -> None:
+    """Until each Prometheus saw payments-0 moving and then done, the firing alerts at every second."""
     metric = "kafka_server_replicamanager_reassigningpartitions"
     deadline = time.monotonic() + timeout
-    moved = False
     while time.monotonic() < deadline:
-        value = prom.value(metric)
-        run.progress_reassigning.append(value)
-        run.progress_checks.append(firing(prom))
-        moved = moved or value == 1
-        if moved and value == 0:
+        for version, prom in run.proms.items():
+            run.progress_reassigning[version].append(prom.value(metric))
+            run.progress_checks[version].append(firing(prom))
+        if all(1.0 in seen and seen[-1] == 0 for seen in run.progress_reassigning.values()):
             return
         time.sleep(1)

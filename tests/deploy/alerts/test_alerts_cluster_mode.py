@@ -6,8 +6,9 @@ KafkaPartitionUnavailable. The Admin API is answered from a cluster model by har
 (Kafka's wire format over TCP; the simulator speaks JMX only), the rules are the shipped ones with
 `for:` cut to seconds (scenario_run.rules_with_short_for). Expected alerts worked out by hand from
 Kafka's definitions (semantics kafka-4.1: kafka-3.7's gauges plus the eligible leader replicas,
-KIP-966, which the model's cluster has on). The same Prometheus answers the dashboard's ELR row
-(dashboard_panels.CLUSTER_MODE): every query of it returns data."""
+KIP-966, which the model's cluster has on), by Prometheus 2 and Prometheus 3 each. The same
+Prometheus answer the dashboard's ELR row (dashboard_panels.CLUSTER_MODE): every query of it returns
+data."""
 from __future__ import annotations
 
 import threading
@@ -21,8 +22,8 @@ import time
 
 from tests.deploy.alerts.dashboard_panels import CLUSTER_MODE, numbers_returned, targets
 from tests.deploy.alerts.scenario_run import (AT, OFFLINE, PER_PARTITION, REPO, RULES, URP, alerts,
-                                              rules_with_short_for, settle)
-from tests.e2e.prometheus_server import Prometheus
+                                              rules_with_short_for, settle_all)
+from tests.e2e.prometheus_server import VERSIONS, Prometheus
 
 UNAVAILABLE = "KafkaPartitionUnavailable"
 ELR_CLEAN, ELR_NONE = "KafkaOfflinePartitionsEligibleLeader", "KafkaOfflinePartitionsNoEligibleLeader"
@@ -68,29 +69,35 @@ def test_cluster_mode_alerts(tmp_path):
     poller = threading.Thread(target=collector.run, args=(stop,), daemon=True)
     server.start()
     poller.start()
-    prom = None
+    proms: dict[str, Prometheus] = {}
     try:
         rules = [str(rules_with_short_for(tmp_path, r)) for r in (RULES, PER_PARTITION)]
-        prom = Prometheus(f"127.0.0.1:{server.port}", rule_files=rules)
+        for version in VERSIONS:
+            proms[version] = Prometheus.of(version, f"127.0.0.1:{server.port}", rule_files=rules)
         started = time.time()
-        seen = settle(prom, EXPECTED)
-        assert seen == EXPECTED
-        firing = [a for a in prom.alerts() if a["state"] == "firing"]
-        # the cluster's alerts name no partition and count one each; the per-partition ones carry
-        # the partition's leader as the cluster view serves it
-        assert {(a["labels"]["alertname"], float(a["value"])) for a in firing if "partition" not in a["labels"]} == \
-            {(URP, 1.0), (AT, 1.0), (OFFLINE, 3.0), (ELR_CLEAN, 2.0), (ELR_NONE, 1.0)}
-        assert not any("leader" in a["labels"] or "topic" in a["labels"] for a in firing
-                       if a["labels"]["alertname"] in (URP, AT, OFFLINE))
-        leaders = {(a["labels"]["alertname"], a["labels"]["leader"]) for a in firing if "partition" in a["labels"]}
-        assert leaders == {(URP_1, "1"), (AT_1, "1"), (UNAVAILABLE, "none")}
-        assert prom.value("kafka_controller_kafkacontroller_offlinepartitionscount") == 3
-        for where, expr in targets(CLUSTER_MODE):
-            assert numbers_returned(prom, expr, started, time.time()), f"{where}: no data ({expr})"
+        assert settle_all(proms, EXPECTED) == {v: EXPECTED for v in VERSIONS}
+        for prom in proms.values():
+            _check_firing_and_dashboard(prom, started)
     finally:
-        if prom:
+        for prom in proms.values():
             prom.stop()
         stop.set()
         poller.join(15)
         server.stop()
         wire.stop()
+
+
+def _check_firing_and_dashboard(prom: Prometheus, started: float) -> None:
+    """What fires in one Prometheus, with its values and labels, and the ELR row's queries."""
+    firing = [a for a in prom.alerts() if a["state"] == "firing"]
+    # the cluster's alerts name no partition and count one each; the per-partition ones carry
+    # the partition's leader as the cluster view serves it
+    assert {(a["labels"]["alertname"], float(a["value"])) for a in firing if "partition" not in a["labels"]} == \
+        {(URP, 1.0), (AT, 1.0), (OFFLINE, 3.0), (ELR_CLEAN, 2.0), (ELR_NONE, 1.0)}
+    assert not any("leader" in a["labels"] or "topic" in a["labels"] for a in firing
+                   if a["labels"]["alertname"] in (URP, AT, OFFLINE))
+    leaders = {(a["labels"]["alertname"], a["labels"]["leader"]) for a in firing if "partition" in a["labels"]}
+    assert leaders == {(URP_1, "1"), (AT_1, "1"), (UNAVAILABLE, "none")}
+    assert prom.value("kafka_controller_kafkacontroller_offlinepartitionscount") == 3
+    for where, expr in targets(CLUSTER_MODE):
+        assert numbers_returned(prom, expr, started, time.time()), f"{where}: no data ({expr})"

@@ -1,7 +1,7 @@
 """The Grafana dashboard (helm/kafka-jmx-sidecar/files/dashboard.json): well-formed, and every
 query of the rows the simulator can feed (dashboard_panels.ROWS) returns data from the real
-Prometheus that scraped the sidecar during scenario-alerts.yml (conftest.alerts_run), with the
-template variables set to "All". The reassignment progress row is checked against a real Kafka
+Prometheus that scraped the sidecar during scenario-alerts.yml (conftest.alerts_run), Prometheus 2
+and Prometheus 3 each, with the template variables set to "All". The reassignment progress row is checked against a real Kafka
 cluster in tests/real/test_dashboard_vs_broker.py."""
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 from tests.deploy.alerts.dashboard_panels import (CLUSTER_MODE, PROGRESS_ROW, REAL_BROKER, ROWS, SIMULATOR, VARIABLES,
                                                   broker_joins,
                                                   dashboard, panels, numbers_returned, rows, targets)
+from tests.deploy.alerts.test_rules_promtool import ALL as ALERT_RULES
+from tests.e2e.prometheus_server import VERSIONS
 
 
 def test_dashboard_is_well_formed():
@@ -73,6 +75,18 @@ def test_every_query_filters_and_names_brokers_through_one_join():
         assert f'=~"${variable}"' in join
 
 
+def test_no_query_matches_le_or_quantile_by_value():
+    """Prometheus 3 stores a classic histogram's `le` and a summary's `quantile` in its own float
+    form (`le="1"` becomes `le="1.0"`), Prometheus 2 as the target wrote them: a matcher on their
+    value could select a bucket on one and nothing on the other. The dashboard and the alerts only
+    group by `le` (histogram_quantile) and never match it."""
+    exprs = [t["expr"] for p in panels(dashboard()) for t in p.get("targets", [])]
+    exprs += [rule["expr"] for _, rule in ALERT_RULES]
+    assert any(re.search(r"\ble\b", e) for e in exprs)  # the check looks at the poll-duration quantiles
+    for expr in exprs:
+        assert not re.search(r"\b(le|quantile)\s*(=|!=|=~|!~)", expr), expr
+
+
 def test_the_progress_row_is_left_to_the_real_broker_test():
     """The split is by row, and the row named here holds the progress series (whose data the
     simulator cannot make): moving it or renaming it must be a conscious change."""
@@ -86,15 +100,17 @@ def test_the_progress_row_is_left_to_the_real_broker_test():
         sum(len(p.get("targets", [])) for p in panels(dashboard()))
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("where,expr", targets(SIMULATOR), ids=[w for w, _ in targets(SIMULATOR)])
-def test_every_query_returned_data_during_the_scenario(alerts_run, where, expr):
+def test_every_query_returned_data_during_the_scenario(alerts_run, where, expr, version):
     run = alerts_run
-    numbers = numbers_returned(run.prom, expr, run.started, run.ended)
+    numbers = numbers_returned(run.proms[version], expr, run.started, run.ended)
     assert numbers, f"{where}: no data in the scenario ({expr})"
 
 
-def test_a_query_without_data_fails_the_check(alerts_run):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_query_without_data_fails_the_check(alerts_run, version):
     """The check above can fail: the reassignment progress series need the Admin API's
     DescribeLogDirs, which the simulator does not answer, so the scenario has none of them."""
     run = alerts_run
-    assert not run.prom.query_range("kafka_reassignment_partition_remaining_bytes", run.started, run.ended, 1)
+    assert not run.proms[version].query_range("kafka_reassignment_partition_remaining_bytes", run.started, run.ended, 1)

@@ -12,6 +12,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import archive_input, job
 from kafka_jmx_sidecar.exporter.backfill.naming import Naming
+from kafka_jmx_sidecar.exporter.backfill.plan import load_rules
 from kafka_jmx_sidecar.exporter.recompute.settings import RecomputeSettings
 from tests.exporter.backfill.test_job import T0, options, read_series, write_dumps
 
@@ -80,13 +81,23 @@ def write_archive(directory: Path) -> Path:
 
 
 def replay_settings(recompute=RecomputeSettings(), rules=job.HEALTH_RULES):
-    return archive_input.Replay(Naming(job._load_rules(None, rules)).config, recompute)
+    return archive_input.Replay(Naming(load_rules(None, rules)).config, recompute)
+
+
+def read_file(path, source, replay) -> list:
+    with open(path, "rb") as f:
+        return list(archive_input.read_file(str(path), f, source, replay))
+
+
+def head(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.readline(1 << 16)
 
 
 def runs(path, replay) -> dict:
     """{(object, attribute): [(first poll - T0, last poll - T0, value)]}"""
     out: dict = {}
-    for row in archive_input.read_file(str(path), str(path.parent), replay):
+    for row in read_file(path, str(path.parent), replay):
         if row[0] == "v":
             out.setdefault((row[5], row[6]), []).append((row[3] - T0, row[4] - T0, row[7]))
     return {k: sorted(v) for k, v in out.items()}
@@ -95,13 +106,14 @@ def runs(path, replay) -> dict:
 def test_archives_are_told_from_dumps_by_their_first_line(tmp_path):
     write_archive(tmp_path / "a")
     dumps = write_dumps(tmp_path / "d")
-    assert all(archive_input.is_archive(str(f)) for f in (tmp_path / "a").iterdir())
-    assert not any(archive_input.is_archive(str(f)) for f in dumps.iterdir())
+    assert all(archive_input.is_archive(str(f), head(f)) for f in (tmp_path / "a").iterdir())
+    assert not any(archive_input.is_archive(str(f), head(f)) for f in dumps.iterdir())
     # a damaged first line: still the writer's file, read (and its damage counted) as an archive
-    (tmp_path / "a" / "2026-11-21T22Z.jsonl").write_text("\x00" + GOOD[1:])
-    assert archive_input.is_archive(str(tmp_path / "a" / "2026-11-21T22Z.jsonl"))
-    (tmp_path / "a" / "renamed.jsonl").write_text("\x00" + GOOD[1:])
-    assert not archive_input.is_archive(str(tmp_path / "a" / "renamed.jsonl"))
+    for name, archive in (("2026-11-21T22Z.jsonl", True), ("renamed.jsonl", False)):
+        (tmp_path / "a" / name).write_text("\x00" + GOOD[1:])
+        assert archive_input.is_archive(str(tmp_path / "a" / name), head(tmp_path / "a" / name)) == archive
+    # the header names the broker that wrote the file
+    assert archive_input.header_broker(head(tmp_path / "a" / "2026-11-22T00Z.jsonl")) == "1"
 
 
 def test_a_damaged_schema_2_poll_is_a_checksum_reject_and_a_span_not_a_value(tmp_path):
@@ -112,7 +124,7 @@ def test_a_damaged_schema_2_poll_is_a_checksum_reject_and_a_span_not_a_value(tmp
 
     path = write_polls(tmp_path, 3600, [W0, W0 + 15, W0 + 30])
     damaged(path, b'"value":1500', b'"value":1599', b'"t":1795000015.0')
-    rows = list(archive_input.read_file(str(path), str(path.parent), replay_settings()))
+    rows = read_file(path, str(path.parent), replay_settings())
     reasons = sorted(r.reason for r in rows if r.kind == "r")
     assert reasons == ["checksum-mismatch", "damaged-span", "incomplete-poll", "no-keyframe"]
     span = next(r for r in rows if r.reason == "damaged-span")
@@ -158,7 +170,7 @@ def test_bad_input_is_counted_per_file_and_reason(tmp_path):
     found = {}
     for name, lines in (("2026-11-21T22Z.jsonl", GOOD_LINES), ("2026-11-21T23Z.jsonl", 9),
                         ("2026-11-22T00Z.jsonl", 3)):
-        rows = list(archive_input.read_file(str(directory / name), str(directory), replay))
+        rows = read_file(directory / name, str(directory), replay)
         assert [r[10] for r in rows if r[0] == "f"] == [lines]
         reasons: dict = {}
         for r in rows:
@@ -170,18 +182,8 @@ def test_bad_input_is_counted_per_file_and_reason(tmp_path):
                      "2026-11-22T00Z.jsonl": {"unknown-schema-version": 3}}
 
 
-@pytest.fixture(scope="module")
-def mixed_run(spark, tmp_path_factory):
-    """One job over an archive directory and describe dumps together."""
-    base = tmp_path_factory.mktemp("mixed")
-    archive = write_archive(base / "archive")
-    dumps = write_dumps(base / "dumps")
-    opts = options(dumps, base / "out", broker_label="broker")
-    opts.inputs.append(str(archive))
-    return base, job.run(opts)
-
-
 def test_mixed_inputs_values_by_hand(mixed_run):
+    """The archive and the dumps read from HDFS (conftest.py), the output on the local disk."""
     base, code = mixed_run
     series = read_series(base / "out")
     # steps every 30 s from T0: a poll's values hold until the next poll (T0 -> T0+45 -> T0+90),
@@ -229,11 +231,15 @@ def test_mixed_inputs_rejects_and_manifest(mixed_run):
     ]
 
 
-def test_several_brokers_need_a_broker_label(tmp_path):
+def test_several_brokers_need_a_broker_label(tmp_path, spark):
+    """Each archive's header says which broker wrote it: two brokers' archives name the same series."""
     write_archive(tmp_path / "b1")
-    write_archive(tmp_path / "b2")
-    with pytest.raises(job.UsageError, match="--broker-label"):
+    for f in write_archive(tmp_path / "b2").iterdir():
+        f.write_text(f.read_text().replace('"broker": "1"', '"broker": "2"'))
+    with pytest.raises(job.UsageError, match=r"the archives of 2 brokers \(1, 2\) would name the same series; set "
+                                             "--broker-label"):
         job.run(job.Options([str(tmp_path / "b1"), str(tmp_path / "b2")], str(tmp_path / "out")))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b1", "b2"]  # nothing written
 
 
 def test_dumps_without_min_isr_take_the_configured_values(spark, tmp_path):
@@ -282,6 +288,6 @@ def test_keyframes_amid_a_file_change_no_run(tmp_path):
     got = []
     for interval in (20, 3600):
         path = write_polls(tmp_path / str(interval), interval, times)
-        rows = archive_input.read_file(str(path), "broker-1", replay_settings())
+        rows = read_file(path, "broker-1", replay_settings())
         got.append(sorted(tuple(r)[:8] for r in rows if r.kind == "v"))
     assert got[0] == got[1] and len(got[0]) > 10

@@ -7,7 +7,8 @@ from importlib import resources
 
 from hypothesis import HealthCheck, given, settings, strategies as hs
 
-from kafka_jmx_sidecar.exporter.backfill.columns import COUNT_TYPES, profile_values
+from kafka_jmx_sidecar.exporter.backfill.columns import profile_values
+from kafka_jmx_sidecar.exporter.backfill.inputs import COUNT_TYPES
 from kafka_jmx_sidecar.mbeans.health import PROFILES, PYTHON_OPS, counts_of
 from kafka_jmx_sidecar.mbeans.partition_states import state_from_object
 from tests.mbeans.test_health_properties import states

@@ -1,6 +1,7 @@
 """Describe dumps as a source: a dump's time, and every way a line is rejected, with exact counts."""
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections import Counter
@@ -16,26 +17,22 @@ def line(p, leader, replicas, isr):
     return f"\tTopic: orders\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {isr}\n"
 
 
-def test_time_from_the_name(tmp_path):
+def test_time_from_the_name():
     for name in ("2026-11-21T22-00-00Z_describe.txt", "describe-2026-11-21T22:00:00Z.txt",
-                 "x_2026-11-21T22-00-00_y_2027-01-01T00-00-00Z"):
-        f = tmp_path / name
-        f.write_text("")
-        assert dd.dump_time(str(f)) == (T0, "name"), name
+                 "x_2026-11-21T22-00-00_y_2027-01-01T00-00-00Z", "hdfs://nn:8020/d/2026-11-21T22-00-00Z.txt"):
+        assert dd.dump_time(name, 0) == (T0, "name"), name
+    # the name's own timestamp, not one of a directory above it
+    assert dd.dump_time("hdfs://nn/2026-11-21T22-00-00Z/dump.txt", 5) == (5, "mtime")
 
 
-def test_time_from_a_regex_or_the_mtime(tmp_path):
-    f = tmp_path / "dump.1795298400.txt"
-    f.write_text("")
-    assert dd.dump_time(str(f), re.compile(r"dump\.(?P<time>\d+)\.txt")) == (T0, "regex")
-    g = tmp_path / "nodate.txt"
-    g.write_text("")
-    os.utime(g, (1795298460, 1795298460))
-    assert dd.dump_time(str(g)) == (T0 + 60_000, "mtime")
+def test_time_from_a_regex_or_the_mtime():
+    assert dd.dump_time("/d/dump.1795298400.txt", 0, re.compile(r"dump\.(?P<time>\d+)\.txt")) == (T0, "regex")
+    assert dd.dump_time("/d/nodate.txt", T0 + 60_000) == (T0 + 60_000, "mtime")
 
 
 def _rows(path):
-    return list(dd.read_dump(str(path), T0))
+    with open(path, "rb") as f:
+        return list(dd.read_dump(str(path), f, T0))
 
 
 def _reasons(rows):
@@ -75,21 +72,47 @@ def test_bad_lines_are_counted_by_reason(tmp_path):
     assert [r.line for r in rows if r[0] == "f"] == [8]
 
 
-def test_empty_and_unreadable_files(tmp_path):
+class _Failing(io.BytesIO):
+    """A file whose read fails after its first two lines (a disk error, a file system gone)."""
+
+    def read1(self, n=-1):
+        if self.tell():
+            raise OSError(5, "Input/output error")
+        return super().read1(len(HEADER) + len(line(0, 1, "1,2,3", "1,2")))
+
+    read = read1
+
+
+def test_empty_files_and_reads_that_fail(tmp_path):
     empty = tmp_path / "empty"
     empty.write_text("")
     assert _reasons(_rows(empty)) == {dd.NO_PARTITIONS: 1}
-    assert _reasons(_rows(tmp_path / "missing")) == {dd.UNREADABLE: 1}
+    text = (HEADER + line(0, 1, "1,2,3", "1,2") + line(1, 1, "1,2,3", "1,2")).encode()
+    rows = list(dd.read_dump("broken", _Failing(text), T0))
+    # what was read stands; the rest is a reject that names the error
+    assert _reasons(rows) == {dd.UNREADABLE: 1} and [r.partition for r in rows if r.kind == "s"] == [0]
+    assert "Input/output error" in next(r.detail for r in rows if r.kind == "r")
 
 
-def test_listing_orders_by_time(tmp_path):
+def test_listing_orders_by_time(tmp_path, spark):
+    """Directories walked, names Hadoop's readers skip (`.`, `_`) skipped, each file named as the
+    input was given, ordered by time."""
+    from kafka_jmx_sidecar.exporter.backfill.storage import Storage
+
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "2026-11-21T22-01-00Z.txt").write_text("")
     (tmp_path / "2026-11-21T22-00-00Z.txt").write_text("")
     (tmp_path / ".hidden-2026-11-21T21-00-00Z.txt").write_text("")
-    dumps = dd.list_dumps([str(tmp_path)])
-    assert [(os.path.basename(d.path), d.time_ms) for d in dumps] == [
-        ("2026-11-21T22-00-00Z.txt", T0), ("2026-11-21T22-01-00Z.txt", T0 + 60_000)]
+    (tmp_path / "_SUCCESS").write_text("")
+    (tmp_path / "_temporary").mkdir()
+    (tmp_path / "_temporary" / "2026-11-21T21-00-00Z.txt").write_text("")
+    (tmp_path / "sub" / "nodate.txt").write_text("")
+    os.utime(tmp_path / "sub" / "nodate.txt", (1795298430, 1795298430))
+    dumps = dd.dumps_of(Storage(spark.sparkContext).files(str(tmp_path)))
+    assert [(d.path, d.time_ms, d.time_from) for d in dumps] == [
+        (f"{tmp_path}/2026-11-21T22-00-00Z.txt", T0, "name"), (f"{tmp_path}/sub/nodate.txt", T0 + 30_000, "mtime"),
+        (f"{tmp_path}/sub/2026-11-21T22-01-00Z.txt", T0 + 60_000, "name")]
+    assert dumps[0].uri == f"file:{tmp_path}/2026-11-21T22-00-00Z.txt"
 
 
 def test_a_line_longer_than_any_real_one_and_impossible_states(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import job
-from tests.e2e.prometheus_server import Prometheus
+from tests.e2e.prometheus_server import VERSIONS, Prometheus
 from tests.exporter.backfill.prometheus_tsdb import promtool_import
 
 T0 = 1795298400  # 2026-11-21T22:00:00Z
@@ -133,11 +133,14 @@ def test_a_rerun_writes_identical_bytes_and_the_reject_ratio_decides_the_exit_co
     assert [n for d in (base, again.out.parent) for n in os.listdir(d) if n.startswith(".")] == []
 
 
-def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path):
+@pytest.mark.parametrize("importer,server", [*((v, v) for v in VERSIONS), ("3", "2")])
+def test_prometheus_returns_the_values_after_promtool(first_run, tmp_path, importer, server):
+    """Prometheus 2's promtool and server, Prometheus 3's (its `tsdb create-blocks-from
+    openmetrics` reads the same files), and promtool 3's blocks in a Prometheus 2."""
     out = first_run[0] / "out"
     tsdb = tmp_path / "tsdb"
-    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb))
-    prom = Prometheus(None, tsdb=str(tsdb))
+    promtool_import([str(f) for f in sorted(out.glob("*.om"))], str(tsdb), importer)
+    prom = Prometheus.of(server, None, tsdb=str(tsdb))
     try:
         got = prom.query_range("kafka_server_replicamanager_underreplicatedpartitions", T0, T0 + 150, 30)
         assert got == {"": list(zip(map(float, STEPS), [0.0, 0.0, 1.0, 1.0, 1.0, 1.0]))}
@@ -181,33 +184,3 @@ def test_legacy_semantics_and_parquet(first_run, tmp_path, spark):
     for r in rows:
         from_parquet.setdefault(r.series, {})[r.timestamp_ms // 1000] = r.value
     assert {s: [v.get(t) for t in STEPS] for s, v in from_parquet.items()} == series
-
-
-def test_spark_submit_writes_the_same_bytes_and_imports(first_run, tmp_path):
-    """The job as spark-submit runs it (its own --master), with --import: the same files as the
-    command, and promtool's blocks in the import directory."""
-    import subprocess
-    import sys
-
-    from kafka_jmx_sidecar.exporter.commands import spark_submit as submit
-
-    base, inputs, _ = first_run
-    out, tsdb = tmp_path / "submitted", tmp_path / "tsdb"
-    spark_submit = Path(sys.executable).with_name("spark-submit")
-    run = subprocess.run(
-        [str(spark_submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false", submit.__file__,
-         "--input", str(inputs), "--output", str(out), "--start", "2026-11-21T22:00:00Z",
-         "--end", "2026-11-21T22:02:30Z", "--step", "30s", "--max-reject-ratio", "0.5", "--import", str(tsdb)],
-        capture_output=True, text=True, timeout=600,
-        # as from an activated virtual environment: its python on PATH finds pyspark (SPARK_HOME)
-        env={**os.environ, "PYTHONPATH": str(Path(job.__file__).resolve().parents[2]),
-             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable})
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert "rejected: 1 (10.0000% of lines; allowed 50.0000%)" in run.stdout
-    assert "unparsable-line: 1" in run.stdout
-    assert "written: 1 files, " in run.stdout and "time range: 2026-11-21T22:00:00Z .. 2026-11-21T22:02:30Z" in run.stdout
-    for name in sorted(os.listdir(base / "out")):
-        assert (out / name).read_bytes() == (base / "out" / name).read_bytes(), name
-    blocks = [d for d in tsdb.iterdir() if (d / "meta.json").exists()]
-    assert blocks and sum(json.loads((d / "meta.json").read_text())["stats"]["numSamples"] for d in blocks) == \
-        json.loads((out / "manifest.json").read_text())["samples"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kafka_jmx_sidecar.exporter.backfill import progress
-from kafka_jmx_sidecar.exporter.backfill.progress import PHASES, Sample, bytes_under, eta_s, record
+from kafka_jmx_sidecar.exporter.backfill.progress import PHASES, Sample, eta_s, record
 from kafka_jmx_sidecar.exporter.commands import cli
 
 FIELDS = ["ts", "level", "logger", "msg", "phase", "elapsed_s", "phase_s", "tasks_done", "tasks_total", "stages",
@@ -144,11 +144,14 @@ def test_a_record_says_what_is_known_and_the_time_left():
     assert record(Sample("reading", 0.5, 0, 0, []), 3.0)[0] == "reading: no Spark task yet"
 
 
-def test_bytes_under_counts_every_file_below(tmp_path):
+def test_bytes_under_counts_every_file_below(tmp_path, spark):
+    from kafka_jmx_sidecar.exporter.backfill.storage import Storage
+
     (tmp_path / "a").write_bytes(b"x" * 10)
     (tmp_path / "d" / "e").mkdir(parents=True)
     (tmp_path / "d" / "e" / "b").write_bytes(b"y" * 32)
-    assert bytes_under(str(tmp_path)) == 42 and bytes_under(str(tmp_path / "nothing")) == 0
+    storage = Storage(spark.sparkContext)
+    assert storage.bytes_under(str(tmp_path)) == 42 and storage.bytes_under(str(tmp_path / "nothing")) == 0
 
 
 def test_an_unexpected_failure_is_one_line_of_the_json_summary():
@@ -164,10 +167,11 @@ def test_an_unexpected_failure_is_one_line_of_the_json_summary():
                  "Job aborted due to stage failure: Task 0 in stage 3.0 failed"}
 
 
-def test_a_refused_import_fails_with_the_runs_figures(tmp_path, capsys):
+def test_a_refused_import_fails_with_the_runs_figures(tmp_path, capsys, spark):
     """With --summary json the import comes before the summary: promtool (the real one) refusing a
     file ends the run with the figures attached, for the command's one JSON object (no other)."""
     from kafka_jmx_sidecar.exporter.backfill import job
+    from kafka_jmx_sidecar.exporter.backfill.storage import Storage
 
     out = tmp_path / "out"
     out.mkdir()
@@ -176,7 +180,8 @@ def test_a_refused_import_fails_with_the_runs_figures(tmp_path, capsys):
     phases = progress.Phases()
     phases.enter("starting")
     with pytest.raises(job.ImportFailed, match="--import: promtool refused metrics-00000-0000.om: ") as failed:
-        job._finish(opts, 0, {"output_files": ["metrics-00000-0000.om"], "samples": 7}, phases)
+        job._finish(opts, Storage(spark.sparkContext), f"file:{out}", 0,
+                    {"output_files": ["metrics-00000-0000.om"], "samples": 7}, phases)
     assert capsys.readouterr().out == ""
     figures = failed.value.figures
     assert (figures["samples"], figures["imported_into"], list(figures["timings"])) == (7, str(tmp_path / "tsdb"),
