@@ -107,10 +107,9 @@ def main() -> int:
     args = ap.parse_args()
     print(f"machine: {setup.machine()}")
     setup.start_jvm(None)
-    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
-    sim = Simulator.start(partitions=args.partitions, kafka_version="4.1")
+    sim = setup.start_simulator(args.partitions, kafka_version="4.1")
     print(f"simulator: {args.partitions:,} partitions posing as Kafka 4.1, ready in {time.monotonic() - t0:.1f} s",
           flush=True)
     try:

@@ -53,10 +53,9 @@ def main() -> int:
     args = ap.parse_args()
     print(f"machine: {setup.machine()}")
     setup.start_jvm(None)
-    from kafka_jmx_sidecar.mbeans.simulator import Simulator
 
     t0 = time.monotonic()
-    sim = Simulator.start(partitions=args.partitions, kafka_version=args.kafka_version)
+    sim = setup.start_simulator(args.partitions, kafka_version=args.kafka_version)
     print(f"simulator: {args.partitions:,} partitions posing as Kafka {args.kafka_version}, ready in "
           f"{time.monotonic() - t0:.1f} s", flush=True)
     try:

@@ -26,12 +26,22 @@ def machine() -> str:
             f"(other processes share these CPUs: times scale with the load)")
 
 
-def start_simulator(partitions: int):
+# The seed of the simulator's log values: every bench run serves the same partitions the same values.
+LOG_VALUES_SEED = 1
+
+
+def start_simulator(partitions: int, **kwargs):
+    """The simulator at `partitions` partitions (3 brokers, RF 3, posing as broker 1) with realistic
+    log values (mbeans/simulator/values.py): sizes, offsets and lags as a production broker's (most
+    partitions idle, some written to between polls, a few lagging), not all 0."""
     from kafka_jmx_sidecar.mbeans.simulator import Simulator
+    from kafka_jmx_sidecar.mbeans.simulator.values import LogValues
 
     t0 = time.monotonic()
-    sim = Simulator.start(partitions=partitions)
-    print(f"simulator: {partitions:,} partitions, ready in {time.monotonic() - t0:.1f} s ({sim.url})", flush=True)
+    values = LogValues(seed=LOG_VALUES_SEED)
+    sim = Simulator.start(partitions=partitions, log_values=values, **kwargs)
+    print(f"simulator: {partitions:,} partitions, ready in {time.monotonic() - t0:.1f} s ({sim.url}); log values "
+          f"{values}", flush=True)
     return sim
 
 
@@ -72,7 +82,7 @@ class Pipeline:
     """The sidecar's collector, polled in this thread as `serve` polls it (gc.freeze included),
     in the steady state of a sidecar that Prometheus scrapes: only OpenMetrics is rendered."""
 
-    def __init__(self, config_path: Path, connections: int = 1):
+    def __init__(self, config_path: Path, connections: int | None = None):
         from kafka_jmx_sidecar.exporter.poll.collector import Collector
         from kafka_jmx_sidecar.exporter.source.broker import JmxSource
         from kafka_jmx_sidecar.exporter.config.load import broker_settings
@@ -81,7 +91,8 @@ class Pipeline:
         from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS
 
         self.config = load_config(str(config_path))
-        self.settings = SidecarSettings(connections=connections, names_refresh_seconds=3600)
+        chosen = {} if connections is None else {"connections": connections}  # None: the default
+        self.settings = SidecarSettings(names_refresh_seconds=3600, **chosen)
         self.collector = Collector(lambda c: JmxSource(c, broker_settings(c, self.settings)), self.config, self.settings,
                                    freeze_gc=True)
         self.format = OPENMETRICS
@@ -101,8 +112,9 @@ class Pipeline:
             raise RuntimeError(f"poll failed: {c.last_error}")
         seconds = time.perf_counter() - t0
         snap = c.snapshot
-        member = snap.gzipped(self.format)
-        body = zlib.decompress(member, 31)
+        members = snap.members(self.format)  # one gzip member per chunk of families
+        body = b"".join(zlib.decompress(m, 31) for m in members)
+        member = b"".join(members)
         g0 = time.perf_counter()
         z = zlib.compressobj(1, zlib.DEFLATED, 31)
         z.compress(body)
@@ -159,3 +171,23 @@ def memory(n: float) -> str:
 
 def verdict(ok: bool) -> str:
     return "OK" if ok else "OVER"
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU seconds so far, user and system (/proc/PID/stat), for a broker's CPU per
+    poll or scrape; NaN when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def peak_rss(pid: int) -> float:
+    """A process's peak resident memory so far, in bytes (VmHWM); NaN when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM"))
+    except (OSError, ValueError, StopIteration):
+        return float("nan")

@@ -26,9 +26,20 @@ again once, as a real broker's histogram percentiles drift and come back); the f
 `process_*`) are left out. A configuration whose outputs differ is not timed further: its
 differences are printed, the other configurations are measured, and the exit code is 2.
 
-Targets at 10,000 partitions and more: Strimzi's rules at least 10x faster than jmx_exporter
-one-shot and 20x steady; the shipped health rules at least 50x one-shot and 100x steady. Smaller
-brokers are measured and printed, not judged.
+The floor: for each broker and rule file, bench/FloorClient.java (a minimal read-only JMX client in
+Java, no rules, no Python) lists the names the configuration includes, asks the health queries and
+reads every other MBean with one getAttributes each, at 1, 2 and 4 connections (bench/floor.py).
+Every figure is printed as a ratio to jmx_exporter and as a multiple of that floor: a steady poll
+against the floor's queries and reads at the sidecar's connections, a one-shot against the floor's
+JVM start, raw listing and one steady poll.
+
+The broker's CPU: the broker process's CPU seconds (/proc) over each jmx_exporter request, and over
+serve's steady polls at 1, 2 and 4 connections (`sidecar.connections`; the first release of each
+rule file only), less what the broker spends idle, per poll; beside them serve's peak resident
+memory.
+
+Targets (bench/vs_jmx_exporter_report.py: TARGETS) are judged at 10,000 partitions and more;
+smaller brokers are measured and printed, not judged.
 
 jmx_exporter walks every MBean the rules select with getMBeanInfo and getAttributes over RMI, one
 MBean at a time: at 40,000 partitions ~400,000 MBeans, minutes per scrape. So on brokers of
@@ -38,6 +49,7 @@ requests); the output gives n for every figure.
     python -m bench.vs_jmx_exporter [--sizes 10000,40000] [--real-partitions N | --skip-real-broker]
         [--rules strimzi,health] [--releases 0.20.0,1.6.0] [--repeat 3] [--polls 5]
         [--big 10000] [--big-repeat 1,2] [--exporter-jvm-options "-Xmx2g"] [--poll-interval 5]
+        [--connections 1,2,4] [--floor-polls 3]
 """
 from __future__ import annotations
 
@@ -56,8 +68,11 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from bench import sidecar_setup as setup
+from bench.floor import HEALTH_FAMILIES, HEALTH_QUERIES, Floor, describe, run_floor
+from bench.vs_jmx_exporter_report import report
 from harness import compare, processes
 from harness import jmx_exporter as jx
 from harness.sidecar import Serve, config_text, naming_block
@@ -65,10 +80,6 @@ from harness.sidecar import command as sidecar_command
 
 RULES = {"strimzi": setup.STRIMZI_RULES, "health": setup.HEALTH_RULES}
 NAMING = {"0.20.0": "0.x", "1.0.1": "1.x", "1.6.0": "1.x"}
-# (rules, way) -> the least ratio jmx_exporter / sidecar (the targets)
-TARGETS = {("strimzi", "one-shot"): 10.0, ("strimzi", "steady"): 20.0,
-           ("health", "one-shot"): 50.0, ("health", "steady"): 100.0}
-JUDGED_FROM = 10_000  # partitions: the targets are set at 10,000 and 40,000
 SELF_PREFIXES = ("jmx_", "kafka_jmx_sidecar_", "process_")
 # The real broker: Kafka's own start script gives a broker 1 GiB (KAFKA_HEAP_OPTS); small segments
 # and indexes (an index file is preallocated and mapped at its maximum size) keep each idle
@@ -94,13 +105,29 @@ class Broker:
     label: str
     partitions: int
     host_port: str
+    pid: int                      # the broker's process: its CPU seconds are read from /proc
+    idle_cpu: float = 0.0         # its CPU seconds per second while nobody reads it
+
+    def cpu(self) -> float:
+        return setup.cpu_seconds(self.pid)
+
+    def measure_idle(self, seconds: float = 5.0) -> None:
+        c0, t0 = self.cpu(), time.monotonic()
+        time.sleep(seconds)
+        self.idle_cpu = max(0.0, (self.cpu() - c0) / (time.monotonic() - t0))
+
+    def busy_cpu(self, c0: float, t0: float) -> float:
+        """The broker's CPU seconds since (c0 = cpu(), t0 = time.monotonic()), less its idle share."""
+        return self.cpu() - c0 - self.idle_cpu * (time.monotonic() - t0)
 
 
 @contextmanager
 def simulated_broker(partitions: int):
-    sim = setup.start_simulator(partitions)  # Kafka 4.1's MBeans, manual clock: no value moves
+    sim = setup.start_simulator(partitions)  # Kafka 4.1's MBeans; manual clock: only busy logs move
     try:
-        yield Broker(f"simulator, {partitions:,} partitions", partitions, setup.host_port(sim.url))
+        broker = Broker(f"simulator, {partitions:,} partitions", partitions, setup.host_port(sim.url), sim.pid)
+        broker.measure_idle()
+        yield broker
     finally:
         sim.stop()
 
@@ -122,8 +149,10 @@ def real_broker(partitions: int):
         print(f"real broker: Kafka {cluster.release.version}, {partitions:,} partitions in {topics} topics (RF 1), "
               f"ready in {time.monotonic() - t0:.0f} s; JVM {' '.join(REAL_BROKER_HEAP)} -XX:+UseSerialGC; "
               f"{_process_resources(pid)}", flush=True)
-        yield Broker(f"Kafka {cluster.release.version} broker, {partitions:,} partitions", partitions,
-                     cluster.jmx_host_port(1))
+        broker = Broker(f"Kafka {cluster.release.version} broker, {partitions:,} partitions", partitions,
+                        cluster.jmx_host_port(1), pid)
+        broker.measure_idle()
+        yield broker
         print(f"real broker at the end: {_process_resources(pid)}", flush=True)
     finally:
         cluster.remove()
@@ -323,10 +352,11 @@ class Steady:
     mbeans: float             # MBeans it covered
     first_phases: dict[str, float]   # where the first poll's time went (empty: not seen alone)
     phases: dict[str, float]         # and the last steady poll's
+    broker_cpu: float = float("nan")  # the broker's CPU seconds per steady poll (idle share left out)
+    peak_rss: float = float("nan")    # serve's peak resident memory, bytes
 
 
-def serve_steady(config: Path, polls: int, interval: float, timeout: float,
-                 check) -> Steady:
+def serve_steady(config: Path, polls: int, interval: float, timeout: float, check, broker: Broker) -> Steady:
     """Run `serve`, check its first snapshot with `check(text)`, then watch `polls` steady polls."""
     serve = Serve(config, args=("--log-level", "warning"))
     try:
@@ -335,6 +365,7 @@ def serve_steady(config: Path, polls: int, interval: float, timeout: float,
         first_poll = r0.duration + r0.render if r0.count == 1 else float("nan")  # nan: not seen alone
         check(serve.get(timeout=timeout))
         first = read_self(serve.port)  # the window starts here: every later poll is a steady one
+        cpu0, t0 = broker.cpu(), time.monotonic()
         last = first
         seen: list[SelfReading] = []
         deadline = time.monotonic() + timeout + polls * max(interval, 1.0) * 4
@@ -349,11 +380,14 @@ def serve_steady(config: Path, polls: int, interval: float, timeout: float,
                 last = r
             if time.monotonic() > deadline:
                 raise RuntimeError(f"serve: {len(seen)} of {polls} steady polls seen before the deadline")
-        mean = (last.total - first.total) / (last.count - first.count)
+        polls_done = last.count - first.count
+        cpu = broker.busy_cpu(cpu0, t0) / polls_done
+        mean = (last.total - first.total) / polls_done
         return Steady([r.duration + r.render for r in seen], [r.duration for r in seen], [r.render for r in seen],
-                      mean, int(last.count - first.count), first_poll,
+                      mean, int(polls_done), first_poll,
                       sum(1 for r in seen if r.names > 0.01),  # a poll that did not list takes microseconds
-                      last.round_trips, last.mbeans, r0.phases if r0.count == 1 else {}, seen[-1].phases)
+                      last.round_trips, last.mbeans, r0.phases if r0.count == 1 else {}, seen[-1].phases,
+                      cpu, setup.peak_rss(serve.process.pid))
     finally:
         serve.stop()
         shutil.rmtree(serve.log.parent, ignore_errors=True)
@@ -395,12 +429,16 @@ class Result:
     broker: Broker
     rules: str
     release: str
+    floor: Floor | None = None
+    connections: int = 1      # serve's connections by default (the headline steady figure's)
     series: int = 0
     exporter_one_shot: list[float] = field(default_factory=list)
     exporter_steady: list[float] = field(default_factory=list)
     exporter_own: list[float] = field(default_factory=list)  # its jmx_scrape_duration_seconds, steady
+    exporter_cpu: list[float] = field(default_factory=list)  # the broker's CPU seconds per steady request
     sidecar_one_shot: list[float] = field(default_factory=list)
     steady: Steady | None = None
+    sweep: dict[int, Steady] = field(default_factory=dict)  # connections -> serve's steady polls
     value_rereads: int = 0
 
     @property
@@ -412,23 +450,50 @@ class Result:
             return statistics.median(self.exporter_one_shot) / statistics.median(self.sidecar_one_shot)
         return statistics.median(self.exporter_steady) / statistics.median(self.steady.polls)
 
-    @property
-    def judged(self) -> bool:
-        return self.broker.partitions >= JUDGED_FROM
+    def over_floor(self, way: str) -> float:
+        """The sidecar's figure as a multiple of the floor client's at the same connections."""
+        if self.floor is None or self.connections not in self.floor.reads:
+            return float("nan")
+        if way == "one-shot":
+            return statistics.median(self.sidecar_one_shot) / self.floor.one_shot(self.connections)
+        return statistics.median(self.steady.polls) / self.floor.poll(self.connections)
 
 
-def measure(broker: Broker, rules: str, release: str, args, workdir: Path) -> Result:
+def _configs(broker: Broker, rules: str, release: str, args, workdir: Path) -> tuple[Path, Path, Callable]:
     naming = NAMING[release]
     body = RULES[rules].read_text(encoding="utf-8")
     theirs_config = workdir / f"{rules}-{release}-jmx_exporter.yml"
     ours_config = workdir / f"{rules}-{release}-sidecar.yml"
     theirs_config.write_text(config_text(broker.host_port, body))
-    ours_config.write_text(config_text(broker.host_port, body,
-                                       naming_block(naming) + f"  pollIntervalSeconds: {args.poll_interval}\n"))
+    block = naming_block(naming) + f"  pollIntervalSeconds: {args.poll_interval}\n"
+    ours_config.write_text(config_text(broker.host_port, body, block))
+
+    def with_connections(n: int) -> Path:
+        path = workdir / f"{rules}-{release}-sidecar-{n}.yml"
+        path.write_text(config_text(broker.host_port, body, block + f"  connections: {n}\n"))
+        return path
+    return theirs_config, ours_config, with_connections
+
+
+def measure(broker: Broker, rules: str, release: str, args, workdir: Path, floor: Floor | None,
+            sweep: bool) -> Result:
+    from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
+
+    theirs_config, ours_config, with_connections = _configs(broker, rules, release, args, workdir)
     big = broker.partitions >= args.big
     ex_one_shots, ex_steady = args.big_repeat if big else (args.repeat, args.repeat)
-    res = Result(broker, rules, release)
-    print(f"\n== {res.name} (sidecar naming {naming}); machine: {setup.machine()}", flush=True)
+    res = Result(broker, rules, release, floor, SidecarSettings().connections)
+    print(f"\n== {res.name} (sidecar naming {NAMING[release]}); machine: {setup.machine()}", flush=True)
+
+    def exporter_request() -> str:
+        cpu0, t0 = broker.cpu(), time.monotonic()
+        seconds, text = exporter.request()
+        res.exporter_cpu.append(broker.busy_cpu(cpu0, t0))
+        res.exporter_steady.append(seconds)
+        res.exporter_own.append(own_duration(text))
+        print(f"  jmx_exporter steady request: {seconds:.2f} s (its own scrape duration {own_duration(text):.2f} s; "
+              f"broker CPU {res.exporter_cpu[-1]:.2f} s)", flush=True)
+        return text
 
     exporter = Exporter(release, theirs_config, tuple(args.exporter_jvm_options), args.timeout)
     try:
@@ -439,11 +504,7 @@ def measure(broker: Broker, rules: str, release: str, args, workdir: Path) -> Re
         seconds, ours_text = sidecar_one_shot(ours_config, args.timeout)
         res.sidecar_one_shot.append(seconds)
         print(f"  sidecar one-shot (scrape): {seconds:.2f} s", flush=True)
-        seconds, after_text = exporter.request()
-        res.exporter_steady.append(seconds)
-        res.exporter_own.append(own_duration(after_text))
-        print(f"  jmx_exporter steady request: {seconds:.2f} s (its own scrape duration "
-              f"{own_duration(after_text):.2f} s)", flush=True)
+        after_text = exporter_request()
 
         before, ours, after = parsed(before_text), parsed(ours_text), parsed(after_text)
         abort_if(shape_differences(ours, before), f"{res.name}: `scrape` against jmx_exporter")
@@ -460,11 +521,7 @@ def measure(broker: Broker, rules: str, release: str, args, workdir: Path) -> Re
                 res.sidecar_one_shot.append(seconds)
                 print(f"  sidecar one-shot (scrape): {seconds:.2f} s", flush=True)
             if i < ex_steady or suspects:
-                seconds, after_text = exporter.request()
-                res.exporter_steady.append(seconds)
-                res.exporter_own.append(own_duration(after_text))
-                print(f"  jmx_exporter steady request: {seconds:.2f} s (its own scrape duration "
-                      f"{own_duration(after_text):.2f} s)", flush=True)
+                after_text = exporter_request()
             if suspects:  # only a mismatch that repeats on a value that did not move counts
                 res.value_rereads += 1
                 ours, after = parsed(ours_text), parsed(after_text)
@@ -485,69 +542,46 @@ def measure(broker: Broker, rules: str, release: str, args, workdir: Path) -> Re
     def check_serve(text: str) -> None:
         abort_if(shape_differences(parsed(text), before), f"{res.name}: `serve`'s first snapshot against jmx_exporter")
 
-    res.steady = serve_steady(ours_config, args.polls, args.poll_interval, args.timeout, check_serve)
-    s = res.steady
-    print(f"  serve: first poll {s.first_poll:.2f} s (lists the names); snapshot the same as jmx_exporter's; "
-          f"steady polls (poll + render): {', '.join(f'{p:.3f}' for p in s.polls)} s; histogram mean "
-          f"{s.histogram_mean:.3f} s over {s.window_polls} polls", flush=True)
+    res.steady = serve_steady(ours_config, args.polls, args.poll_interval, args.timeout, check_serve, broker)
+    print_steady(f"serve ({res.connections} connection(s), the default)", res.steady)
+    if sweep:
+        for n in args.connections:
+            if n == res.connections:
+                res.sweep[n] = res.steady
+                continue
+            res.sweep[n] = serve_steady(with_connections(n), args.polls, args.poll_interval, args.timeout,
+                                        check_serve, broker)
+            print_steady(f"serve, connections: {n}", res.sweep[n])
     return res
 
 
-# -- the report ------------------------------------------------------------------------------
-
-def fmt(values: list[float]) -> str:
-    m = statistics.median(values)
-    text = f"{m:.2f} s" if m >= 0.995 else f"{m * 1000:.0f} ms"
-    return f"{text} (n={len(values)})"
-
-
-def phases(seconds: dict[str, float]) -> str:
-    return ", ".join(f"{k} {v:.2f} s" for k, v in seconds.items()) or "not seen"
+def print_steady(what: str, s: Steady) -> None:
+    print(f"  {what}: first poll {s.first_poll:.2f} s (lists the names); snapshot the same as jmx_exporter's; "
+          f"steady polls (poll + render): {', '.join(f'{p:.3f}' for p in s.polls)} s; histogram mean "
+          f"{s.histogram_mean:.3f} s over {s.window_polls} polls; broker CPU {s.broker_cpu:.3f} s per poll; "
+          f"peak RSS {setup.memory(s.peak_rss)}", flush=True)
 
 
-def report(results: list[Result]) -> bool:
-    print("\nOne-shot: jmx_exporter = server start to the last byte of its first /metrics response; "
-          "sidecar = the `scrape` process, start to exit.")
-    print("Steady: jmx_exporter = a later /metrics request; sidecar = a steady poll of `serve` from its self metrics "
-          "(read + rules + render), not its /metrics response time (served from the last snapshot).")
-    print("Medians of n runs.\n")
-    head = (f"{'broker':<36} {'rules':<8} {'release':<8} {'series':>9} | {'one-shot: jmx_exporter':>24} "
-            f"{'sidecar':>16} {'ratio':>7} | {'steady: jmx_exporter':>22} {'sidecar':>16} {'ratio':>7}")
-    print(head)
-    print("-" * len(head))
-    for r in results:
-        print(f"{r.broker.label:<36} {r.rules:<8} {r.release:<8} {r.series:>9,} | {fmt(r.exporter_one_shot):>24} "
-              f"{fmt(r.sidecar_one_shot):>16} {r.ratio('one-shot'):>6.1f}x | {fmt(r.exporter_steady):>22} "
-              f"{fmt(r.steady.polls):>16} {r.ratio('steady'):>6.1f}x")
-    print("\nSidecar steady polls in detail (median): the poll (JMX read + rules) and the render; "
-          "the histogram's mean over the window; jmx_exporter's own jmx_scrape_duration_seconds in its steady "
-          "responses (1.x prints the previous scrape's):")
-    for r in results:
-        s = r.steady
-        print(f"  {r.name}: poll {statistics.median(s.reads) * 1000:.0f} ms + render "
-              f"{statistics.median(s.renders) * 1000:.0f} ms; histogram mean {s.histogram_mean * 1000:.0f} ms "
-              f"over {s.window_polls} polls; first poll {s.first_poll:.2f} s"
-              f"{f'; {s.names_polls} re-listed the names' if s.names_polls else ''}; {s.mbeans:,.0f} MBeans in "
-              f"{s.round_trips:,.0f} RMI round trips; jmx_exporter's own {statistics.median(r.exporter_own):.2f} s"
-              f"{f'; values read again {r.value_rereads}x' if r.value_rereads else ''}")
-        print(f"    phases of the first poll: {phases(s.first_phases)}; of the last steady poll: {phases(s.phases)}")
-    print(f"\nOutputs: in the {len(results)} configuration(s) above, `scrape` and `serve` printed the families and "
-          f"series jmx_exporter printed (0.x naming against 0.20.0, 1.x against 1.x), values alike where they did "
-          f"not move")
-    print(f"\nTargets (judged at {JUDGED_FROM:,} partitions and more):")
-    ok_all = True
-    for r in results:
-        parts = []
-        for way in ("one-shot", "steady"):
-            target, ratio = TARGETS[(r.rules, way)], r.ratio(way)
-            if r.judged:
-                ok = ratio >= target
-                ok_all &= ok
-                parts.append(f"{way} {ratio:.1f}x (target >= {target:.0f}x) {'OK' if ok else 'MISSED'}")
-            else:
-                parts.append(f"{way} {ratio:.1f}x (not judged at this size)")
-        print(f"  {r.name}: " + "; ".join(parts))
-    return ok_all
+def measure_floor(broker: Broker, rules: str, args) -> Floor | None:
+    """The floor client over the names the rule file includes (bench/floor.py), at --connections
+    and at serve's default connections, which the headline figures are taken at."""
+    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_CONNECTIONS
+    from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
+
+    config = load_config(str(RULES[rules]))
+    include = tuple(p.text for p in config.include_object_names) or ("*:*",)
+    exclude = tuple(p.text for p in config.exclude_object_names)
+    try:
+        floor = run_floor(f"service:jmx:rmi:///jndi/rmi://{broker.host_port}/jmxrmi", include=include,
+                          exclude=exclude, queried=HEALTH_FAMILIES, queries=HEALTH_QUERIES,
+                          connections=tuple(sorted({*args.connections, DEFAULT_CONNECTIONS})),
+                          polls=args.floor_polls, broker_pid=broker.pid,
+                          timeout=args.timeout)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        print(f"\n== floor client, {broker.label}, {rules} rules: NOT MEASURED: {e}", flush=True)
+        return None
+    print(f"\n== floor client, {broker.label}, {rules} rules: {describe(floor)}", flush=True)
+    return floor
 
 
 def prepare_sidecar(workdir: Path) -> None:
@@ -598,7 +632,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="jmx_exporter's JVM options (its defaults but a heap large enough for big brokers)")
     ap.add_argument("--poll-interval", type=float, default=5.0, help="serve's pollIntervalSeconds")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for one scrape or poll")
+    ap.add_argument("--connections", default="1,2,4",
+                    help="serve's connections measured (the first release of each rule file) and the floor client's")
+    ap.add_argument("--floor-polls", type=int, default=3, help="the floor client's polls at each connection count")
     args = ap.parse_args(argv)
+    args.connections = tuple(int(x) for x in args.connections.split(",") if x.strip())
     args.exporter_jvm_options = shlex.split(args.exporter_jvm_options)
     args.big_repeat = tuple(int(x) for x in args.big_repeat.split(","))
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -612,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--releases: unknown {r!r}; known: {', '.join(NAMING)}")
     if len(args.big_repeat) != 2 or min(args.big_repeat) < 1 or args.repeat < 1 or args.polls < 1:
         ap.error("--repeat, --polls and both --big-repeat counts are at least 1")
+    if not args.connections or min(args.connections) < 1 or args.floor_polls < 1:
+        ap.error("--connections are numbers of at least 1, --floor-polls at least 1")
 
     from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
 
@@ -636,9 +676,10 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 with start() as broker:
                     for r in rules:
-                        for release in releases:
+                        floor = measure_floor(broker, r, args)
+                        for k, release in enumerate(releases):
                             try:
-                                results.append(measure(broker, r, release, args, workdir))
+                                results.append(measure(broker, r, release, args, workdir, floor, sweep=k == 0))
                             except OutputsDiffer as e:
                                 differ.append(str(e))
                                 print(f"  OUTPUTS DIFFER, not timed further: {e}", flush=True)

@@ -18,7 +18,8 @@
 // (kafka.server:type=Fetch) and test:type=Types with every value type.
 //
 // Stdin commands, one per line, each answered with one line on stdout:
-//   counts                        -> "COUNTS getAttributes=A getAttribute=B getMBeanInfo=C writes=D"
+//   counts                        -> "COUNTS getAttributes=A getAttribute=B getMBeanInfo=C writes=D overlapped=E"
+//                                    (E: getAttribute calls, a query's, served while a getAttributes was)
 //   reset                         -> "OK" (counters to 0)
 //   set NAME int|long|byte|double|string V -> "OK" (the Value of a gauge)
 //   add NAME int|long V           -> "OK" (registers a new gauge)
@@ -39,6 +40,8 @@ public class JmxTarget {
     static final AtomicLong GET_MBEAN_INFO = new AtomicLong();
     static final AtomicLong WRITES = new AtomicLong();  // invoke, setAttribute(s): must stay 0
     static final long DELAY_MS = Long.getLong("target.delay.ms", 0L);
+    static final AtomicLong IN_FLIGHT = new AtomicLong();  // getAttributes being served now
+    static final AtomicLong OVERLAPPED = new AtomicLong();  // getAttribute (a query's) served meanwhile
 
     /** An MBean whose attributes are a map; its class name is whatever Kafka would report. */
     public static class Bean implements DynamicMBean {
@@ -58,6 +61,7 @@ public class JmxTarget {
 
         public Object getAttribute(String name) throws AttributeNotFoundException, MBeanException {
             GET_ATTRIBUTE.incrementAndGet();
+            if (IN_FLIGHT.get() > 0) OVERLAPPED.incrementAndGet();
             return read(name);
         }
 
@@ -69,8 +73,13 @@ public class JmxTarget {
 
         public AttributeList getAttributes(String[] names) {
             GET_ATTRIBUTES.incrementAndGet();
-            if (DELAY_MS > 0) {
-                try { Thread.sleep(DELAY_MS); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+            IN_FLIGHT.incrementAndGet();
+            try {
+                if (DELAY_MS > 0) Thread.sleep(DELAY_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                IN_FLIGHT.decrementAndGet();
             }
             AttributeList out = new AttributeList();
             for (String n : names) {
@@ -160,10 +169,10 @@ public class JmxTarget {
                     case "counts":
                         System.out.println("COUNTS getAttributes=" + GET_ATTRIBUTES.get() + " getAttribute="
                                 + GET_ATTRIBUTE.get() + " getMBeanInfo=" + GET_MBEAN_INFO.get()
-                                + " writes=" + WRITES.get());
+                                + " writes=" + WRITES.get() + " overlapped=" + OVERLAPPED.get());
                         break;
                     case "reset":
-                        GET_ATTRIBUTES.set(0); GET_ATTRIBUTE.set(0); GET_MBEAN_INFO.set(0);
+                        GET_ATTRIBUTES.set(0); GET_ATTRIBUTE.set(0); GET_MBEAN_INFO.set(0); OVERLAPPED.set(0);
                         System.out.println("OK");
                         break;
                     case "set":

@@ -16,6 +16,7 @@ from kafka_jmx_sidecar.exporter.base.definitions import (FIXED, RESTART, Block, 
 from kafka_jmx_sidecar.exporter.reassignment.settings import REASSIGNMENT, ReassignmentSettings, reassignment_settings
 from kafka_jmx_sidecar.exporter.recompute.settings import RECOMPUTE, RecomputeSettings, recompute_settings
 from kafka_jmx_sidecar.exporter.source.admin.settings import ADMIN, AdminSettings, admin_settings
+from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 
 # The JVM inside the sidecar only runs the JMX client, so it is started for a small footprint: the
@@ -46,6 +47,12 @@ DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", f"-Xmx{DEFAULT_JVM_MAX_HEA
                        "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30", "-XX:-ShrinkHeapInSteps")
 _MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a broker of some size
 
+# Parallel JMX connections a poll reads over (sidecar.connections): a broker serves each call on a
+# thread of its own, so reads over 4 connections overlap their round trips' waits and use up to 4
+# of the broker's cores while they run (the sidecar's own work stays on one). More gain little on
+# loopback and cost the broker more threads and sockets.
+DEFAULT_CONNECTIONS = 4
+
 
 @dataclass(frozen=True)
 class SidecarSettings:
@@ -54,7 +61,7 @@ class SidecarSettings:
     stale_after_seconds: float | None = None
     withdraw_after_seconds: float | None = None
     names_refresh_seconds: float = 300.0
-    connections: int = 1
+    connections: int = DEFAULT_CONNECTIONS
     connect_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 30.0
     naming: str = "0.x"
@@ -170,7 +177,9 @@ SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_export
         default_doc="4 poll intervals"),
     Key("namesRefreshSeconds", _SECONDS, "How often the list of MBean names is read again (new topics and "
         "partitions join then).", default=300),
-    Key("connections", whole(1, 64), "Parallel JMX connections (for big brokers).", default=1),
+    Key("connections", whole(1, 64), f"Parallel JMX connections a poll reads over, on a broker of "
+        f"{JmxSettings.parallel_from:,} MBeans or more (a smaller one is read on one); its queries overlap the reads.",
+        default=DEFAULT_CONNECTIONS),
     Key("connectTimeoutSeconds", _SECONDS, "Timeout of a JMX connection attempt.", default=10),
     Key("readTimeoutSeconds", _SECONDS, "Timeout of one JMX read.", default=30),
     Key("naming", choice("0.x", "1.x", words='"0.x" (jmx_exporter 0.x names) or "1.x" (OpenMetrics names)'),

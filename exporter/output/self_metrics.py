@@ -176,7 +176,9 @@ class SelfMetrics:
                                 "Where the last successful poll's time went: names (listing, on its slow clock), recompute_inputs and "
                                 "recompute (with sidecar.recompute), reassignment_inputs and reassignment (with "
                                 "sidecar.reassignment), "
-                                "queries, reads, assemble, rules, render.", ["phase"], registry=r)
+                                "queries (the server-side queries and the reads they call for, while the other reads run), "
+                                "reads (what is left of the other reads after them), assemble, rules, render.", ["phase"],
+                                registry=r)
         self.jvm_memory = Gauge(_PREFIX + "jvm_memory_bytes",
                                 "Memory of the JVM inside the sidecar process (JMX client), by area and kind.",
                                 ["area", "kind"], registry=r)

@@ -340,7 +340,8 @@ class Collector:
             return False
         derived = time.monotonic()
         elapsed = derived - started
-        snap = Snapshot.render_families(poll.families, self.clock(), elapsed, self.formats(), self.settings.naming)
+        snap = Snapshot.render_families(poll.families, self.clock(), elapsed, self.formats(), self.settings.naming,
+                                        previous=self._snapshot)
         poll.phases["render"] = time.monotonic() - derived
         self._archive_poll(snap.taken_at, poll.raw)
         if self._freeze_gc:

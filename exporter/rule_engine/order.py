@@ -82,9 +82,22 @@ def tie_key(canonical: str, domain_counts: Mapping[str, int], domains: int | Non
     The canonical text last, for what the repository's insertion order decides. `domains`: how
     many domains the broker has (by default, those of `domain_counts`)."""
     domain, _, keys = canonical.partition(":")
+    return tie_buckets(domain_counts, domains)(domain, java_string_hash(keys)) + (canonical,)
+
+
+def tie_buckets(domain_counts: Mapping[str, int], domains: int | None = None) -> Callable[[str, int], tuple[int, int]]:
+    """tie_key's buckets from a name's domain and its canonical key property list's
+    `String.hashCode()` (as the JVM computed it): the key without the name's text."""
     domain_mask = hashmap_table_size(len(domain_counts) if domains is None else domains) - 1
-    keys_mask = hashmap_table_size(domain_counts.get(domain, 0)) - 1
-    return (_bucket(java_string_hash(domain), domain_mask), _bucket(java_string_hash(keys), keys_mask), canonical)
+    of_domain: dict[str, tuple[int, int]] = {}
+
+    def buckets(domain: str, keys_hash: int) -> tuple[int, int]:
+        d = of_domain.get(domain)
+        if d is None:
+            d = of_domain[domain] = (_bucket(java_string_hash(domain), domain_mask),
+                                     hashmap_table_size(domain_counts.get(domain, 0)) - 1)
+        return d[0], _bucket(keys_hash, d[1])
+    return buckets
 
 
 def hashmap_order(names: Sequence[str]) -> list[int]:
@@ -120,14 +133,17 @@ def _bucket(h: int, mask: int) -> int:
 
 def visiting_ranks(hashes: Sequence[int], canonical: Callable[[int], str],
                    domain_counts: Mapping[str, int], total: int | None = None, domains: int | None = None,
-                   first: Callable[[int], tuple] | None = None) -> array:
+                   first: Callable[[int], tuple] | None = None,
+                   tie: Callable[[int], tuple[int, int]] | None = None) -> array:
     """Each of n names' place in jmx_exporter's visiting order, from its canonical name's
     `String.hashCode()` as the JVM computed it; `canonical(i)` (name i's canonical text) is asked
     only for names sharing a bucket, which come in `tie_key` order (`domain_counts`: how many of
     the names each domain holds). `total`: how many names jmx_exporter's set held before the
     exclude patterns took some out (its table is sized for them all); by default n. `first(i)`
     comes before `tie_key` among names sharing a bucket: jmx_exporter adds the names of one include
-    pattern after another, each pattern's in the bucket order of the ObjectInstances it got."""
+    pattern after another, each pattern's in the bucket order of the ObjectInstances it got.
+    `tie(i)`: tie_key's buckets of name i (tie_buckets), so that `canonical(i)` is asked only of
+    names alike in those too."""
     n = len(hashes)
     mask = hashmap_table_size(n if total is None else max(n, total)) - 1
     # one sorted list of (bucket << 32 | name index): a third of the memory of sorting indices
@@ -143,9 +159,32 @@ def visiting_ranks(hashes: Sequence[int], canonical: Callable[[int], str],
         if j - i == 1:
             ranks[order[i] & 0xFFFFFFFF] = i
         else:
-            tied = sorted((key & 0xFFFFFFFF for key in order[i:j]), key=lambda k: tie_key(canonical(k), domain_counts, domains) if first is None
-                          else first(k) + tie_key(canonical(k), domain_counts, domains))
+            at = [key & 0xFFFFFFFF for key in order[i:j]]
+            if tie is None:
+                tied = sorted(at, key=lambda k: tie_key(canonical(k), domain_counts, domains) if first is None
+                              else first(k) + tie_key(canonical(k), domain_counts, domains))
+            else:
+                tied = _by_buckets(at, tie, first, canonical)
             for r, k in enumerate(tied, i):
                 ranks[k] = r
         i = j
     return ranks
+
+
+def _by_buckets(at: list[int], tie: Callable[[int], tuple], first: Callable[[int], tuple] | None,
+                canonical: Callable[[int], str]) -> list[int]:
+    """Names sharing a bucket in tie_key order: by `first` and the buckets, then by canonical
+    text only where those are alike."""
+    keyed = sorted(((first(k) if first else ()) + tie(k), k) for k in at)
+    out: list[int] = []
+    s = 0
+    while s < len(keyed):
+        e = s + 1
+        while e < len(keyed) and keyed[e][0] == keyed[s][0]:
+            e += 1
+        if e - s == 1:
+            out.append(keyed[s][1])
+        else:
+            out.extend(sorted((k for _, k in keyed[s:e]), key=canonical))
+        s = e
+    return out

@@ -23,8 +23,6 @@ from __future__ import annotations
 import re
 import time
 from array import array
-from bisect import bisect_right
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -33,9 +31,10 @@ from kafka_jmx_sidecar.exporter.source.jmx.jvm import shrink_heap
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
 from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
-from kafka_jmx_sidecar.exporter.rule_engine.order import (canonical_name, instance_bucket, java_string_hash, jmx_exporter_order,
-                                  readobject_table_size, visiting_ranks)
+from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, jmx_exporter_order
+from kafka_jmx_sidecar.exporter.source import visiting
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
+from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
 from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
@@ -100,39 +99,6 @@ def _aligned(replicas: BeanTable, isr: BeanTable) -> HostedPartitions:
     return HostedPartitions(replicas.topics, replicas.topic, replicas.partition, isr_values, _column(replicas))
 
 
-def _ranks(names: list[ObjectName], keys: list, members: list[Members],
-           canonical_of: list[tuple[int, Callable[[int], str]]], census, columns: tuple) -> Any:
-    """Every listed name's place in jmx_exporter's visiting order (order.py): the names read whole,
-    then each family's members; `columns`: per name, its hash, its first include pattern and its
-    class name's hash."""
-    all_hashes, pattern_of, class_of = columns
-    starts = [start for start, _ in canonical_of]
-
-    def canonical(i: int) -> str:
-        k = bisect_right(starts, i) - 1
-        return canonical_of[k][1](i - starts[k])
-
-    if census is not None:
-        masks = [readobject_table_size(n) - 1 for n in census.pattern_sizes] or [0]
-
-        def first(i: int) -> tuple[int, int]:
-            p = pattern_of[i]
-            return p, instance_bucket(all_hashes[i], class_of[i], masks[p])
-
-        ranks = visiting_ranks(all_hashes, canonical, census.per_domain, census.listed, census.domains, first)
-    else:
-        domain_counts = Counter(n.domain for n in names)
-        for key, m in zip(keys, members):
-            domain_counts[key[0]] += len(m)
-        ranks = visiting_ranks(all_hashes, canonical, domain_counts)
-    return ranks
-
-
-def _member_canonical(m: Members) -> Callable[[int], str]:
-    """Member i's `getCanonicalName()` (asked only for names sharing a bucket)."""
-    return lambda i: canonical_name(ObjectName.parse(m.name(i)))
-
-
 class JmxSource:
     def __init__(self, config: Config, settings: BrokerSettings, clock=time.monotonic):
         try:
@@ -140,6 +106,7 @@ class JmxSource:
             self.target = self.jmx.endpoint or "(no JMX target configured)"
             self.client = JmxClient(self.jmx)
             self.family_reads = FamilyReads(self.client)
+            self.named_reads = NamedReads(self.client, self.family_reads)
         except JmxError as e:
             raise SourceError(str(e)) from e
         self.config = config
@@ -151,6 +118,7 @@ class JmxSource:
         self._rest_texts: list[str] = []
         self._listed_texts: list[str] | None = None  # the names listed whole at the last listing
         self._families: list[Family] = []
+        self._named: list[NamedFamily] = []  # families of names read whole, asked by query when worth it
         self._rest_rank: dict[tuple, int] = {}  # (domain, keys) of a name read whole -> its visiting rank
         self._ordered: list[ObjectName] = []  # without tables: the names in jmx_exporter's visiting order
         self._nmt: bool | None = None  # the JVM tracks its native memory (unknown until asked)
@@ -215,6 +183,7 @@ class JmxSource:
             names = self.client.list_names()
             self._rest_texts, self._families = self.client.name_texts, []
             self._ordered, self._rest_rank = jmx_exporter_order(names), {}
+            self._named_families(names, self._rest_texts)
             return
         keys = [k for k in _TABULATED if self._tabulable(k)]
         was = {f.key: f.members for f in self._families}
@@ -233,6 +202,8 @@ class JmxSource:
         # per name, as all_hashes: the first include pattern matching it, its class name's hash
         pattern_of = array("I", census.rest_pattern) if census is not None else array("I", bytes(4 * len(hashes)))
         class_of = array("i", census.rest_class) if census is not None else array("i", bytes(4 * len(hashes)))
+        key_hashes = array("i", census.rest_key_hash) if census is not None and len(census.rest_key_hash) == len(hashes) \
+            else None
         families = []
         offsets = []  # (offset into all_hashes, family) for the tables
         whole: list[tuple[ObjectName, int]] = []  # family members read whole, and their hash index
@@ -240,7 +211,7 @@ class JmxSource:
         for key, m in zip(keys, members):
             if not len(m):
                 continue
-            canonical_of.append((len(all_hashes), _member_canonical(m)))
+            canonical_of.append((len(all_hashes), visiting.member_canonical(m)))
             template = self._template(m)
             if template is None:  # not shaped like Kafka's gauge: read whole, like any other MBean
                 for i in range(len(m)):
@@ -248,23 +219,33 @@ class JmxSource:
                     rest_texts.append(text)
                     whole.append((ObjectName.parse(text), len(all_hashes) + i))
             else:
-                max_value = _TABULATED[key] if len(m) >= QUERY_MIN_MEMBERS else None
+                queryable = len(m) >= QUERY_MIN_MEMBERS
+                max_value = _TABULATED[key] if queryable else None
                 table = BeanTable(key[0], (("type", key[1]), ("name", key[2])), template.class_name, "Value",
                                   template.attributes[0].description, template.attributes[0].type_name,
                                   type(template.attributes[0].value) is int, m.topics, m.topic, m.partition,
                                   array("I", bytes(4 * len(m))))
-                families.append(Family(key, m, table, max_value))
+                families.append(Family(key, m, table, max_value, number=queryable and _TABULATED[key] is None))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
+            if key_hashes is not None and m.key_hash is not None:
+                key_hashes.extend(m.key_hash)
+            else:
+                key_hashes = None
             pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
             member_class = java_string_hash(template.class_name) if template is not None else 0
             class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
-        ranks = _ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of))
+        ranks = visiting.ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of, key_hashes))
         for start, table in offsets:
             table.rank = ranks[start:start + len(table)]
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
         rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
         self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
+        self._named_families(names, self.client.name_texts)
+
+    def _named_families(self, names: list[ObjectName], texts: list[str]) -> None:
+        self._named = families_of(names, texts)
+        self.named_reads.forget()
 
     def _template(self, m: Members) -> MBean | None:
         """One real read per family and names refresh: the class name and attribute metadata the
@@ -310,18 +291,27 @@ class JmxSource:
             self._identity = self._read_identity()  # a broker restarted since may run another release
             self._listed_at = now
         t1 = time.monotonic()
-        shared = self.family_reads.shared_queries(self._families)
-        for f in self._families:
-            if f.max_value is None:
-                self.family_reads.read_all(f)
-            else:
-                self.family_reads.read_family(f, shared.get(f.key))
+        # what needs no query is read over the connections meanwhile the queries run (and the
+        # reads of the members they single out)
+        queried = self.family_reads.queried(self._families)
+        read_all = [f for f in self._families if f not in queried]
+        named = self.named_reads.queried(self._named)
+        whole = self.named_reads.to_read(self._rest_texts, named)
+        started = self.client.start_reads([f.members for f in read_all], "Value", whole or None)
+        listed = {f.key for f in self._families}
+        shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
+            t in listed for t in _TABULATED if t[:2] == k[:2])})
+        second = self.family_reads.second_queries(queried, shared)
+        for f in queried:
+            self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
+        served = [mb for f in named for mb in self.named_reads.serve(f)]
         t2 = time.monotonic()
-        read: list[MBean] = []
-        if self._rest_texts:
-            read = self.client.read(self._rest_texts)
-            if len(self._rest_texts) >= 100:
-                self.family_reads.note_reads(time.monotonic() - t2, len(self._rest_texts))
+        read, seconds = self.client.finish_reads(started, lambda k, values: self.family_reads.fill(read_all[k], values))
+        for count, s in zip([len(f.members) for f in read_all] + [len(whole)], seconds):
+            if count >= 100:
+                self.family_reads.note_reads(s, count)
+        learn_from([f for f in self._named if f not in named], read)
+        read += served
         t3 = time.monotonic()
         stats = self.client.take_stats()
         ranks = None

@@ -11,7 +11,8 @@ nothing on the first poll), say what to ask:
      when they are few, each is read and that is all. Families of one domain and type sharing
      `common` (Kafka's partition gauges) are asked together, in one query of `domain:type=T,*`;
   2. when they are many (the replica counts: the partitions led here),
-     `Value != common and Value != second`: the members holding neither (usually none);
+     `Value != common and Value != second`: the members holding neither (usually none), asked
+     together for the families of one domain and type (the two replica counts: one query);
   3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
      (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
      case `Value == second` tells which hold it and only the rest are read. With no `second`
@@ -22,6 +23,14 @@ Members (1) did not return hold `common`. Every value served is the MBean's valu
 of the poll, except after two changes of one MBean within the poll interval (`second`, something
 else, `common` again before (2)). An MBean whose attribute the query cannot evaluate is served as
 `common`, as it was served as 0 before.
+
+Families of other numbers (sizes, offsets, lags: `number`) are read member by member, unless the
+last poll says that a query for the members not holding the common value, and reads of those
+alone, cost less than reading every member (`queried`): LastStableOffsetLag (0 but for open
+transactions) joins the health flags' query, which the broker evaluates on its members anyway
+(from the first poll on, asked `!= 0` before anything is learned);
+the Log gauges are asked together, one query of `kafka.log:type=Log,*`, each for its own common
+value (NumLogSegments 1, an empty log's 0). Step (1) alone then: the members it returns are read.
 """
 from __future__ import annotations
 
@@ -35,8 +44,12 @@ from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
 from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
 
-# Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms).
+# Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms), and what
+# each name a query returns costs (sent, received, looked up among the members).
 _READS_PER_QUERY = 1000
+_HIT_SECONDS = 15e-6
+# A query returning fewer names than this measures the scan alone; more, the names' cost too.
+_FEW_HITS = 50
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
 
@@ -45,17 +58,20 @@ class Family:
     """One tabulated family for one name list: its members (columns kept by the JVM) and the
     table of the values last served."""
 
-    __slots__ = ("key", "pattern", "max_value", "members", "table", "base", "special")
+    __slots__ = ("key", "pattern", "max_value", "number", "members", "table", "base", "special", "unusual")
 
-    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None):
+    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None,
+                 number: bool = False):
         domain, type_, name = key
         self.key = key
         self.pattern = f"{domain}:type={type_},name={name},*"
-        self.max_value = max_value  # None: read every member each poll
+        self.max_value = max_value  # None: read every member each poll, unless `number` and worth a query
+        self.number = number  # values of their own (sizes, offsets, lags): queried when the costs say so
         self.members = members
         self.table = table
         self.base: Any = None  # the value served to every member not in `special`, last poll
         self.special: set[int] = set()
+        self.unusual: int | None = None  # members not holding the common value at the last poll
 
     def last(self, i: int) -> Any:
         return self.table.values[i] if self.table.present[i] else None
@@ -85,6 +101,7 @@ class FamilyReads:
         self.common: dict[tuple, tuple[Any, Any]] = {}
         self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
         self._read_seconds = 0.0
+        self._hit_seconds = _HIT_SECONDS  # of each name a query returns
 
     def read_members(self, f: Family, positions: list[int] | None) -> list[Any]:
         """The values of f's members at `positions` (None: all), one getAttributes each."""
@@ -95,7 +112,19 @@ class FamilyReads:
         return values
 
     def read_all(self, f: Family) -> None:
-        values = self.read_members(f, None)
+        self.fill(f, self.read_members(f, None))
+
+    def fill(self, f: Family, values: list[Any]) -> None:
+        """Serve every member of f the value read for it (convert.MISSING: gone); a `number`
+        family learns its common value and how many members hold another."""
+        self._serve_read(f, values)
+        f.base = None  # every member served: a query's next poll serves every member again
+        if f.number:
+            counts = Counter(v for v in values if v is not MISSING)
+            gone = len(values) - sum(counts.values())
+            self._learn(f, counts.most_common(1)[0][0] if counts else 0, {}, gone, counts)
+
+    def _serve_read(self, f: Family, values: list[Any]) -> None:
         t = f.table
         column, present, integral = t.values, t.present, t.integral
         for i, v in enumerate(values):
@@ -116,45 +145,121 @@ class FamilyReads:
         """Positions of the members for which `Value op value` (and `also`) holds: one query."""
         started = time.monotonic()
         found = self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also)[0]
-        took = time.monotonic() - started
-        self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
+        self._note_query(time.monotonic() - started, len(found))
         return found
+
+    def _note_query(self, took: float, hits: int) -> None:
+        """A query's seconds: the scan's cost when it returned few names, else each name's."""
+        if hits < _FEW_HITS:
+            self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
+        elif self._query_seconds:
+            per = max(1e-7, (took - self._query_seconds) / hits)
+            self._hit_seconds = 0.7 * self._hit_seconds + 0.3 * per
+
+    @property
+    def read_seconds(self) -> float:
+        """One member's read, its wait overlapped over the connections (measured, or guessed)."""
+        return self._read_seconds or (self._query_seconds or 0.2) / _READS_PER_QUERY
+
+    @property
+    def query_seconds(self) -> float:
+        """One query's scan of a domain, the names it returns aside (measured, or guessed)."""
+        return self._query_seconds or self.read_seconds * _READS_PER_QUERY
+
+    @property
+    def hit_seconds(self) -> float:
+        return self._hit_seconds
+
+    def queried(self, families: list[Family]) -> list[Family]:
+        """The families asked by query this poll: the health flags and counts always; a `number`
+        family when, by the last poll's values, the reads a query for the members not holding
+        its common value saves cost more than the names it returns, and (asked with no flag of
+        its domain and type) than a query of its own besides."""
+        out = [f for f in families if f.max_value is not None]
+        flagged = {f.key[:2] for f in out}
+        read, scan = self.read_seconds, self.query_seconds
+        candidates: dict[tuple, list[tuple[float, Family]]] = {}
+        for f in families:
+            if f.number and f.unusual is None and f.key[:2] in flagged:
+                out.append(f)  # asked `!= 0` with the flags (LastStableOffsetLag): costs only its few names
+                continue
+            if not f.number or f.unusual is None:
+                continue  # nothing learned yet: read, which learns
+            gain = (len(f.table) - f.unusual) * read - f.unusual * self._hit_seconds
+            if gain > 0:
+                candidates.setdefault(f.key[:2], []).append((gain, f))
+        for group, gains in candidates.items():
+            if group in flagged or sum(g for g, _ in gains) > scan:
+                out += [f for _, f in gains]
+        return out
 
     def _reads_per_query(self) -> float:
         if self._query_seconds and self._read_seconds:
             return self._query_seconds / self._read_seconds
         return _READS_PER_QUERY
 
-    def shared_queries(self, families: list[Family]) -> dict[tuple, list[int]]:
-        """Step (1) asked once for all families of one domain and type that share `common`
-        (Kafka's partition gauges: 0): the scan of the domain, most of a query's cost, is paid once
-        instead of once per family. Family key -> positions of the members it returned."""
+    def shared_queries(self, families: list[Family], complete: set[tuple[str, str]]) -> dict[tuple, list[int]]:
+        """Step (1) asked once for all families of one domain and type (Kafka's partition gauges,
+        the Log gauges): the scan of the domain, most of a query's cost, is paid once instead of
+        once per family. When they share `common` and are every family of that domain and type
+        (`complete`), `Value != common` over `domain:type=T,*`; else each family's `Value !=
+        its common` (its name pattern in the query). Family key -> positions of the members it
+        returned."""
         groups: dict[tuple, list[Family]] = {}
         for f in families:
-            if f.max_value is None:
-                continue
-            common = self.common.get(f.key, (0, None))[0]
-            groups.setdefault((f.key[0], f.key[1], type(common), common), []).append(f)
+            groups.setdefault(f.key[:2], []).append(f)
         out: dict[tuple, list[int]] = {}
-        for (domain, type_, _, common), families in groups.items():
-            if len(families) < 2:
+        for (domain, type_), group in groups.items():
+            if len(group) < 2:
                 continue
-            hits = self.client.query_members(f"{domain}:type={type_},*", [f.members for f in families],
-                                             "Value", "!=", common)
-            for f, positions in zip(families, hits):
+            commons = [self.common.get(f.key, (0, None))[0] for f in group]
+            started = time.monotonic()
+            if (domain, type_) in complete and all(c == commons[0] and type(c) is type(commons[0]) for c in commons):
+                hits = self.client.query_members(f"{domain}:type={type_},*", [f.members for f in group],
+                                                 "Value", "!=", commons[0])
+            else:
+                hits = self.client.query_members_unusual(f"{domain}:type={type_},*", [f.members for f in group],
+                                                         [f.pattern for f in group], "Value", [(c,) for c in commons])
+            self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+            for f, positions in zip(group, hits):
                 out[f.key] = list(positions)
         return out
 
-    def read_family(self, f: Family, others: list[int] | None = None) -> None:
+    def second_queries(self, families: list[Family], shared: dict[tuple, list[int]]) -> dict[tuple, set[int]]:
+        """Step (2) asked once for the families of one domain and type that take it this poll
+        (those whose step (1), asked together, returned many members): each family's `Value !=
+        common and Value != second` in one query. Family key -> positions of the members it
+        returned."""
+        groups: dict[tuple, list[Family]] = {}
+        for f in families:
+            common, second = self.common.get(f.key, (0, None))
+            if f.max_value is not None and second is not None and len(shared.get(f.key, ())) > self._reads_per_query():
+                groups.setdefault(f.key[:2], []).append(f)
+        out: dict[tuple, set[int]] = {}
+        for (domain, type_), group in groups.items():
+            if len(group) < 2:
+                continue
+            started = time.monotonic()
+            hits = self.client.query_members_unusual(f"{domain}:type={type_},*", [f.members for f in group],
+                                                     [f.pattern for f in group], "Value",
+                                                     [self.common[f.key] for f in group])
+            self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+            for f, positions in zip(group, hits):
+                out[f.key] = set(positions)
+        return out
+
+    def read_family(self, f: Family, others: list[int] | None = None, unusual: set[int] | None = None) -> None:
         """Serve every member of `f` (see the module docstring for the queries); `others`: the
-        answer to step (1) when a shared query gave it."""
+        answer to step (1) when a shared query gave it, `unusual` to step (2)."""
         common, second = self.common.get(f.key, (0, None))
         explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
         gone: set[int] = set()
         if others is None:
             others = list(self._query(f, "!=", common))
         to_read = others
-        if second is None and len(others) > self._reads_per_query():
+        if f.max_value is None:
+            pass  # numbers of their own: (1) alone, the members it returned are read
+        elif second is None and len(others) > self._reads_per_query():
             # nothing known about the others yet (the first poll): one query per small value
             for v in range(f.max_value + 1):
                 if v != common:
@@ -162,7 +267,8 @@ class FamilyReads:
                         explicit[i] = v
             to_read = [i for i in others if i not in explicit]
         elif second is not None and len(others) > self._reads_per_query():
-            unusual = set(self._query(f, "!=", common, (("!=", second),)))
+            if unusual is None:
+                unusual = set(self._query(f, "!=", common, (("!=", second),)))
             last = f.last
             same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
             if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
@@ -192,15 +298,20 @@ class FamilyReads:
         f.base, f.special = common, explicit.keys() | gone
         self._learn(f, common, explicit, len(gone))
 
-    def _learn(self, f: Family, common: Any, explicit: dict[int, Any], gone: int) -> None:
-        """The two most common numbers this poll: what the next poll asks about."""
-        try:
-            counts = Counter(explicit.values())
-        except TypeError:  # an unhashable value: not a number, so not worth a query
-            counts = Counter()
-        counts[common] += len(f.table) - len(explicit) - gone
+    def _learn(self, f: Family, common: Any, explicit: dict[int, Any], gone: int, counts: Counter | None = None
+               ) -> None:
+        """The two most common numbers this poll: what the next poll asks about; and how many
+        members hold another than the most common."""
+        if counts is None:
+            try:
+                counts = Counter(explicit.values())
+            except TypeError:  # an unhashable value: not a number, so not worth a query
+                counts = Counter()
+            counts[common] += len(f.table) - len(explicit) - gone
         top = [v for v, c in counts.most_common() if c > 0 and type(v) in (int, float)][:2]
         if not top:
             self.common.pop(f.key, None)  # back to one query per small value
+            f.unusual = None
         else:
             self.common[f.key] = (top[0], top[1] if len(top) > 1 else None)
+            f.unusual = len(f.table) - counts[top[0]]

@@ -35,6 +35,7 @@ final class Model {
     final Inventory inventory;
     final long defaultReassignRate;
     final long segmentBytes = 1L << 30;
+    final LogValues logValues; // null: sizes and offsets are the model's traffic alone
     static final String LEADER_HOST = "127.0.0.1"; // FetcherStats' brokerHost/brokerPort: the leader's listener
     static final int LEADER_PORT = 9092;
     Node posed;
@@ -51,6 +52,8 @@ final class Model {
         kraft = "kraft".equals(spec.get("metadata_mode"));
         clusterId = spec.get("cluster_id") == null ? "sim-cluster" : Json.str(spec.get("cluster_id"), "cluster_id");
         realtime = !"manual".equals(spec.get("clock"));
+        logValues = spec.get("log_values") == null ? null
+                : new LogValues(Json.obj(spec.get("log_values"), "log_values"), segmentBytes);
         defaultReassignRate = spec.get("reassignment_bytes_per_sec") == null ? 10L << 20
                 : Json.l(spec.get("reassignment_bytes_per_sec"), "reassignment_bytes_per_sec");
 
@@ -207,11 +210,11 @@ final class Model {
             case HealthSpec.P_AT_MIN: return lead && p.isr.length == minIsr(p) ? 1 : 0;
             case HealthSpec.P_ISR: return lead ? p.isr.length : 0;
             case HealthSpec.P_REPLICAS: return lead ? replicationFactor(p) : 0;
-            case HealthSpec.P_LSO_LAG: return 0;
-            case HealthSpec.L_SIZE: return replicaSize(n, p);
-            case HealthSpec.L_LEO: return replicaLogEndOffset(n, p);
-            case HealthSpec.L_START: return p.logStart;
-            case HealthSpec.L_SEGMENTS: return 1 + replicaSize(n, p) / segmentBytes;
+            case HealthSpec.P_LSO_LAG: return logValues == null ? 0 : logValues.lastStableOffsetLag(p);
+            case HealthSpec.L_SIZE: return replicaSize(n, p) + (logValues == null ? 0 : logValues.size(p));
+            case HealthSpec.L_LEO: return replicaLogEndOffset(n, p) + (logValues == null ? 0 : logValues.logEndOffset(p));
+            case HealthSpec.L_START: return p.logStart + (logValues == null ? 0 : logValues.logStartOffset(p));
+            case HealthSpec.L_SEGMENTS: return (logValues == null ? 1 : logValues.segments(p)) + replicaSize(n, p) / segmentBytes;
             case HealthSpec.L_RETENTION_PERCENT: return 0; // KIP-1257: no retention.bytes in the model (unlimited)
             default: return 0;
         }

@@ -252,6 +252,8 @@ final class FetcherLagBean extends SimBean {
 
     Object read(String a) throws AttributeNotFoundException {
         if (!a.equals("Value")) throw new AttributeNotFoundException(a);
-        return Math.max(0L, part.leo - node.model.replicaLogEndOffset(node, part));
+        LogValues values = node.model.logValues;
+        return Math.max(0L, part.leo - node.model.replicaLogEndOffset(node, part))
+                + (values == null ? 0 : values.fetcherLag(part));
     }
 }

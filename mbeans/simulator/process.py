@@ -34,6 +34,7 @@ from kafka_jmx_sidecar.mbeans.health import parse_version
 from kafka_jmx_sidecar.mbeans.simulator import cluster as clusters
 from kafka_jmx_sidecar.mbeans.simulator.control import Controls, SimulatorError
 from kafka_jmx_sidecar.mbeans.simulator.jdk import MAIN_CLASS, compiled_classes, find_java, py4j_jar
+from kafka_jmx_sidecar.mbeans.simulator.values import LogValues
 
 HERE = Path(__file__).resolve().parent
 # The MBeans other than the health catalog's, as a real node of the release served them (made by
@@ -95,7 +96,8 @@ def full_version(version: str) -> str:
 
 
 def build_spec(cluster: dict, *, kafka_version: str, posed: int, served: list[int], jmx_port: int, clock: str,
-               security: JmxSecurity, inventory: bool = True, reassignment_bytes_per_sec: int | None = None) -> dict:
+               security: JmxSecurity, inventory: bool = True, reassignment_bytes_per_sec: int | None = None,
+               log_values: LogValues | None = None) -> dict:
     """The JSON the JVM reads. `cluster` is already normalized."""
     nodes = list(dict.fromkeys(cluster["brokers"] + cluster["controllers"]))
     ports = {}
@@ -130,6 +132,8 @@ def build_spec(cluster: dict, *, kafka_version: str, posed: int, served: list[in
     }
     if reassignment_bytes_per_sec is not None:
         spec["reassignment_bytes_per_sec"] = reassignment_bytes_per_sec
+    if log_values is not None:
+        spec["log_values"] = log_values.spec()
     return spec
 
 
@@ -175,7 +179,8 @@ class Simulator(Controls):
               serve: str | Iterable[int] = "posed", jmx_port: int = 0, clock: str = "manual",
               security: JmxSecurity | None = None, heap: str = "2g", inventory: bool = True,
               partitions: int | None = None, reassignment_bytes_per_sec: int | None = None,
-              timeout: float = 180.0, echo_stderr: bool = False, source: str = "cluster") -> "Simulator":
+              timeout: float = 180.0, echo_stderr: bool = False, source: str = "cluster",
+              log_values: LogValues | None = None) -> "Simulator":
         """Start a simulator and wait until it serves.
 
         `cluster`: a cluster dict (cluster.load/synthetic/reference_4_1), or None with
@@ -183,7 +188,8 @@ class Simulator(Controls):
         default). `serve`: "posed" (only that broker's JMX), "all" (every node on its own port),
         or a list of node ids. `jmx_port`: the posed node's port (0 picks free ports; other served
         nodes get the following ports). `clock`: "manual" (time moves only with advance(), for
-        tests) or "realtime"."""
+        tests) or "realtime". `log_values`: realistic per-partition sizes, offsets and lags
+        (values.py); without them every log is empty until traffic writes to it."""
         normalized = _checked_cluster(cluster, kafka_version=kafka_version, clock=clock, partitions=partitions,
                                       source=source)
         posed, served = _served_nodes(normalized, broker, serve, jmx_port)
@@ -195,7 +201,7 @@ class Simulator(Controls):
         workdir = tempfile.mkdtemp(prefix="kafka-jmx-sim-")
         spec = build_spec(normalized, kafka_version=kafka_version, posed=posed, served=served, jmx_port=jmx_port,
                           clock=clock, security=security, inventory=inventory,
-                          reassignment_bytes_per_sec=reassignment_bytes_per_sec)
+                          reassignment_bytes_per_sec=reassignment_bytes_per_sec, log_values=log_values)
         spec_path = Path(workdir) / "spec.json"
         spec_path.write_text(json.dumps(spec))
         proc = subprocess.Popen(_command(java, jar, classes, heap, security, spec_path), stdin=subprocess.PIPE,

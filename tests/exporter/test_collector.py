@@ -512,3 +512,18 @@ def test_a_long_first_complete_poll_after_the_partial_snapshot_is_not_a_hang():
     release.set()
     poll.join(10)
     assert b"kafka_server" in body and metric_value(body, "jmx_scrape_error") == 0
+
+
+def test_a_poll_takes_what_did_not_change_from_the_last_snapshot():
+    """The collector hands each new snapshot the last one (output/reuse.py): a poll that reads the
+    same values renders nothing again, one that reads another value renders its chunk."""
+    many = [gauge(f"kafka.server:type=T{i},name=G", i % 3) for i in range(5000)]
+    c, src = make([many, many, many[:-1] + [gauge("kafka.server:type=T4999,name=G", 7)]])
+    assert c.poll_once() and c.snapshot.kept[TEXT].rendered >= 1
+    first = c.snapshot
+    assert c.poll_once()
+    kept = c.snapshot.kept[TEXT]
+    assert kept.rendered == 0 and kept.reused >= 1 and c.snapshot.bodies[TEXT] == first.bodies[TEXT]
+    assert c.poll_once()
+    assert c.snapshot.kept[TEXT].rendered == 1
+    assert b'kafka_server_T4999_Value{name="G",} 7.0' in c.snapshot.bodies[TEXT]

@@ -1,20 +1,20 @@
 """exporter/source/jmx against a real JVM over real JMX/RMI (harness/JmxTarget.java).
 
 Values, filters, round trips (counted by the target itself), MBeanInfo caching, name refresh,
-server-side value queries, parallel connections, reconnects. Errors and timeouts, which need
-other JVM options, are in test_jmx_errors.py (in subprocesses).
+server-side value queries. Connections (parallel, in the background, reconnects) are in
+test_jmx_connections.py; errors and timeouts, which need other JVM options, in test_jmx_errors.py
+(in subprocesses).
 """
 from __future__ import annotations
 
 import math
-import time
 from datetime import datetime, timezone
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConfigError, JmxConnectionError, JmxSettings, JmxUnreachableError
+from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConfigError, JmxSettings
 from kafka_jmx_sidecar.exporter.base.model import Composite, ObjectName, Tabular
-from harness.jmx_target import Target, free_port
+from harness.jmx_target import Target
 
 TOPICS, PARTITIONS = 3, 20
 KAFKA_AND_TEST = ("kafka.*:*", "test:*")
@@ -163,7 +163,8 @@ def test_one_getattributes_per_mbean_and_mbeaninfo_once_per_family(target):
         target.reset()
         second = c.read()
         counts, stats = target.counts(), c.take_stats()
-        assert counts == {"getAttributes": n, "getAttribute": 0, "getMBeanInfo": 0, "writes": 0}
+        assert counts == {"getAttributes": n, "getAttribute": 0, "getMBeanInfo": 0, "writes": 0,
+                          "overlapped": 0}
         assert stats.round_trips == n and stats.mbeans_read == n and stats.infos_read == 0
         assert [m.name for m in second] == [m.name for m in first]
 
@@ -340,66 +341,3 @@ def test_query_names_compares_integer_long_and_byte_gauges(target):
         got = {str(n) for n in c.query_names(isr, "Value", "!=", 0, also=(("!=", 3), ("<", 9)))}
         assert got == {k for k, x in expected_family("InSyncReplicasCount").items() if x in (1, 2)}
         assert c.take_stats().round_trips == 1
-
-
-# --- connections -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("engine", ["java", "jpype"])
-def test_parallel_connections_overlap_their_waits(engine):
-    # every getAttributes sleeps 20 ms in the target: one connection needs >= 40 * 20 ms
-    with Target(topics=1, partitions=10, extra=("-Dtarget.delay.ms=20",)) as t:
-        pattern = ("kafka.cluster:type=Partition,*", "test:type=ByteGauge,*")
-        timings = {}
-        for n in (1, 4):
-            with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=pattern, connections=n,
-                                       engine=engine)) as c:
-                c.read()
-                started = time.perf_counter()
-                got = c.read()
-                timings[n] = time.perf_counter() - started
-                assert len(got) == 40 and c.take_stats().connects == n
-    assert timings[1] >= 40 * 0.020
-    # Serial reads cannot beat 40 x 20 ms; four overlapping connections ideally take a quarter.
-    # Asserting clear overlap, with room for a loaded 2-core machine, proves the GIL is released.
-    assert timings[4] < timings[1] * 0.7, timings
-
-
-def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():
-    port = free_port()
-    now = [1000.0]
-    t = Target(topics=1, partitions=1, port=port).start()
-    try:
-        c = JmxClient(JmxSettings(host_port=t.host_port, include_object_names=KAFKA_AND_TEST,
-                                  reconnect_min_seconds=1, reconnect_max_seconds=4), clock=lambda: now[0])
-        n = len(c.read())
-        assert n == 9 and c.take_stats().connects == 1
-        # restarted between two polls: the next poll succeeds (the RMI connector looks the new
-        # server up again by itself, or we reconnect at once)
-        t.stop()
-        t = Target(topics=1, partitions=1, port=port).start()
-        assert len(c.read()) == n
-        assert c.take_stats().connects <= 1
-        # down: the poll fails with the reason; later polls fail fast until the backoff has passed
-        t.stop()
-        with pytest.raises(JmxUnreachableError) as e:
-            c.read()
-        assert f"127.0.0.1:{port}" in e.value.message and "connection refused" in e.value.message
-        started = time.perf_counter()
-        with pytest.raises(JmxUnreachableError, match=r"next attempt in 1 s"):
-            c.read()
-        assert time.perf_counter() - started < 0.1  # no network while backing off
-        for delay in (2, 4, 4):  # doubling, capped at reconnect_max_seconds
-            now[0] += 10
-            with pytest.raises(JmxConnectionError):
-                c.read()
-            with pytest.raises(JmxConnectionError, match=rf"next attempt in {delay} s"):
-                c.read()
-        t = Target(topics=1, partitions=1, port=port).start()
-        now[0] += 10
-        assert len(c.read()) == n
-        stats = c.take_stats()
-        assert stats.connects == 1 and stats.connect_failures == 4
-        c.close()
-    finally:
-        t.stop()

@@ -3,9 +3,12 @@ families learned by query serve the same values as reading every MBean would, po
 while values move, and with fewer queries once the previous poll's values are known."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 
 from kafka_jmx_sidecar.exporter.config.load import broker_settings, jmx_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
@@ -28,14 +31,18 @@ def target():
         yield t
 
 
-def make_source(target: Target) -> JmxSource:
+def make_source(target: Target, *more: str, parallel: bool = False) -> JmxSource:
+    include = ", ".join(f'"{p}"' for p in ("kafka.cluster:type=Partition,name=UnderReplicated,*",
+                                          "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
+                                          "kafka.server:type=ReplicaManager,*") + more)
     config = parse_config(f"""
 hostPort: {target.host_port}
-includeObjectNames: ["kafka.cluster:type=Partition,name=UnderReplicated,*",
-                     "kafka.cluster:type=Partition,name=InSyncReplicasCount,*",
-                     "kafka.server:type=ReplicaManager,*"]
+includeObjectNames: [{include}]
 """)
-    return JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    settings = broker_settings(config, SidecarSettings(names_refresh_seconds=3600))
+    if parallel:  # the target is small: read it as a big broker is read, over 4 connections
+        settings = replace(settings, jmx=replace(settings.jmx, parallel_from=0))
+    return JmxSource(config, settings)
 
 
 def test_the_stores_and_their_passwords_reach_the_jmx_settings():
@@ -75,23 +82,25 @@ def served(source: JmxSource) -> tuple[dict[str, object], int]:
     return out, result.round_trips
 
 
-def test_queried_families_serve_what_a_full_read_would_while_values_move(target):
+@pytest.mark.parametrize("parallel", [False, True], ids=["one connection", "parallel"])
+def test_queried_families_serve_what_a_full_read_would_while_values_move(target, parallel):
     truth = Truth(target)
     for p in (0, 4, 8, 12, 16):  # 3 becomes the most common count (20 of 60)
         truth.set(ISR.format(t=0, p=p), 3)
-    source = make_source(target)
+    source = make_source(target, parallel=parallel)
     try:
         first, _ = served(source)
         assert first == truth.values
         second, rt = served(source)
         assert second == truth.values
         # after the first poll, with few members off the common value (reads are cheaper than a
-        # second query): one query per family (`!= common`), then one read per member it returned
+        # second query): one query for both families, each `!= its common value`, then one read
+        # per member it returned
         ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
         common, _ = source.family_reads.common[("kafka.cluster", "Partition", "InSyncReplicasCount")]
         isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != common)
         assert ur_ones == 9 and isr_others == 40 and common == 3
-        assert rt == (1 + ur_ones) + (1 + isr_others) + 1  # + ReplicaManager's one read
+        assert rt == 1 + ur_ones + isr_others + 1  # + ReplicaManager's one read
 
         # moves: common -> other, other -> common, a value never seen, a flag raised and lowered
         truth.set(ISR.format(t=0, p=0), 3)
@@ -133,13 +142,13 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         assert got == truth.values
         assert rt == 1 + ur_ones + (1 + neither) + 1  # + ReplicaManager's one read
 
-        # a query always beats reads: UnderReplicated `!= 0 and != 1`, nothing to read;
-        # InSyncReplicasCount: the 25 members not holding 3 are too many to read, so `== 3`
-        # tells, and those 25 are read
+        # a query always beats reads: UnderReplicated `!= 0 and != 1` and InSyncReplicasCount
+        # `!= 0 and != 3` in one query, nothing to read of the first; of the second the 25 members
+        # not holding 3 are too many to read, so `== 3` tells, and those 25 are read
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, rt = served(source)
         assert got == truth.values
-        assert rt == 1 + 1 + (2 + neither) + 1
+        assert rt == 1 + 1 + (1 + neither) + 1
 
         # a member moving from the second value to a third one, and one moving to the second
         # value, between polls: read, not guessed
@@ -173,16 +182,21 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
         got, _ = served(source)
         assert got == truth.values
-        # the second poll asks about the values it learned: for UnderReplicated `!= 0` only
+        # the second poll asks about the values it learned: for UnderReplicated `!= 0` (with the
+        # other family, each for its own value), then `!= 0 and != 1`; never `== 1` again
         asked = []
-        query_members = source.client.query_members
+        query_members, unusual = source.client.query_members, source.client.query_members_unusual
         monkeypatch.setattr(source.client, "query_members",
                             lambda pattern, families, *a, **kw: asked.append((pattern, a))
                             or query_members(pattern, families, *a, **kw))
+        monkeypatch.setattr(source.client, "query_members_unusual",
+                            lambda pattern, families, patterns, attribute, commons: asked.extend(
+                                (p, (attribute, "not in", tuple(c))) for p, c in zip(patterns, commons))
+                            or unusual(pattern, families, patterns, attribute, commons))
         got, _ = served(source)
         assert got == truth.values
         ur = [a for p, a in asked if "UnderReplicated" in p]
-        assert ur[0] == ("Value", "!=", 0) and ("Value", "==", 1) not in ur
+        assert ur == [("Value", "not in", (0,)), ("Value", "not in", (0, 1))]
     finally:
         source.close()
 
@@ -190,7 +204,7 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
 def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
     """The JVM lists the partition families as columns; each member must come back as the name
     the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
-    from kafka_jmx_sidecar.exporter.source.broker import _member_canonical
+    from kafka_jmx_sidecar.exporter.source.visiting import member_canonical
     from kafka_jmx_sidecar.exporter.base.model import ObjectName
     from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash
 
@@ -201,11 +215,12 @@ def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target
         for f in source._families:
             m = f.members
             assert len(m) == TOPICS * PARTITIONS
-            canonical = _member_canonical(m)
+            canonical = member_canonical(m)
             for i in range(len(m)):
                 name = ObjectName.parse(m.name(i))
                 assert canonical(i) == canonical_name(name)
                 assert m.hash[i] & 0xFFFFFFFF == java_string_hash(canonical(i))
+                assert m.key_hash[i] & 0xFFFFFFFF == java_string_hash(canonical(i).partition(":")[2])
                 assert f.table.object_name(i) == name
     finally:
         source.close()
@@ -233,5 +248,144 @@ def test_a_names_refresh_keeps_the_tables_when_no_member_came_or_went(target):
         assert target.command(f"remove {added}") == "OK"
         source._listed_at = None
         assert served(source)[0] == first
+    finally:
+        source.close()
+
+
+def fixed_costs(monkeypatch, query: float, read: float, hit: float = 15e-6) -> None:
+    """The cost model's figures, whatever the polls measure on this machine meanwhile."""
+    monkeypatch.setattr(FamilyReads, "query_seconds", property(lambda self: query))
+    monkeypatch.setattr(FamilyReads, "read_seconds", property(lambda self: read))
+    monkeypatch.setattr(FamilyReads, "hit_seconds", property(lambda self: hit))
+
+
+LSO = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t{t},partition={p}"
+
+
+def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, monkeypatch):
+    """LastStableOffsetLag (numbers of its own, 0 on most partitions): asked `!= 0` in the health
+    flags' query from the first poll on (the broker scans its members for that query anyway), and
+    only the members not holding 0 are read. With most members off 0, their common value is asked
+    instead; with the flags not configured it is read member by member on the first poll (which
+    learns its values) and takes a query of its own only when the reads it saves cost more."""
+    truth = Truth(target)
+    for t in range(TOPICS):
+        for p in range(PARTITIONS):
+            i = t * PARTITIONS + p
+            truth.values[LSO.format(t=t, p=p)] = 1000000 + i if i % 40 == 39 else i % 3
+    for name in [k for k, v in truth.values.items() if "LastStable" in k and v == 1][:18]:
+        target.command(f"set {name} long 0")
+        truth.values[name] = 0
+    source = make_source(target, "kafka.cluster:type=Partition,name=LastStableOffsetLag,*")
+    try:
+        fixed_costs(monkeypatch, query=0.02, read=0.0002)  # a query: 100 reads
+        got, rt_first = served(source)
+        assert got == truth.values
+        lso = next(f for f in source._families if f.key[2] == "LastStableOffsetLag")
+        nonzero = sum(1 for k, v in truth.values.items() if "LastStable" in k and v)
+        assert lso.number and lso.unusual == nonzero == 23
+        got, rt = served(source)
+        assert got == truth.values
+        ur_ones = sum(1 for k, v in truth.values.items() if "UnderReplicated," in k and v)
+        isr_others = sum(1 for k, v in truth.values.items() if "InSync" in k and v != 0)
+        # one query for the three families, then the members it returned: none of the 37 zeros read
+        assert rt == 1 + ur_ones + isr_others + nonzero + 1
+        name = next(k for k, v in truth.values.items() if "LastStable" in k and v == 0)
+        target.command(f"set {name} long 5")
+        truth.values[name] = 5
+        assert served(source)[0] == truth.values
+        assert lso.unusual == nonzero + 1
+
+        for name in [k for k, v in truth.values.items() if "LastStable" in k and v == 0]:  # most off 0 now
+            target.command(f"set {name} long 7")
+            truth.values[name] = 7
+        assert served(source)[0] == truth.values  # queried: the 37 returned, read
+        asked = []
+        query_members = source.client.query_members_unusual
+        monkeypatch.setattr(source.client, "query_members_unusual",
+                            lambda pattern, families, *a: asked.append(len(families)) or query_members(pattern, families, *a))
+        assert served(source)[0] == truth.values  # 7 is common now: its query returns the others
+        assert asked == [3]
+    finally:
+        source.close()
+
+    config = parse_config(f"hostPort: {target.host_port}\n"
+                          f"includeObjectNames: ['kafka.cluster:type=Partition,name=LastStableOffsetLag,*']\n")
+    source = JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    try:
+        lso_only = {k: v for k, v in truth.values.items() if "LastStable" in k}
+        assert served(source)[0] == lso_only
+        others = sum(1 for v in lso_only.values() if v != 7)
+        assert others == 24 and len(lso_only) == 60
+        # a query costs 100 reads: more than the 36 it would save
+        assert served(source)[1] == 60
+        fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
+        got, rt = served(source)
+        assert got == lso_only and rt == 1 + others
+    finally:
+        source.close()
+
+
+LAG = "kafka.server:type=FetcherLagMetrics,name=ConsumerLag,clientId=ReplicaFetcherThread-0-2,topic=t0,partition={p}"
+
+
+def test_a_family_of_names_read_whole_is_asked_by_query_when_the_costs_say_so(target, monkeypatch):
+    """The replica fetchers' lag gauges (a clientId key: read whole, not kept as columns), 0 on
+    most followed partitions: the first poll reads them, later ones ask `Value != 0` and read only
+    the members it returns; the others are served 0 as the MBean last read (the same object when
+    it held 0 already), what a read would give."""
+    from kafka_jmx_sidecar.exporter.source import named_reads
+
+    monkeypatch.setattr(named_reads, "MIN_MEMBERS", 10)
+    truth = {LAG.format(p=p): (p * 37 if p % 5 == 0 else 0) for p in range(20)}
+    for name, value in truth.items():
+        assert target.command(f"add {name} long {value}") == "OK"
+    source = make_source(target, "kafka.server:type=FetcherLagMetrics,*")
+
+    def lags() -> dict:
+        return {str(mb.name): mb for mb in source.read().mbeans if "FetcherLag" in str(mb.name)}
+
+    def values(mbeans: dict) -> dict:
+        return {k: mb.attributes[0].value for k, mb in mbeans.items()}
+    try:
+        assert values(lags()) == truth
+        (family,) = source._named
+        assert (family.eligible, family.common, family.unusual) == (True, 0, 3)  # p 5, 10, 15
+        fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
+        before, after = lags(), lags()
+        assert values(before) == values(after) == truth
+        assert all(after[k] is before[k] for k, v in truth.items() if v == 0)
+        asked, read = [], []
+        query_texts, client_read = source.client.query_texts, source.client.read
+        monkeypatch.setattr(source.client, "query_texts", lambda *a: asked.append(a) or query_texts(*a))
+        monkeypatch.setattr(source.client, "read", lambda names, **kw: read.extend(
+            n for n in names if "FetcherLag" in n) or client_read(names, **kw))
+        for p, value in ((1, 4), (5, 0), (10, 11)):  # 0 -> 4, 185 -> 0, 370 -> 11
+            target.command(f"set {LAG.format(p=p)} long {value}")
+            truth[LAG.format(p=p)] = value
+        assert values(lags()) == truth
+        assert asked == [("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*", "Value", "!=", 0)]
+        assert sorted(read) == sorted(LAG.format(p=p) for p in (1, 10, 15))  # what the query returned
+        assert family.unusual == 3
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("include", ["*:*", "kafka.cluster:type=Partition,*"])
+def test_a_gauge_of_a_familys_type_in_no_family_is_listed_and_read_whole(target, include):
+    """The listing asks for the names of no family's type (`not` the families' types) and then
+    each family's names: a name of the type in no family (a gauge Kafka adds to that type later)
+    is found apart, with the broker's MBean count when every name is included, else asked of that
+    type's names, and read whole."""
+    stray = "kafka.cluster:type=Partition,name=SomethingNew,topic=t0,partition=1"
+    assert target.command(f"add {stray} int 42") == "OK"
+    config = parse_config(f"hostPort: {target.host_port}\nincludeObjectNames: ['{include}']\n")
+    source = JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    try:
+        result = source.read()
+        whole = {str(mb.name): mb.attributes[0].value for mb in result.mbeans if "type=Partition," in str(mb.name)}
+        assert whole.get(stray) == 42
+        assert {f.key[2] for f in source._families} >= {"UnderReplicated", "InSyncReplicasCount"}
+        assert not [n for n in whole if "name=UnderReplicated," in n]  # the families' members are columns
     finally:
         source.close()

@@ -200,6 +200,16 @@ def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     by_rank = sorted(range(len(names)), key=ranks.__getitem__)
     assert [names[i] for i in by_rank] == jmx_exporter_order(names)
     assert sorted(ranks) == list(range(len(names)))
+    # the same from the JVM's hashes of the canonical key property lists, the text asked only of
+    # names alike in every bucket
+    from kafka_jmx_sidecar.exporter.rule_engine.order import tie_buckets
+
+    keys = [java_string_hash(canonical_name(n).partition(":")[2]) for n in names]
+    buckets = tie_buckets(Counter(n.domain for n in names))
+    asked = []
+    by_buckets = visiting_ranks(signed, lambda i: asked.append(i) or canonical_name(names[i]),
+                                Counter(n.domain for n in names), tie=lambda i: buckets(names[i].domain, keys[i]))
+    assert by_buckets == ranks and len(set(asked)) < len(names) / 20
 
 
 @pytest.mark.parametrize("rules", ["strimzi", "corners"])

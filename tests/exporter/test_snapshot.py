@@ -53,8 +53,8 @@ def test_a_format_not_rendered_by_the_poll_is_rendered_at_its_first_request():
     assert snap.rendered(OPENMETRICS) and not snap.rendered(TEXT)
     assert snap.bodies[TEXT] == exposition.render_text(SAMPLES)
     assert snap.rendered(TEXT)
-    member = snap.gzipped(TEXT)
-    assert snap.gzipped(TEXT) is member  # once
+    members = snap.members(TEXT)
+    assert snap.members(TEXT) is members  # once
 
 
 def test_empty_snapshot():
@@ -62,3 +62,56 @@ def test_empty_snapshot():
     assert snap.series == 0 and snap.bodies[TEXT] == b"" and snap.bodies[OPENMETRICS] == b""
     length, chunks = assemble(snap, OPENMETRICS, b"", gzip_wanted=False)
     assert (length, b"".join(chunks)) == (6, b"# EOF\n")
+
+
+def _table_family(values: list[int], template=None, columns=None):
+    """A family of one table's series (as the rule engine makes them for Partition gauges)."""
+    from array import array
+
+    from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, Family, MemberOutcome, TableSeries
+    from kafka_jmx_sidecar.exporter.base.model import BeanTable
+
+    n = len(values)
+    topics, topic, partition, rank = columns or (["t"], array("i", [0] * n), array("i", range(n)), array("I", range(n)))
+    table = BeanTable("kafka.cluster", (("type", "Partition"), ("name", "UnderReplicated")),
+                      "com.yammer.metrics.reporting.JmxReporter$Gauge", "Value", "d", "java.lang.Object", True,
+                      topics, topic, partition, rank, array("q", values), bytearray([1] * n))
+    template = template or MemberOutcome("kafka_cluster_partition_underreplicated",
+                                         (("topic", TOPIC), ("partition", PARTITION)), "gauge", "h", None, 1.0, "Value")
+    return Family("kafka_cluster_partition_underreplicated", "gauge", "h",
+                  [TableSeries(table.frozen(), template, array("I", range(n)))]), template, (topics, topic, partition, rank)
+
+
+def test_what_did_not_change_since_the_last_poll_is_not_rendered_again():
+    """A poll whose families hold what the last poll's held takes its compressed chunks as they
+    are; a chunk with one value changed, a sample added or another HELP is rendered again; the
+    body is always what rendering everything gives."""
+    from kafka_jmx_sidecar.exporter.base.families import Family, of_samples
+
+    small = of_samples(SAMPLES[-1:] + [Sample("kafka_server_y", (), 1.0, "gauge", "y")])
+    table, template, columns = _table_family([0] * 5000)
+    first = Snapshot.render_families([table] + small, 1.0, 0.5, formats=(TEXT,))
+    assert (first.kept[TEXT].rendered, first.kept[TEXT].reused) == (2, 0)  # the table's chunk, the small ones'
+
+    same_table, _, _ = _table_family([0] * 5000, template, columns)  # new objects, the same values
+    second = Snapshot.render_families([same_table] + small, 2.0, 0.5, formats=(TEXT,), previous=first)
+    assert (second.kept[TEXT].rendered, second.kept[TEXT].reused) == (0, 2)
+    assert second.members(TEXT)[0] is first.members(TEXT)[0]
+    assert second.bodies[TEXT] == first.bodies[TEXT]
+
+    moved, _, _ = _table_family([0] * 4999 + [1], template, columns)
+    relabelled = [Family(f.name, f.type, "another help" if f.name == "kafka_server_y" else f.help, f.parts)
+                  for f in small]
+    third = Snapshot.render_families([moved] + relabelled, 3.0, 0.5, formats=(TEXT, OPENMETRICS), previous=second)
+    assert (third.kept[TEXT].rendered, third.kept[TEXT].reused) == (2, 0)
+    whole = Snapshot.render_families([moved] + relabelled, 3.0, 0.5, formats=(TEXT, OPENMETRICS))
+    assert third.bodies[TEXT] == whole.bodies[TEXT] and b"another help" in third.bodies[TEXT]
+    assert third.bodies[OPENMETRICS] == whole.bodies[OPENMETRICS]
+    assert b'partition="4999",} 1.0' in third.bodies[TEXT]
+
+    added = of_samples(SAMPLES[-1:] + [Sample("kafka_server_y", (), 1.0, "gauge", "y"),
+                                       Sample("kafka_server_z", (), 2.0, "gauge", "z")])
+    fourth = Snapshot.render_families([moved] + added, 4.0, 0.5, formats=(TEXT,), previous=third)
+    assert (fourth.kept[TEXT].rendered, fourth.kept[TEXT].reused) == (1, 1)
+    assert gzip.decompress(fourth.gzipped(TEXT)) == fourth.bodies[TEXT] == \
+        Snapshot.render_families([moved] + added, 4.0, 0.5, formats=(TEXT,)).bodies[TEXT]

@@ -1,6 +1,7 @@
 """bench/vs_jmx_exporter.py: its output check, and the whole benchmark end to end at a tiny size
-(the simulator at 200 partitions, the health rules, jmx_exporter 0.20.0), so `make test` keeps the
-program `make bench` runs working. The full-size run is `make bench`'s, not a test's."""
+(the simulator at 200 partitions, the health rules, jmx_exporter 0.20.0, the floor client, serve at
+one connection count besides its default), so `make test` keeps the program `make bench` runs
+working. The full-size run is `make bench`'s, not a test's."""
 from __future__ import annotations
 
 import importlib
@@ -69,7 +70,8 @@ def test_self_metrics_come_from_the_last_gzip_member(bench):
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size():
     proc = subprocess.run([sys.executable, "-m", BENCH, "--sizes", "200", "--skip-real-broker", "--rules", "health",
                            "--releases", "0.20.0", "--repeat", "1", "--polls", "2", "--poll-interval", "1",
-                           "--timeout", "120"], capture_output=True, text=True, timeout=300, cwd=REPO)
+                           "--timeout", "120", "--connections", "1", "--floor-polls", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
     out = proc.stdout
     assert proc.returncode == 0, f"exit {proc.returncode}\n{out}\n{proc.stderr[-3000:]}"
     # the check passed on jmx_exporter's and the sidecar's outputs, and on serve's snapshot
@@ -84,6 +86,18 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size():
     for way in (row.group(2), row.group(3)):
         times = re.findall(r"([\d.]+) (s|ms) \(n=(\d+)\)", way)
         assert len(times) == 2 and all(float(t) > 0 for t, _, _ in times), way
-        assert float(re.search(r"([\d.]+)x", way).group(1)) > 0
+        ratio, over_floor = re.findall(r"([\d.]+)x", way)
+        assert float(ratio) > 0 and float(over_floor) > 0, way
+    # the floor client read what the health rules include, but the Partition gauges its queries answer
+    floor = re.search(r"== floor client, simulator, 200 partitions, health rules: JVM start [\d.]+ s; .*"
+                      r"listing [\d.]+ s \(([\d,]+) names\); query Value!=0 on kafka.cluster:type=Partition,\* \d+ ms "
+                      r"\(([\d,]+) hits\).* read ([\d,]+) MBeans on 1 connection\(s\) [\d.]+ s", out)
+    assert floor, out
+    names, hits, read = (int(g.replace(",", "")) for g in floor.groups())
+    assert 0 < read < names and hits > 0
+    # serve at 1 connection: its poll, the broker's CPU per poll beside jmx_exporter's per scrape
+    assert re.search(r"jmx_exporter [\d.]+ s a scrape, broker CPU [\d.]+ s a scrape\n"
+                     r"(    .*\n)*    1 connection\(s\): poll [\d.]+ s .* broker CPU [\d.]+ s a poll .*; "
+                     r"floor poll [\d.]+ s", out), out
     assert "one-shot" in out and "not judged at this size" in out
     assert re.search(r"machine: \d+ CPUs, load average", out)

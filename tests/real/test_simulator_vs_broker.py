@@ -363,3 +363,28 @@ def test_the_elr_case_of_a_stopped_last_replica(scene_4_1):
     stopped; Kafka 4.1 (ELR) empties the ISR and keeps the replica eligible."""
     assert topology(scene_4_1.after)[("rf1-on3", 0)][2:] == (frozenset(), frozenset({3}))
     assert scene_4_1.sim_topology[("rf1-on3", 0)][2:] == (frozenset(), frozenset({3}))
+
+
+# --- the classes of the simulator's realistic log values (mbeans/simulator/values.py) ---------------
+
+def test_the_log_values_classes_serve_what_a_real_broker_serves(scene_4_1):
+    """What LogValues serves in each class is what broker 1 serves in it (the classes' shares are
+    the simulator's, tests/simulator/test_log_values.py): a never-written log (rf2-min2: no
+    traffic) is EMPTY_LOG; a written, idle one (rf1-min2: 500 records of 100 bytes) keeps them from
+    offset 0 in one segment and stores each in what stored_bytes says for its size and some batch
+    size; the fetcher of a caught-up follower lags 0, and a partition with no open transaction has
+    LastStableOffsetLag 0."""
+    from kafka_jmx_sidecar.mbeans.simulator.values import EMPTY_LOG, stored_bytes
+
+    beans = scene_4_1.real[POSED]
+
+    def log(topic: str) -> dict:
+        return {k: _value(beans, f"kafka.log:type=Log,name={k},topic={topic},partition=0") for k in EMPTY_LOG}
+    assert log("rf2-min2") == EMPTY_LOG
+    written = log("rf1-min2")
+    assert written["LogEndOffset"] == RECORDS and written["LogStartOffset"] == 0 and written["NumLogSegments"] == 1
+    assert stored_bytes(100, RECORDS) <= written["Size"] / RECORDS <= stored_bytes(100, 1)
+    lags = {n: _value(beans, n) for n in beans if n.startswith("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,")}
+    assert lags and set(lags.values()) == {0}
+    lso = {n: _value(beans, n) for n in beans if n.startswith("kafka.cluster:type=Partition,name=LastStableOffsetLag,")}
+    assert len(lso) == 6 and set(lso.values()) == {0}

@@ -1,9 +1,10 @@
-// The JVM side of exporter/source/jmx: connects, lists, reads MBeanInfo and reads attributes in bulk, and
+// The JVM side of exporter/source/jmx: lists, reads MBeanInfo and reads attributes in bulk, and
 // hands Python one compact String per batch instead of one JPype object per value. Compiled at
 // run time by exporter/source/jmx/jvm.py with javax.tools.JavaCompiler (no build step, no jar),
-// with the package's other files: Sockets.java (connect timeouts), Names, Members, Split and
-// Result (what Python gets back), Splitter (listSplit's steps), Batch (bulk work over several
-// connections) and Records (the text format below).
+// with the package's other files: Connecting and Sockets (connections, connect timeouts), Names,
+// Members, Split and Result (what Python gets back), Splitter (listSplit's steps), Batch (bulk
+// work over several connections), Background (reads while a poll queries) and Records (the text
+// format below).
 //
 // Why: converting a Java value through JPype costs about 20 us per attribute (a Kafka Meter with
 // 7 attributes: ~125 us), as much as the RMI round trip itself (~0.15 ms on loopback). Here the
@@ -26,10 +27,7 @@
 package sidecar.jmx;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.rmi.server.RMISocketFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -53,9 +51,6 @@ import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.Query;
 import javax.management.QueryExp;
-import javax.management.remote.JMXConnector;
-import javax.management.remote.JMXConnectorFactory;
-import javax.management.remote.JMXServiceURL;
 
 import static sidecar.jmx.Records.*;
 
@@ -68,7 +63,7 @@ public final class SidecarJmx {
 
     private SidecarJmx() {}
 
-    private static final ExecutorService POOL = Executors.newCachedThreadPool(new ThreadFactory() {
+    static final ExecutorService POOL = Executors.newCachedThreadPool(new ThreadFactory() {
         final AtomicInteger n = new AtomicInteger();
         public Thread newThread(Runnable r) {
             Thread t = new Thread(r, "sidecar-jmx-" + n.incrementAndGet());
@@ -76,70 +71,6 @@ public final class SidecarJmx {
             return t;
         }
     });
-
-    // --- connecting --------------------------------------------------------------------------
-
-    /** A plain socket connected within timeoutMs (closed again when that fails). */
-    static Socket connected(String host, int port, int timeoutMs) throws IOException {
-        Socket s = new Socket();
-        try {
-            s.connect(new InetSocketAddress(host, port), timeoutMs);
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
-        return s;
-    }
-
-    private static boolean factoryInstalled;
-
-    /** Installs the plain-socket factory once per JVM (RMISocketFactory can be set only once). */
-    public static synchronized boolean installSocketFactory(int connectTimeoutMs) throws IOException {
-        if (factoryInstalled || RMISocketFactory.getSocketFactory() != null) return false;
-        RMISocketFactory.setSocketFactory(new TimeoutSocketFactory(connectTimeoutMs));
-        factoryInstalled = true;
-        return true;
-    }
-
-    /** JMXConnectorFactory.connect, bounded by connectTimeoutMs as a whole (registry lookup,
-     *  authentication, stub connection). On timeout the attempt is abandoned and closed later. */
-    public static JMXConnector connect(String url, String user, String password, boolean ssl,
-                                       int connectTimeoutMs) throws Exception {
-        final JMXServiceURL serviceUrl = new JMXServiceURL(url);
-        final Map<String, Object> env = new HashMap<>();
-        // no heartbeat thread: the client notices a broken connection at its next call and
-        // reconnects itself, so no RMI call happens that the round-trip counters do not see
-        env.put("jmx.remote.x.client.connection.check.period", 0L);
-        if (user != null && !user.isEmpty()) {
-            env.put(JMXConnector.CREDENTIALS, new String[] {user, password == null ? "" : password});
-        }
-        if (ssl) {
-            env.put("com.sun.jndi.rmi.factory.socket", new TimeoutSslSocketFactory(connectTimeoutMs));
-        }
-        Future<JMXConnector> f = POOL.submit(() -> JMXConnectorFactory.connect(serviceUrl, env));
-        try {
-            return f.get(connectTimeoutMs, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | InterruptedException e) {
-            // a timeout, or the caller interrupted (the sidecar stopping): the attempt is abandoned
-            f.cancel(true);
-            POOL.submit(() -> {  // close whatever the abandoned attempt still produces
-                try { closeQuietly(f.get()); } catch (Exception ignored) { }
-            });
-            if (e instanceof InterruptedException) throw e;
-            throw new SocketTimeoutException("connect timed out after " + connectTimeoutMs + " ms");
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof Exception) throw (Exception) c;
-            throw e;
-        }
-    }
-
-    public static void closeQuietly(JMXConnector c) {
-        if (c == null) return;
-        POOL.submit(() -> {
-            try { c.close(); } catch (Exception ignored) { }
-        });
-    }
 
     // --- names -------------------------------------------------------------------------------
 
@@ -151,10 +82,18 @@ public final class SidecarJmx {
         if (timeoutMs <= 0) return c.call();
         Future<T> f = POOL.submit(c);
         try {
-            return f.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return awaited(f, timeoutMs);
         } catch (TimeoutException e) {
             f.cancel(true);
             throw new SocketTimeoutException("no answer within " + timeoutMs + " ms");
+        }
+    }
+
+    /** f's value, waited for up to timeoutMs (0: no limit); an interrupted wait (the sidecar
+     *  stopping) cancels f; a failure of f is thrown as itself. */
+    static <T> T awaited(Future<T> f, long timeoutMs) throws Exception {
+        try {
+            return timeoutMs <= 0 ? f.get() : f.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             f.cancel(true);
             throw e;
@@ -207,26 +146,29 @@ public final class SidecarJmx {
 
     /** listNames with the members of `families` ("domain:type=X,name=Y") taken out as columns:
      *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
-     *  Listed a family at a time, so that no more than one family's ObjectNames (~0.5 KB each once
-     *  deserialized) are alive at once: the other names with `not (member of a family)` evaluated
-     *  by the broker, then each family's names with the include patterns as the query. An
+     *  The other names first (Splitter.listOthers), then the families' names, the next family's
+     *  asked on another connection (given several) while one family's are taken apart, so that no more than two
+     *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once; each family's
+     *  with the include patterns as the query, unless one of them holds the whole family. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
-    public static Split listSplit(MBeanServerConnection conn, String[] include, String[] exclude,
+    public static Split listSplit(MBeanServerConnection[] conns, String[] include, String[] exclude,
                                   String[] families, Object[] previous, long timeoutMs) throws Exception {
-        Splitter s = new Splitter(conn, objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
+        Splitter s = new Splitter(conns[0], objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
         ObjectName[] fam = objectNames(families, ",*");
-        s.listOthers(fam.length == 0 ? null : Query.not(anyOf(fam)));
+        s.listOthers(fam);
         s.out.families = new Members[families.length];
         s.out.hashes = new int[families.length][];
+        s.out.keyHashes = new int[families.length][];
         s.out.memberPatterns = new int[families.length][];
-        // a family's names that are not shaped like a member are read whole, with the others
-        boolean everything = false;
-        for (ObjectName p : s.in) everything |= p.equals(ObjectName.WILDCARD);
-        QueryExp included = everything || s.in.length == 0 ? null : anyOf(s.in);
+        Future<Set<ObjectName>> next = null;
         for (int f = 0; f < families.length; f++) {
+            Future<Set<ObjectName>> found = next != null ? next : s.ask(conns[f % conns.length], fam[f]);
+            // one connection: one call at a time (the broker then sees one client connection)
+            next = f + 1 < families.length && conns.length > 1 ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
-            s.listFamily(f, families[f], fam[f], included, was);
+            s.listFamily(f, families[f], fam[f], s.answer(found), was);
         }
+        s.strays(fam);
         s.finish();
         return s.out;
     }
@@ -246,6 +188,24 @@ public final class SidecarJmx {
     static boolean excluded(ObjectName n, ObjectName[] ex) {
         for (ObjectName e : ex) if (e.apply(n)) return true;
         return false;
+    }
+
+    /** Whether every name matching p matches the family pattern f (`d:type=X,name=Y,*`). */
+    static boolean within(ObjectName p, ObjectName f) {
+        if (p.isDomainPattern() || !p.getDomain().equals(f.getDomain())) return false;
+        for (Map.Entry<String, String> e : f.getKeyPropertyList().entrySet()) {
+            if (!e.getValue().equals(p.getKeyProperty(e.getKey())) || p.isPropertyValuePattern(e.getKey())) return false;
+        }
+        return true;
+    }
+
+    /** Whether p may match names of the type pattern t (`d:type=X,*`): false only when p's domain
+     *  or type cannot be t's. */
+    static boolean mayMatch(ObjectName p, ObjectName t) {
+        if (!p.isDomainPattern() && !p.getDomain().equals(t.getDomain())) return false;
+        String type = p.getKeyProperty("type");
+        if (type != null && !p.isPropertyValuePattern("type")) return type.equals(t.getKeyProperty("type"));
+        return type != null || p.isPropertyListPattern();
     }
 
     /** One attribute of the members at `positions` (null: all), one getAttributes each: read records. */
@@ -337,6 +297,7 @@ public final class SidecarJmx {
      *  records are concatenated in index order. One IOException stops the whole batch, and so
      *  do stallMs without any item finishing (a stopped broker) and the deadline (0: none). */
     static Result run(MBeanServerConnection[] conns, int n, long deadlineMs, long stallMs, Task task) {
+        long t0 = System.nanoTime();
         Batch b = new Batch(conns, n, deadlineMs, stallMs, task);
         List<Future<?>> futures = new ArrayList<>();
         int workers = Math.max(1, Math.min(conns.length, b.chunks.length));
@@ -345,7 +306,9 @@ public final class SidecarJmx {
             futures.add(POOL.submit(() -> b.work(k)));
         }
         b.watch(futures);
-        return b.result();
+        Result r = b.result();
+        r.nanos = System.nanoTime() - t0;
+        return r;
     }
 
     // --- MBeanInfo ---------------------------------------------------------------------------

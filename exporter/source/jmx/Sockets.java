@@ -8,7 +8,7 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 import javax.rmi.ssl.SslRMIClientSocketFactory;
 
-import static sidecar.jmx.SidecarJmx.*;
+import static sidecar.jmx.Connecting.connected;
 
 /** Plain RMI sockets with a connect timeout (the JDK's default factory has none). */
 final class TimeoutSocketFactory extends RMISocketFactory {

@@ -6,6 +6,10 @@ public final class Split {
     public Members[] families;  // in the order asked for; a family with no member is empty
     public int[][] hashes;  // per family, each member's getCanonicalName().hashCode() (not kept);
                             // null where the family is the `previous` one given, unchanged
+    // getCanonicalKeyPropertyListString().hashCode() of each rest name and member: the order of
+    // names sharing a bucket of jmx_exporter's set, without their text
+    public int[] restKeyHash;
+    public int[][] keyHashes;
     // What jmx_exporter's visiting order depends on beyond the names kept: it adds every name
     // the include patterns match to its HashSet before removing the excluded ones (so the
     // table is sized for all of them), and the broker's repository holds a table per domain

@@ -7,9 +7,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Future;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectInstance;
 import javax.management.ObjectName;
+import javax.management.Query;
 import javax.management.QueryExp;
 
 import static sidecar.jmx.SidecarJmx.*;
@@ -33,32 +35,102 @@ final class Splitter {
         out.patternSizes = new int[in.length];
     }
 
-    /** The names no family holds (queryMBeans per include pattern: with their class names),
-     *  and how many domains the broker has. */
-    void listOthers(QueryExp notMember) throws Exception {
-        for (int k = 0; k < in.length; k++) {
-            final ObjectName p = in[k];
-            Set<ObjectInstance> got = bounded(() -> conn.queryMBeans(p, notMember), timeoutMs);
-            out.rest.roundTrips++;
-            out.patternSizes[k] += got.size();
-            for (ObjectInstance oi : got) {
-                if (others.add(oi.getObjectName())) {
-                    String cls = oi.getClassName();
-                    origin.put(oi.getObjectName(), new long[] {k, cls == null ? 0 : cls.hashCode()});
-                }
-            }
+    /** The names of no family's type (queryMBeans per include pattern, with their class names:
+     *  `not` the families' types, two patterns for Kafka's per-partition gauges, where `not` the
+     *  families would match each of the broker's names against each family), and how many
+     *  domains the broker has. The names of a family's type in no family: strays(). */
+    void listOthers(ObjectName[] families) throws Exception {
+        List<ObjectName> types = new ArrayList<>();
+        for (ObjectName f : families) {
+            ObjectName t = typeOf(f);
+            if (!types.contains(t)) types.add(t);
         }
-        for (ObjectName n : others) perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
-        out.listedTotal = others.size();
+        QueryExp notTyped = types.isEmpty() ? null : Query.not(anyOf(types.toArray(new ObjectName[0])));
+        for (int k = 0; k < in.length; k++) addOthers(k, in[k], notTyped);
         out.serverDomains = bounded(() -> conn.getDomains(), timeoutMs).length;
         out.rest.roundTrips++;
     }
 
+    static ObjectName typeOf(ObjectName family) throws Exception {
+        return new ObjectName(family.getDomain() + ":type=" + family.getKeyProperty("type") + ",*");
+    }
+
+    /** queryMBeans(pattern, q) as names of include pattern k, read whole. */
+    void addOthers(int k, ObjectName pattern, QueryExp q) throws Exception {
+        Set<ObjectInstance> got = bounded(() -> conn.queryMBeans(pattern, q), timeoutMs);
+        out.rest.roundTrips++;
+        out.patternSizes[k] += got.size();
+        for (ObjectInstance oi : got) {
+            ObjectName n = oi.getObjectName();
+            if (others.add(n)) {
+                String cls = oi.getClassName();
+                origin.put(n, new long[] {k, cls == null ? 0 : cls.hashCode()});
+                perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
+                out.listedTotal++;
+            }
+        }
+    }
+
+    /** The names of a family's type that no family holds (another gauge of that type): none
+     *  when an include pattern is every name and the listing holds as many names as the broker
+     *  (one round trip); else asked per include pattern that may hold some, of those names only. */
+    void strays(ObjectName[] families) throws Exception {
+        boolean everything = false;
+        for (ObjectName p : in) everything |= p.equals(ObjectName.WILDCARD);
+        if (everything) {
+            int count = bounded(() -> conn.getMBeanCount(), timeoutMs);
+            out.rest.roundTrips++;
+            if (count == out.listedTotal) return;
+        }
+        List<ObjectName> types = new ArrayList<>();
+        for (ObjectName f : families) if (!types.contains(typeOf(f))) types.add(typeOf(f));
+        for (ObjectName t : types) {
+            List<ObjectName> of = new ArrayList<>();
+            for (ObjectName f : families) if (typeOf(f).equals(t)) of.add(f);
+            QueryExp notFamily = Query.not(anyOf(of.toArray(new ObjectName[0])));
+            for (int k = 0; k < in.length; k++) {
+                ObjectName p = in[k];
+                boolean held = false;
+                for (ObjectName f : of) held |= within(p, f);
+                if (held || !mayMatch(p, t)) continue;
+                // the narrower of the two as the pattern the broker scans, the other in the query
+                boolean narrow = !p.isDomainPattern() && p.getKeyProperty("type") != null && !p.isPropertyValuePattern("type");
+                addOthers(k, narrow ? p : t, Query.and(narrow ? t : p, notFamily));
+            }
+        }
+    }
+
+    /** Family f's names, asked on conn meanwhile the caller goes on: the include patterns as
+     *  the query unless one holds the whole family. */
+    Future<Set<ObjectName>> ask(MBeanServerConnection c, ObjectName family) {
+        if (in.length == 0) return java.util.concurrent.CompletableFuture.completedFuture(Set.of());
+        QueryExp included = null;
+        boolean held = false;
+        for (ObjectName p : in) held |= p.equals(ObjectName.WILDCARD) || within(p, family);
+        if (!held) included = anyOf(in);
+        final QueryExp q = included;
+        return POOL.submit(() -> c.queryNames(family, q));
+    }
+
+    Set<ObjectName> answer(Future<Set<ObjectName>> f) throws Exception {
+        try {
+            return timeoutMs > 0 ? f.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS) : f.get();
+        } catch (java.util.concurrent.TimeoutException e) {
+            f.cancel(true);
+            throw new java.net.SocketTimeoutException("no answer within " + timeoutMs + " ms");
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception) throw (Exception) cause;
+            throw e;
+        }
+    }
+
     /** Family f's members as columns into out (the `was` object when they are its members,
      *  unchanged); its names shaped unlike a member go to the others. */
-    void listFamily(int f, String family, ObjectName pattern, QueryExp included, Members was) throws Exception {
-        Set<ObjectName> found = in.length == 0 ? Set.of()
-                : bounded(() -> conn.queryNames(pattern, included), timeoutMs);
+    void listFamily(int f, String family, ObjectName pattern, Set<ObjectName> found, Members was) throws Exception {
         if (in.length > 0) out.rest.roundTrips++;
         out.listedTotal += found.size();
         if (!found.isEmpty()) perDomain.computeIfAbsent(pattern.getDomain(), d -> new int[1])[0] += found.size();
@@ -72,11 +144,14 @@ final class Splitter {
                 String cls = bounded(() -> conn.getObjectInstance(n), timeoutMs).getClassName();
                 origin.put(n, new long[] {first, cls == null ? 0 : cls.hashCode()});
             } else {
-                ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode(), first});
+                ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode(), first,
+                                     n.getCanonicalKeyPropertyListString().hashCode()});
             }
         }
-        found = null;  // before the next family's names arrive
-        int[] hash = columns(family, ms, out.families, f);
+        found = null;  // before the next family's names are taken apart
+        int[][] hashes = columns(family, ms, out.families, f);
+        int[] hash = hashes[0];
+        out.keyHashes[f] = hashes[1];
         if (in.length > 1) {
             int[] firsts = new int[ms.size()];
             for (int i = 0; i < firsts.length; i++) firsts[i] = (Integer) ms.get(i)[3];
@@ -86,6 +161,7 @@ final class Splitter {
                 && Arrays.equals(was.topics, out.families[f].topics)) {
             out.families[f] = was;  // unchanged since the last listing: the same object, no hashes
             hash = null;
+            out.keyHashes[f] = null;
         }
         out.hashes[f] = hash;
     }
@@ -120,6 +196,7 @@ final class Splitter {
         for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
         sorted(rest, out.rest);
         out.restHash = new int[rest.size()];
+        out.restKeyHash = new int[rest.size()];
         Map<String, Integer> restPos = new HashMap<>();
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
         out.restPattern = new int[rest.size()];
@@ -127,14 +204,16 @@ final class Splitter {
         for (ObjectName n : rest) {
             int at = restPos.get(n.toString());
             out.restHash[at] = n.getCanonicalName().hashCode();
+            out.restKeyHash[at] = n.getCanonicalKeyPropertyListString().hashCode();
             long[] o = origin.get(n);
             out.restPattern[at] = (int) o[0];
             out.restClass[at] = (int) o[1];
         }
     }
 
-        /** Members {topic, partition, hash} sorted by (topic, partition) into out[f]; their hashes. */
-        static int[] columns(String family, List<Object[]> ms, Members[] out, int f) {
+        /** Members {topic, partition, hash, first pattern, key hash} sorted by (topic, partition)
+         *  into out[f]; their hashes and key hashes. */
+        static int[][] columns(String family, List<Object[]> ms, Members[] out, int f) {
             ms.sort((a, b) -> {
                 int c = ((String) a[0]).compareTo((String) b[0]);
                 return c != 0 ? c : Integer.compare((Integer) a[1], (Integer) b[1]);
@@ -142,14 +221,15 @@ final class Splitter {
             List<String> topics = new ArrayList<>();
             int n = ms.size();
             long[] keys = new long[n];
-            int[] hash = new int[n];
+            int[] hash = new int[n], keyHash = new int[n];
             for (int i = 0; i < n; i++) {
                 Object[] m = ms.get(i);
                 if (topics.isEmpty() || !topics.get(topics.size() - 1).equals(m[0])) topics.add(((String) m[0]).intern());
                 keys[i] = ((long) (topics.size() - 1) << 32) | (Integer) m[1];
                 hash[i] = (Integer) m[2];
+                keyHash[i] = (Integer) m[4];
             }
             out[f] = new Members(family, topics.toArray(new String[0]), keys);
-            return hash;
+            return new int[][] {hash, keyHash};
         }
 }

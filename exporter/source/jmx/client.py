@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kafka_jmx_sidecar.exporter.source.jmx import convert, read_plan
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
@@ -38,6 +38,17 @@ from kafka_jmx_sidecar.exporter.source.jmx.queries import QueryExps
 from kafka_jmx_sidecar.exporter.source.jmx.read_plan import Plans, ReadPlan
 from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
+
+
+class StartedReads:
+    """Reads JmxClient.start_reads() began: the families, the attribute, the plan of the MBeans
+    read whole, and the engine's handle on them (None: read at finish_reads())."""
+
+    __slots__ = ("members", "attribute", "plan", "deadline", "handle")
+
+    def __init__(self, members: list, attribute: str, plan: ReadPlan | None, deadline: float | None):
+        self.members, self.attribute, self.plan, self.deadline = members, attribute, plan, deadline
+        self.handle: Any = None
 
 
 class JmxClient:
@@ -100,6 +111,7 @@ class JmxClient:
         patterns, sorted; becomes the set read() reads. Call on the slow clock."""
         s = self.settings
         with self._lock:
+            self._size_connections()
             nl: NameList = self._conns.call(
                 lambda: self._engine.list_names(self._conns.mbscs[0], s.include_object_names,
                                                  s.exclude_object_names, s.read_timeout_seconds),
@@ -123,8 +135,9 @@ class JmxClient:
         s = self.settings
         previous = list(previous) + [None] * (len(families) - len(previous))
         with self._lock:
+            self._size_connections()
             nl, hashes, fams, self.census = self._conns.call(
-                lambda: self._engine.list_split(self._conns.mbscs[0], s.include_object_names,
+                lambda: self._engine.list_split(self._conns.jconns, s.include_object_names,
                                                  s.exclude_object_names, families,
                                                  [p.handle if p else None for p in previous], s.read_timeout_seconds),
                 "queryNames")
@@ -132,6 +145,21 @@ class JmxClient:
             self._new_listing(nl)
             return self._listing.names, hashes, [was if m is None else Members(f, *m)  # type: ignore[misc]
                                                  for f, m, was in zip(families, fams, previous)]
+
+    def _size_connections(self) -> None:
+        """Before a listing: all `connections` for a broker of `parallel_from` MBeans or more,
+        else one (see client_settings)."""
+        s = self.settings
+        if s.connections == 1:
+            return
+        count = self._conns.call(lambda: int(self._conns.mbscs[0].getMBeanCount()), "getMBeanCount")
+        self._stats.round_trips += 1
+        self._conns.want(s.connections if count >= s.parallel_from else 1)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether reads are spread over several connections (and queries overlap them)."""
+        return len(self._conns.mbscs) > 1
 
     def _count_queries(self, round_trips: int) -> None:
         self._stats.round_trips += round_trips
@@ -156,23 +184,112 @@ class JmxClient:
                 lambda: self._engine.read_members(self._conns.jconns, members.handle, positions, attribute,
                                                   deadline, self.settings.read_timeout_seconds), "getAttributes")
             self._stats.round_trips += rt
-            out = []
-            decode = convert.decode_record
-            read = 0
-            for rec in records:
-                status, values = decode(rec, complex_values)
-                if status != "o" or not values or convert.is_marker(values[0]):
-                    out.append(convert.MISSING)
-                else:
-                    out.append(values[0])
-                    read += 1
-            self._stats.mbeans_read += read
-            return out
+            return self._member_values(records, complex_values)
+
+    def _member_values(self, records: list, complex_values: Any) -> list[Any]:
+        out = []
+        decode = convert.decode_record
+        read = 0
+        for rec in records:
+            status, values = decode(rec, complex_values)
+            if status != "o" or not values or convert.is_marker(values[0]):
+                out.append(convert.MISSING)
+            else:
+                out.append(values[0])
+                read += 1
+        self._stats.mbeans_read += read
+        return out
+
+    # --- reads begun before the queries, collected after them --------------------------------
+
+    @property
+    def reads_in_background(self) -> bool:
+        """Whether start_reads() reads while the caller goes on (the compiled helper, several
+        connections), or when finish_reads() is called."""
+        return hasattr(self._engine, "start_reads") and self.parallel
+
+    def start_reads(self, members: Sequence[Members], attribute: str, names: Sequence[str] | None,
+                    deadline: float | None = None) -> "StartedReads":
+        """Begin reading `attribute` of every member of each of `members` and then the MBeans
+        `names` (as read() reads them; None: none), over the connections while the caller goes
+        on (its queries then overlap these reads); finish_reads() waits for them."""
+        with self._lock:
+            plan = None
+            if names:
+                plan = self._plans.subset(names, None, self._generation)
+                if plan is None:
+                    targets = self._listing.named(names)
+                    self._ensure_infos(targets, self._listing.jnames_for)
+                    plan = self._build(targets, self._listing.jnames_for, None)
+                    self._plans.keep_subset(names, None, plan)
+            started = StartedReads(list(members), attribute, plan, deadline)
+            if self.reads_in_background:
+                jplan = plan.jplan if plan is not None and plan.entries else None
+                started.handle = self._conns.call(lambda: self._engine.start_reads(
+                    self._conns.jconns, [m.handle for m in members], attribute, jplan, deadline,
+                    self.settings.read_timeout_seconds), "getAttributes")
+            return started
+
+    def finish_reads(self, started: "StartedReads", take: Callable[[int, list[Any]], None]
+                     ) -> tuple[list[MBean], list[float]]:
+        """What start_reads() began: take(k, values) for the k-th family, its members' values as
+        read_members() gives them (one family's at a time, so that no more are alive at once),
+        then the MBeans read (as read() gives them) and each read's seconds. Reads that failed on
+        a broken connection are read again, at once, after reconnecting."""
+        with self._lock:
+            counts = [len(m) for m in started.members] + [len(started.plan.entries) if started.plan else 0]
+            first = [started.handle is not None]
+
+            def fn() -> list:
+                if first[0]:
+                    first[0] = False
+                    return self._engine.finish_reads(started.handle, counts)
+                return self._read_now(started)
+            parts = self._conns.call(fn, "getAttributes")
+            for k, (records, complex_values, rt, _seconds) in enumerate(parts[:-1]):
+                self._stats.round_trips += rt
+                take(k, self._member_values(records(), complex_values))
+            records, complex_values, rt, _seconds = parts[-1]
+            self._stats.round_trips += rt
+            mbeans: list[MBean] = []
+            if started.plan is not None and started.plan.entries:
+                mbeans, excluded = read_plan.decode(started.plan, records(), complex_values, self._stats,
+                                                    self._filters.auto_excluded)
+                if excluded:
+                    self._generation += 1
+            return mbeans, [p[3] for p in parts]
+
+    def _read_now(self, started: "StartedReads") -> list:
+        """The reads of `started`, made here and now (no background engine, or after a reconnect)."""
+        out = []
+        for m in started.members:
+            t0 = time.monotonic()
+            records, complex_values, rt = self._engine.read_members(
+                self._conns.jconns, m.handle, None, started.attribute, started.deadline,
+                self.settings.read_timeout_seconds)
+            out.append((lambda records=records: records, complex_values, rt, time.monotonic() - t0))
+        plan = started.plan
+        if plan is not None and plan.entries:
+            t0 = time.monotonic()
+            records, complex_values, rt = self._engine.read(self._conns.jconns, plan.jplan, len(plan.entries),
+                                                            started.deadline, self.settings.read_timeout_seconds)
+            out.append((lambda: records, complex_values, rt, time.monotonic() - t0))
+        else:
+            out.append((list, (), 0, 0.0))
+        return out
 
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
                       *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:
         """query_names(), answered as the positions of the members of each family it returned."""
-        q = self._queries.all_of(attribute, op, value, also)
+        return self._query_members(pattern, families, self._queries.all_of(attribute, op, value, also))
+
+    def query_members_unusual(self, pattern: str, families: Sequence[Members], family_patterns: Sequence[str],
+                              attribute: str, commons: Sequence[Sequence[Any]]) -> list[Any]:
+        """query_members() for the members of each family whose `attribute` is none of that
+        family's common values, in ONE round trip (queries.unusual)."""
+        return self._query_members(pattern, families, self._queries.unusual(attribute, list(zip(family_patterns, commons))))
+
+    def _query_members(self, pattern: str, families: Sequence[Members], q: Any) -> list[Any]:
         with self._lock:
             hits = self._conns.call(lambda: self._engine.query_members(
                 self._conns.mbscs[0], pattern, q, [m.handle for m in families], self.settings.read_timeout_seconds),
@@ -191,6 +308,16 @@ class JmxClient:
                 "queryNames")
             self._count_queries(nl.round_trips)
             return self._listing.parse(nl.strings)
+
+    def query_texts(self, pattern: str, attribute: str, op: str, value: Any) -> list[str]:
+        """query_names(), answered as the names' text (as listed), none parsed."""
+        q = self._queries.all_of(attribute, op, value)
+        with self._lock:
+            nl = self._conns.call(
+                lambda: self._engine.query(self._conns.mbscs[0], pattern, q, self.settings.read_timeout_seconds),
+                "queryNames")
+            self._count_queries(nl.round_trips)
+            return nl.strings
 
     # --- reading --------------------------------------------------------------------------------
 

@@ -51,7 +51,11 @@ class JmxSettings:
     auto_exclude_object_name_attributes: bool = True
     skip_expensive_attributes: bool = True
     # how
-    connections: int = 1
+    connections: int = 1                     # the sidecar's default: config/sidecar.py
+    # a broker with fewer MBeans is read on one connection, one call at a time, as jmx_exporter
+    # reads it: its poll is short anyway, and the broker's own gauges of its threads and
+    # connections (java.lang:type=Threading) then read as they read to jmx_exporter
+    parallel_from: int = 10_000
     connect_timeout_seconds: float = 10.0
     read_timeout_seconds: float = 30.0
     reconnect_min_seconds: float = 1.0

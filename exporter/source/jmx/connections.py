@@ -49,7 +49,8 @@ def _stub_text(settings: JmxSettings) -> str:
 
 
 class Connections:
-    """`settings.connections` connections of one engine; `call(fn)` runs fn with them up.
+    """Up to `settings.connections` connections of one engine (`want()`: how many; one until
+    then); `call(fn)` runs fn with them up.
 
     `mbscs` (the MBeanServerConnections; the first serves queries) and `jconns` (the engine's
     handle on all of them, for batches) are read by fn when it runs, after (re)connecting."""
@@ -65,6 +66,7 @@ class Connections:
         self._aborted = False
         self._connectors: list[Any] = []
         self.mbscs: list[Any] = []
+        self.wanted = 1  # connections to keep open (want())
         self.jconns: Any = None
         self._failures = 0
         self._next_attempt = 0.0
@@ -140,14 +142,13 @@ class Connections:
         mbscs: list[Any] = []
         mark_used(self.settings.ssl)
         try:
-            for _ in range(self.settings.connections):
-                try:
-                    connectors.append(self._engine.connect(self.settings))
-                    mbscs.append(connectors[-1].getMBeanServerConnection())
-                except BatchFailure as e:
-                    raise self._translate(e.java, "connect") from None
-                except self._JException as e:
-                    raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
+            try:
+                connectors = self._open()
+                mbscs = [c.getMBeanServerConnection() for c in connectors]
+            except BatchFailure as e:
+                raise self._translate(e.java, "connect") from None
+            except self._JException as e:
+                raise (self._stopped() if self._aborted else self._translate(e, "connect")) from None
         except JmxStoppedError:
             for c in connectors:
                 self._engine.close(c)
@@ -164,6 +165,45 @@ class Connections:
         self._failures, self._last_error = 0, None
         self._stats.connects += len(connectors)
         return True
+
+    def want(self, n: int) -> None:
+        """Keep n connections open from now on (at least 1): more are opened at once when
+        connected (a failure to open them leaves the ones open, said in the log), fewer closed."""
+        n = max(1, n)
+        self.wanted = n
+        if not self.mbscs or n == len(self.mbscs):
+            return
+        if n < len(self.mbscs):
+            for c in self._connectors[n:]:
+                self._engine.close(c)
+            self._connectors, self.mbscs = self._connectors[:n], self.mbscs[:n]
+        else:
+            try:
+                more = self._open(n - len(self.mbscs))
+                mbscs = [c.getMBeanServerConnection() for c in more]
+            except (BatchFailure, self._JException) as e:
+                java = e.java if isinstance(e, BatchFailure) else e
+                log.info("could not open %d more JMX connection(s) to %s (%s); reading on %d", n - len(self.mbscs),
+                         self.settings.endpoint, self._translate(java, "connect").message, len(self.mbscs))
+                return
+            self._connectors, self.mbscs = self._connectors + list(more), self.mbscs + mbscs
+            self._stats.connects += len(more)
+        self.jconns = self._engine.conns(self.mbscs)
+
+    def _open(self, n: int | None = None) -> list[Any]:
+        """n connectors (wanted by default): all at once when the engine can (ready in the time of one)."""
+        n = self.wanted if n is None else n
+        if hasattr(self._engine, "connect_all"):
+            return self._engine.connect_all(self.settings, n)
+        connectors: list[Any] = []
+        try:
+            for _ in range(n):
+                connectors.append(self._engine.connect(self.settings))
+        except BaseException:
+            for c in connectors:
+                self._engine.close(c)
+            raise
+        return connectors
 
     def _answers_again(self) -> bool:
         """During the backoff: the broker was away and its registry answers now (see the docstring)."""

@@ -41,7 +41,8 @@ class Census:
     """What a listing matched before the exclude patterns took names out (jmx_exporter's visiting
     order depends on it): how many names, how many of them per domain, how many domains the
     broker has, how many names each include pattern matched; per name read whole (in the order
-    of the names listed) the first include pattern that matched it and its class name's hash."""
+    of the names listed) the first include pattern that matched it, its class name's hash and its
+    canonical key property list's hash."""
 
     listed: int
     per_domain: dict
@@ -49,3 +50,4 @@ class Census:
     pattern_sizes: tuple = ()
     rest_pattern: Any = ()
     rest_class: Any = ()
+    rest_key_hash: Any = ()

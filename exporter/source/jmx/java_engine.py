@@ -36,14 +36,23 @@ class JavaEngine:
         self.String = jpype.JClass("java.lang.String")
         self.MBSC = jpype.JClass("javax.management.MBeanServerConnection")
         self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
+        self.Background = jpype.JClass("sidecar.jmx.Background", loader=helper.class_.getClassLoader())
+        self.Connecting = jpype.JClass("sidecar.jmx.Connecting", loader=helper.class_.getClassLoader())
 
     def connect(self, settings: JmxSettings) -> Any:
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
-        self.h.installSocketFactory(timeout_ms)
-        return self.h.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+        self.Connecting.installSocketFactory(timeout_ms)
+        return self.Connecting.connect(settings.url, settings.username, settings.password, settings.ssl, timeout_ms)
+
+    def connect_all(self, settings: JmxSettings, n: int) -> list:
+        """n connections made at once (Connecting.connectAll)."""
+        timeout_ms = int(settings.connect_timeout_seconds * 1000)
+        self.Connecting.installSocketFactory(timeout_ms)
+        return list(self.Connecting.connectAll(settings.url, settings.username, settings.password, settings.ssl,
+                                               timeout_ms, n))
 
     def close(self, connector: Any) -> None:
-        self.h.closeQuietly(connector)
+        self.Connecting.closeQuietly(connector)
 
     def conns(self, mbscs: Sequence[Any]) -> Any:
         return self.jpype.JArray(self.MBSC)(list(mbscs))
@@ -59,30 +68,31 @@ class JavaEngine:
     def query(self, mbsc: Any, pattern: str, query: Any, stall: float) -> NameList:
         return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
 
-    def list_split(self, mbsc: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
+    def list_split(self, conns: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
                    previous: Sequence[Any], stall: float) -> tuple[NameList, array, list]:
         """list_names with the members of `families` as columns: the rest, the rest's canonical
-        name hashes, and per family (handle, topics, topic, partition, hash columns), or None
-        where the family is its `previous` handle, unchanged."""
+        name hashes, and per family (handle, topics, topic, partition, hash columns, first
+        patterns, key hash columns), or None where the family is its `previous` handle, unchanged.
+        The families' names are asked over the connections `conns`, two at a time."""
         S = self.jpype.JArray(self.String)
-        r = self.h.listSplit(mbsc, S(list(include)), S(list(exclude)), S(list(families)),
+        r = self.h.listSplit(conns, S(list(include)), S(list(exclude)), S(list(families)),
                              self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
         out = []
-        for m, hashes, patterns in zip(r.families, r.hashes, r.memberPatterns):
+        for m, hashes, patterns, key_hashes in zip(r.families, r.hashes, r.memberPatterns, r.keyHashes):
             if hashes is None:
                 out.append(None)
                 continue
             text = str(m.topicsText())
             out.append((m, text.split("\n") if text else [], _ints("I", m.topicColumn()),
                         _ints("I", m.partitionColumn()), _ints("i", hashes),
-                        None if patterns is None else _ints("I", patterns)))
+                        None if patterns is None else _ints("I", patterns), _ints("i", key_hashes)))
         census = {}
         lines = str(r.domainCounts).split("\n")
         for domain, count in zip(lines[0::2], lines[1::2]):
             census[domain] = int(count)
         return self._names(r.rest), _ints("i", r.restHash), out, Census(
             int(r.listedTotal), census, int(r.serverDomains), tuple(int(n) for n in r.patternSizes),
-            _ints("I", r.restPattern), _ints("i", r.restClass))
+            _ints("I", r.restPattern), _ints("i", r.restClass), _ints("i", r.restKeyHash))
 
     def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
                      deadline: float | None, stall: float) -> tuple[list, Any, int]:
@@ -91,6 +101,31 @@ class JavaEngine:
         self._check(r)
         count = len(positions) if positions is not None else int(members.size())
         return convert.split_records(str(r.text), count), r.complex, int(r.roundTrips)
+
+    def start_reads(self, conns: Any, members: Sequence[Any], attribute: str, plan: Any, deadline: float | None,
+                    stall: float) -> Any:
+        """Background.start: `attribute` of every member of each of `members`, then `plan` (None:
+        nothing), read on pool threads while the caller goes on; finish_reads() collects them."""
+        jp = self.jpype
+        return self.Background.start(conns, jp.JArray(jp.JObject)(list(members)), attribute, plan,
+                                     _deadline_ms(deadline), int(stall * 1000))
+
+    def finish_reads(self, started: Any, counts: Sequence[int]) -> list[tuple[Any, Any, int, float]]:
+        """(records, complex values, round trips, seconds) of each read start_reads() began, in
+        its order (counts: how many records each has; records are split when called, one read's
+        at a time); BatchFailure at the first that failed."""
+        out = []
+        trips = 0
+        for r, count in zip(started.get(), counts):
+            if r is None:  # nothing to read there
+                out.append((list, (), 0, 0.0))
+                continue
+            trips += int(r.roundTrips)
+            if r.failure is not None:
+                raise BatchFailure(r.failure, int(r.failedConnection), trips)
+            out.append((lambda r=r, count=count: convert.split_records(str(r.text), count), r.complex,
+                        int(r.roundTrips), int(r.nanos) / 1e9))
+        return out
 
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
         fams = self.jpype.JArray(self.jpype.JObject)(list(families))

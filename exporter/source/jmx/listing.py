@@ -16,14 +16,17 @@ from kafka_jmx_sidecar.exporter.base.model import ObjectName
 
 class Members:
     """The members of one family `domain:type=X,name=Y` as columns (see Members.java):
-    topics, then per member a topic index, a partition number and its canonical name's hash."""
+    topics, then per member a topic index, a partition number, its canonical name's hash and its
+    canonical key property list's hash."""
 
-    __slots__ = ("family", "handle", "topics", "topic", "partition", "hash", "pattern")
+    __slots__ = ("family", "handle", "topics", "topic", "partition", "hash", "pattern", "key_hash")
 
-    def __init__(self, family: str, handle: Any, topics: list[str], topic, partition, hashes, patterns=None):
+    def __init__(self, family: str, handle: Any, topics: list[str], topic, partition, hashes, patterns=None,
+                 key_hashes=None):
         self.family, self.handle, self.topics = family, handle, topics
         self.topic, self.partition, self.hash = topic, partition, hashes
         self.pattern = patterns  # per member, the first include pattern matching it (None: one pattern)
+        self.key_hash = key_hashes
 
     def __len__(self) -> int:
         return len(self.topic)

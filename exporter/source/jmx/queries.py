@@ -41,6 +41,19 @@ class QueryExps:
             raise ValueError(f"unknown query operator {op!r}: use one of == != > >= < <=")
         return getattr(Q, _OPS[op])(Q.attr(attribute), self._value(value))
 
+    def unusual(self, attribute: str, terms: Sequence[tuple[str, Sequence[Any]]]) -> Any:
+        """The MBeans of any of `terms` (ObjectName pattern, common values) whose `attribute` is
+        none of that pattern's common values, as one QueryExp (an ObjectName pattern is a
+        QueryExp the broker matches as it matches a query's pattern)."""
+        ObjectName = self._jp.JClass("javax.management.ObjectName")
+        q = None
+        for pattern, values in terms:
+            term = ObjectName(pattern)
+            for value in values:
+                term = self._Query.and_(term, self.one(attribute, "!=", value))
+            q = term if q is None else self._Query.or_(q, term)
+        return q
+
     def all_of(self, attribute: str, op: str, value: Any, also: Sequence[tuple[str, Any]] = ()) -> Any:
         """`attribute op value` and every `attribute op value` of `also`, as one QueryExp."""
         q = self.one(attribute, op, value)
