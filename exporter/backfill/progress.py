@@ -90,7 +90,7 @@ def eta_s(s: Sample) -> int | None:
     tasks not done of the stages submitted so far at the phase's task rate (a phase whose later
     Spark jobs have not started yet takes longer than this says). None: no basis (yet)."""
     if s.bytes_estimate:
-        if s.bytes and s.bytes_per_s and s.bytes < s.bytes_estimate:
+        if s.bytes and s.bytes_per_s and s.bytes_per_s > 0 and s.bytes < s.bytes_estimate:
             return round((s.bytes_estimate - s.bytes) / s.bytes_per_s)
         return None
     if s.tasks_done and s.phase_s > 0 and s.tasks_total > s.tasks_done:
@@ -165,6 +165,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="backfill-progress", daemon=True)
         self._first_bytes: tuple[str, float, int] | None = None  # (phase, when, bytes) first seen
+        self._most_written = 0
 
     def __enter__(self) -> Progress:
         self._thread.start()
@@ -194,7 +195,10 @@ class Progress:
         t = self.phases.clock()
         s = Sample(phase, t - began, done, total, running)
         if phase == "writing":
-            s.bytes, s.bytes_estimate = self.written(), estimate
+            # the most seen: a walk of the output that met a file while it moved met it nowhere
+            # (writing.written_bytes), which would show the bytes going back and a negative rate
+            self._most_written = max(self._most_written, self.written())
+            s.bytes, s.bytes_estimate = self._most_written, estimate
             s.bytes_per_s = self._rate(phase, t, s.bytes)
         return s
 

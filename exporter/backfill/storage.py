@@ -262,19 +262,23 @@ class Storage:
     def bytes_under(self, uri: str, counted: Callable[[str], bool] = lambda path: True) -> int:
         """The bytes of the files under `uri` whose URI `counted` takes, as the file system says now
         (0: nothing there; a file that goes away while it is counted counts nothing)."""
+        return sum(size for path, size in self.files_under(uri) if counted(path))
+
+    def files_under(self, uri: str) -> list[tuple[str, int]]:
+        """(URI, bytes) of every file under `uri`, walked now: a directory is listed when the walk
+        reaches it, so a file moving between two directories meanwhile may be met twice or not at all."""
         path = self._path(uri)
         fs = self._fs(path)
-        total = 0
+        found = []
         try:
             with java_errors(uri):
                 files = fs.listFiles(path, True)
                 while files.hasNext():
                     status = files.next()
-                    if counted(str(status.getPath().toString())):
-                        total += int(status.getLen())
+                    found.append((str(status.getPath().toString()), int(status.getLen())))
         except OSError:
             pass
-        return total
+        return found
 
     def copy_to_local(self, uri: str, local: str) -> None:
         src = self._path(uri)

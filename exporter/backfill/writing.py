@@ -26,12 +26,15 @@ FIGURES = "_figures-"
 def written_bytes(storage, partial: str) -> int:
     """The bytes of output files in the partial output so far: Spark's part files while their
     tasks write them, the files renamed out of them after (not the writers' own files, the tasks'
-    figures or the checksum files of a local disk): what the summary's `bytes` counts in the end."""
-
-    def counted(uri: str) -> bool:
-        return uri.rsplit("/", 1)[-1].startswith(("part-", "metrics-", "samples-")) and f"/file={FIGURES}" not in uri
-
-    return storage.bytes_under(partial, counted)
+    figures or the checksum files of a local disk): what the summary's `bytes` counts in the end.
+    Spark's committers move a part file, keeping its name, from a task attempt's directory up to the
+    writer's while the walk may meet it in both: each name counts once."""
+    sizes: dict[str, int] = {}
+    for uri, size in storage.files_under(partial):
+        name = uri.rsplit("/", 1)[-1]
+        if name.startswith(("part-", "metrics-", "samples-")) and f"/file={FIGURES}" not in uri:
+            sizes[name] = max(size, sizes.get(name, 0))
+    return sum(sizes.values())
 
 
 def _parts(storage, directory: str) -> list[str]:
