@@ -128,3 +128,10 @@ def stop_spark() -> None:
         t = threading.Thread(target=stop, name="stop-spark", daemon=True)
         t.start()
         t.join(STOP_TIMEOUT_S)
+    # The JVM itself next: a driver call the signal cut in Python (a broadcast being stored) goes on
+    # in it and fails as it stops, logging after our last line (seen: TorrentBroadcast's ERROR).
+    gateway = getattr(SparkContext, "_gateway", None)
+    jvm = getattr(gateway, "proc", None)
+    if jvm is not None and jvm.poll() is None:
+        jvm.kill()
+        jvm.wait(STOP_TIMEOUT_S)
