@@ -159,7 +159,7 @@ class Progress:
 
     def __init__(self, phases: Phases, sc, written: Callable[[], int], every_s: float = DEFAULT_EVERY_S,
                  quiet=lambda: False):
-        """`written()`: the bytes of the partial output so far (storage.Storage.bytes_under)."""
+        """`written()`: the bytes of the partial output so far (writing.written_bytes)."""
         self.phases, self.written, self.every_s, self.quiet = phases, written, every_s, quiet
         self.tracker = Tracker(sc)
         self._stop = threading.Event()

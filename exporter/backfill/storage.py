@@ -259,11 +259,6 @@ class Storage:
     def size(self, uri: str) -> int:
         return int(self.status(uri).getLen())
 
-    def bytes_under(self, uri: str, counted: Callable[[str], bool] = lambda path: True) -> int:
-        """The bytes of the files under `uri` whose URI `counted` takes, as the file system says now
-        (0: nothing there; a file that goes away while it is counted counts nothing)."""
-        return sum(size for path, size in self.files_under(uri) if counted(path))
-
     def files_under(self, uri: str) -> list[tuple[str, int]]:
         """(URI, bytes) of every file under `uri`, walked now: a directory is listed when the walk
         reaches it, so a file moving between two directories meanwhile may be met twice or not at all."""

@@ -35,7 +35,6 @@ import logging
 import re
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, NamedTuple
 
 from kafka_jmx_sidecar.exporter.poll import loop, process_memory, stages
@@ -44,7 +43,7 @@ from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
-from kafka_jmx_sidecar.exporter.poll.poll_metrics import record_success
+from kafka_jmx_sidecar.exporter.poll.poll_metrics import PollStats, record_success
 from kafka_jmx_sidecar.exporter.poll.reload import ConfigWatcher, plan, tell, with_settings
 from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, TEXT, Snapshot, assemble
 from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, Source, SourceError
@@ -56,18 +55,6 @@ log = logging.getLogger("kafka_jmx_sidecar.collector")
 # renders it once from the snapshot's samples, and the polls after that render it again.
 FORMAT_IDLE_SECONDS = 600.0
 _RETRY_HINT = re.compile(r" \(next attempt in [^)]*\)")
-
-
-@dataclass
-class PollStats:
-    """What the last good poll did: where its time went (seconds by phase: names, queries, reads,
-    assemble, rules, render) and what it read."""
-
-    phases: dict[str, float] = field(default_factory=dict)
-    round_trips: int = 0
-    queries: int = 0
-    mbeans: int = 0
-    series: int = 0
 
 
 class _Poll(NamedTuple):

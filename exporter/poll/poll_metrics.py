@@ -3,12 +3,25 @@ and what each stage that ran reports."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_jmx_sidecar.exporter.output.self_metrics import SelfMetrics
 from kafka_jmx_sidecar.exporter.poll.snapshot import Snapshot
 
 log = logging.getLogger("kafka_jmx_sidecar.collector")
+
+
+@dataclass
+class PollStats:
+    """What the last good poll did: where its time went (seconds by phase: names, queries, reads,
+    assemble, rules, render) and what it read."""
+
+    phases: dict[str, float] = field(default_factory=dict)
+    round_trips: int = 0
+    queries: int = 0
+    mbeans: int = 0
+    series: int = 0
 
 
 def record_success(m: SelfMetrics, c: Any, result, snap: Snapshot, elapsed: float, phases: dict[str, float],

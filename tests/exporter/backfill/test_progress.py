@@ -185,14 +185,15 @@ def test_a_part_file_met_twice_in_one_walk_counts_once():
     assert written_bytes(Walked(), "file:/out/.partial-1") == 160
 
 
-def test_bytes_under_counts_every_file_below(tmp_path, spark):
+def test_files_under_lists_every_file_below(tmp_path, spark):
     from kafka_jmx_sidecar.exporter.backfill.storage import Storage
 
     (tmp_path / "a").write_bytes(b"x" * 10)
     (tmp_path / "d" / "e").mkdir(parents=True)
     (tmp_path / "d" / "e" / "b").write_bytes(b"y" * 32)
     storage = Storage(spark.sparkContext)
-    assert storage.bytes_under(str(tmp_path)) == 42 and storage.bytes_under(str(tmp_path / "nothing")) == 0
+    found = sorted((uri.rsplit("/", 2)[-2:], size) for uri, size in storage.files_under(str(tmp_path)))
+    assert found == [(["e", "b"], 32), ([tmp_path.name, "a"], 10)] and storage.files_under(str(tmp_path / "nothing")) == []
 
 
 def test_an_unexpected_failure_is_one_line_of_the_json_summary():
