@@ -39,7 +39,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import processes, programs
+from harness import processes, programs, zookeeper
 
 
 @dataclass(frozen=True)
@@ -264,8 +264,10 @@ class KafkaCluster:
                     self._start_node(self.controller, wait=False)
             else:
                 self._start_zookeeper()
+                self._start_zookeeper_controller()
             for node in self.brokers.values():
-                self._start_node(node, wait=False)
+                if not node.running:
+                    self._start_node(node, wait=False)
             for node in [self.controller, *self.brokers.values()]:
                 if node is not None:
                     self._wait_started(node)
@@ -588,10 +590,27 @@ class KafkaCluster:
         zk = self.zookeeper
         zk.process = processes.spawn(
             [java(), "-Xmx128m", *JVM_FLAGS, *self._logging_flags(zk.log), "-Dzookeeper.admin.enableServer=false",
+             zookeeper.FOUR_LETTER_WORDS,
              "-cp", f"{self.classpath}/*", "org.apache.zookeeper.server.ZooKeeperServerMain",
              str(zk.port), str(zk.directory / "data")], zk.directory / "stdout.log")
         processes.wait_until("ZooKeeper", lambda: processes.port_open(zk.port), self.start_timeout,
                              zk.process, zk.log)
+
+    def _start_zookeeper_controller(self) -> None:
+        """Broker 1 alone until it is the active controller, so that stopping any other broker
+        stops one that is not, as with KRaft's own controller. A ZooKeeper controller's successor
+        leaves the dead broker's replicas in ISRs, and a leader keeps a follower that stopped at
+        its log end in the ISR of an idle partition: with 2.2, a broker 3 that was the controller
+        re-entered an ISR with its last fetch during its controlled shutdown and stayed there."""
+        first = self.brokers[min(self.brokers)]
+        self._start_node(first, wait=False)
+        processes.wait_until(f"Kafka {self.release.version} broker {first.node_id} as the controller",
+                             lambda: self.zookeeper_controller() == first.node_id, self.start_timeout,
+                             first.process, first.log, interval=0.1)
+
+    def zookeeper_controller(self) -> int | None:
+        """The active controller's broker id, as ZooKeeper knows it (ZooKeeper releases only)."""
+        return zookeeper.controller(self.zookeeper.port)
 
     def _start_node(self, node: Node, wait: bool = True) -> None:
         props = node.directory / "server.properties"
