@@ -3,7 +3,8 @@ judge them: the same families with the same TYPE, HELP (and UNIT), the same seri
 with the same label order, and the same values where the source did not move.
 
 `unmoved(first, second)` keeps the series whose value the reference printed alike in two reads
-taken before and after ours: those are the values a faithful copy must print too.
+taken before and after ours: those are the values a faithful copy must print too. A histogram's
+quantile is kept only if its histogram's count is printed and printed alike too.
 """
 from __future__ import annotations
 
@@ -69,8 +70,32 @@ def parse(text: str) -> Exposition:
     return exp
 
 
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+# where rule files put a Yammer histogram's Count beside its percentiles: the same name (Confluent's
+# `Count|Value` rules), `_count` (Strimzi's), and the `_total` a 1.x counter gains
+_COUNT_SUFFIXES = ("", "_count", "_count_total", "_total")
+
+
+def _labels(text: str) -> tuple:
+    return tuple(sorted(_LABEL.findall(text)))
+
+
 def unmoved(first: Exposition, second: Exposition) -> set[Key]:
-    return {k for k, v in first.series.items() if second.series.get(k) == v}
+    """A percentile of a histogram taking samples goes up and down: equal in two reads, it may have
+    been another value between them (a broker's Fetch p75 read 509.0, 509.75, 509.0 as its
+    followers' fetches entered and left the sample). It moves only when a sample enters, which the
+    Count counts, so a quantile counts as unmoved only if its count was printed and did not move."""
+    equal = {k for k, v in first.series.items() if second.series.get(k) == v}
+    counts = {(k[0], _labels(k[1])): k in equal for k in first.series if "quantile=" not in k[1]}
+    out = set()
+    for key in equal:
+        if "quantile=" in key[1]:
+            base = tuple(p for p in _labels(key[1]) if p[0] != "quantile")
+            seen = [counts[(key[0] + s, base)] for s in _COUNT_SUFFIXES if (key[0] + s, base) in counts]
+            if not seen or not all(seen):
+                continue
+        out.add(key)
+    return out
 
 
 def settled(ours: Exposition, before: Exposition, after: Exposition) -> tuple[Exposition, Exposition]:
