@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 from harness.jmx_exporter import JmxExporter
-from harness.kafka import RELEASES, KafkaCluster
+from harness.kafka import KafkaCluster
+from harness.kafka_release import RELEASES
 from harness.mbean_dump import dump_text, read_mbeans
 
 EXPORTER = "0.20.0"

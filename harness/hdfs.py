@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from harness import processes, programs
-from harness.kafka import java
+from harness.kafka_release import java
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = "hadoop-3.5"

@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from harness import processes, programs
-from harness.kafka import java
+from harness.kafka_release import java
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "JmxExporterStandalone.java"

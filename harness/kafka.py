@@ -21,98 +21,31 @@ Every broker runs `kafka.Kafka` from the release's Maven classpath (harness/prog
 JMX enabled on its own port: plain, or with `jmx="secure"` a password file, read-only access and
 the RMI registry and connector over SSL. KRaft releases get one dedicated controller node (so any
 broker can be stopped), or with `combined=True` one node that is both; ZooKeeper releases get a
-ZooKeeper server from the zookeeper jar on the broker's own classpath. The tools are the release's own classes (TopicCommand,
-ReassignPartitionsCommand, ProducerPerformance) run on the same classpath, as the shell scripts run
-them. Everything is stopped by PID, also when a test fails (processes.spawn).
+ZooKeeper server from the zookeeper jar on the broker's own classpath, and broker 1 as their
+controller (so any other broker can be stopped). The releases are in harness/kafka_release.py, the
+tools (the release's own TopicCommand, ReassignPartitionsCommand, ProducerPerformance) in
+harness/kafka_tools.py. Everything is stopped by PID, also when a test fails (processes.spawn).
 """
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import processes, programs, zookeeper
+from harness.kafka_release import JVM_FLAGS, RELEASES, KafkaError, java
+from harness.kafka_tools import KafkaTools
 
-
-@dataclass(frozen=True)
-class Release:
-    """How one Kafka release is started and driven."""
-
-    name: str                  # "4.1"
-    program: str               # harness/programs name
-    kraft: bool
-    log4j2: bool               # log4j2 (4.x) or log4j 1 / reload4j
-    topic_command: str
-    reassign_command: str
-    topics_via_zookeeper: bool     # TopicCommand needs --zookeeper (before 2.2)
-    reassign_via_zookeeper: bool   # ReassignPartitionsCommand needs --zookeeper (before 2.5)
-    producer_performance: str = "org.apache.kafka.tools.ProducerPerformance"
-
-    @property
-    def version(self) -> str:
-        return programs.PROGRAMS[self.program].version
-
-    @property
-    def api_versions_command(self) -> str:
-        """kafka-broker-api-versions.sh's class: moved to the tools jar with the other tools in 4.0."""
-        return ("org.apache.kafka.tools.BrokerApiVersionsCommand" if self.topic_command.startswith("org.apache.kafka.tools")
-                else "kafka.admin.BrokerApiVersionsCommand")
-
-    @property
-    def version_tuple(self) -> tuple[int, ...]:
-        return tuple(int(p) for p in self.version.split("."))
-
-
-RELEASES: dict[str, Release] = {r.name: r for r in (
-    Release("4.4", "kafka-4.4", kraft=True, log4j2=True,
-            topic_command="org.apache.kafka.tools.TopicCommand",
-            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
-            topics_via_zookeeper=False, reassign_via_zookeeper=False),
-    Release("4.1", "kafka-4.1", kraft=True, log4j2=True,
-            topic_command="org.apache.kafka.tools.TopicCommand",
-            reassign_command="org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
-            topics_via_zookeeper=False, reassign_via_zookeeper=False),
-    Release("3.6", "kafka-3.6", kraft=True, log4j2=False,
-            topic_command="kafka.admin.TopicCommand",
-            reassign_command="kafka.admin.ReassignPartitionsCommand",
-            topics_via_zookeeper=False, reassign_via_zookeeper=False),
-    Release("2.4", "kafka-2.4", kraft=False, log4j2=False,
-            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
-            topics_via_zookeeper=False, reassign_via_zookeeper=True),
-    Release("2.2", "kafka-2.2", kraft=False, log4j2=False,
-            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
-            topics_via_zookeeper=False, reassign_via_zookeeper=True),
-    Release("0.11", "kafka-0.11", kraft=False, log4j2=False,
-            topic_command="kafka.admin.TopicCommand", reassign_command="kafka.admin.ReassignPartitionsCommand",
-            topics_via_zookeeper=True, reassign_via_zookeeper=True),
-)}
-
-TOOL_RUNS = Path(__file__).with_name("ToolRuns.java")
 CONTROLLER_ID = 100  # KRaft: the dedicated controller's node id, apart from the brokers' 1..n
 BROKER_HEAP = ("-Xms64m", "-Xmx384m")
-# Every JVM here: the client compiler only (C2's compile threads cost a few CPU seconds per JVM
-# start, more than a test's brokers and tools ever win back on a machine of two cores), the serial
-# collector, and no perf-data file under /tmp (jps/jcmd are not used).
-JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData")
 _STARTED = re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)|"
                       r"\], started \(kafka\.server\.KafkaServer\)")
-
-
-class KafkaError(RuntimeError):
-    pass
-
-
-def _tool_runs_classes() -> Path:
-    """ToolRuns.java compiled once into the programs cache (keyed by its source)."""
-    return processes.compiled(TOOL_RUNS, programs.cache_root(), javac=str(Path(java()).resolve().parent / "javac"))
 
 
 def _cluster_id() -> str:
@@ -122,16 +55,6 @@ def _cluster_id() -> str:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not text.startswith("-"):
             return text
-
-
-def java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and Path(home, "bin", "java").exists():
-        return str(Path(home, "bin", "java"))
-    found = shutil.which("java")
-    if not found:
-        raise KafkaError("java is not on PATH; install a JDK 17 (apt-get install openjdk-17-jdk-headless)")
-    return found
 
 
 @dataclass
@@ -189,7 +112,7 @@ class SecureClients:
         return pem
 
 
-class KafkaCluster:
+class KafkaCluster(KafkaTools):
     def __init__(self, release: str, brokers: int = 1, jmx: str = "plain", workdir: Path | None = None,
                  broker_config: dict[str, str] | None = None, start_timeout: float = 120.0,
                  heap: tuple[str, ...] = BROKER_HEAP, secure_clients: SecureClients | None = None,
@@ -314,156 +237,6 @@ class KafkaCluster:
         if node.running:
             raise KafkaError(f"broker {node_id} is running")
         self._start_node(node, wait=wait)
-
-    # -- tools -------------------------------------------------------------------------------
-
-    def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True) -> str:
-        """Runs one of the release's command-line classes; returns its stdout."""
-        proc = self.tool_process(main_class, *args, timeout=timeout)
-        if check and proc.returncode != 0:
-            raise KafkaError(f"{main_class.rsplit('.', 1)[-1]} {' '.join(args)} failed "
-                             f"({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-2000:]}")
-        return proc.stdout
-
-    def tool_process(self, main_class: str, *args: str, timeout: float = 120.0,
-                     extra_classpath: Path | None = None) -> subprocess.CompletedProcess:
-        """Runs one of the release's command-line classes (or a class of `extra_classpath`);
-        returns the finished process (exit code, stdout, stderr) whatever it exits with."""
-        cp = f"{extra_classpath}:{self.classpath}/*" if extra_classpath else f"{self.classpath}/*"
-        cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
-               main_class, *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-    def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:
-        """Runs one of the release's command-line classes once per argument list, all in one JVM
-        (ToolRuns.java: one JVM start instead of several); returns each run's exit code and stdout."""
-        flat: list[str] = []
-        for i, args in enumerate(runs):
-            flat += (["--"] if i else []) + list(args)
-        proc = self.tool_process("ToolRuns", main_class, *flat, timeout=timeout,
-                                 extra_classpath=_tool_runs_classes())
-        parts = re.split(r"^@@run \d+\n", proc.stdout, flags=re.M)[1:]
-        if proc.returncode != 0 or len(parts) != len(runs):
-            raise KafkaError(f"ToolRuns {main_class.rsplit('.', 1)[-1]} failed ({proc.returncode}): "
-                             f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
-        results = []
-        for part in parts:
-            text, _, code = part.rpartition("@@exit ")
-            results.append((int(code.split()[0]), text))
-        return results
-
-    def topic_command_process(self, *args: str) -> subprocess.CompletedProcess:
-        """The release's TopicCommand with `args` and this cluster's --bootstrap-server or
-        --zookeeper, whatever it exits with."""
-        return self.tool_process(self.release.topic_command, *args, *self._topic_target())
-
-    def topic_target(self) -> list[str]:
-        """TopicCommand's connection arguments for this cluster (--bootstrap-server or --zookeeper)."""
-        return self._topic_target()
-
-    def _topic_target(self) -> list[str]:
-        if self.release.topics_via_zookeeper:
-            return ["--zookeeper", self.zookeeper_connect]
-        return ["--bootstrap-server", self.bootstrap]
-
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
-                     min_isr: int | None = None, assignment: list[list[int]] | None = None,
-                     config: dict[str, str] | None = None) -> None:
-        """`assignment`: the replicas of each partition, leader first (instead of a count and RF)."""
-        self.create_topics({name: dict(partitions=partitions, replication_factor=replication_factor,
-                                       min_isr=min_isr, assignment=assignment, config=config)})
-
-    def create_topics(self, topics: dict[str, dict]) -> str:
-        """Topic name -> create_topic's keyword arguments: every topic created in one JVM
-        (TopicCommand once per topic), then until --describe shows a leader for each partition;
-        returns that --describe output (of every topic, when more than one was created)."""
-        creates, counts = [], {}
-        for name, spec in topics.items():
-            assignment = spec.get("assignment")
-            args = ["--create", "--topic", name, *self._topic_target()]
-            if assignment:
-                args += ["--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment)]
-            else:
-                args += ["--partitions", str(spec.get("partitions", 1)),
-                         "--replication-factor", str(spec.get("replication_factor", 1))]
-            settings = dict(spec.get("config") or {})
-            if spec.get("min_isr") is not None:
-                settings["min.insync.replicas"] = str(spec["min_isr"])
-            for k, v in settings.items():
-                args += ["--config", f"{k}={v}"]
-            creates.append(args)
-            counts[name] = len(assignment) if assignment else spec.get("partitions", 1)
-        for (code, out), args in zip(self.tool_runs(self.release.topic_command, *creates), creates):
-            if code != 0:
-                raise KafkaError(f"TopicCommand {' '.join(args)} failed ({code}): {out.strip()[-2000:]}")
-        shown: list[str] = []
-        self.wait_for(lambda: self._leaders_known(counts, shown), f"topics {', '.join(topics)} with leaders", 60)
-        return shown[-1]
-
-    def _leaders_known(self, counts: dict[str, int], shown: list[str]) -> bool:
-        """Whether --describe (appended to `shown`) shows `counts[topic]` partitions with a
-        leader, for every topic."""
-        try:
-            text = self.describe(next(iter(counts)) if len(counts) == 1 else None)
-        except KafkaError:  # a topic just created may not be in the metadata the tool asks yet
-            return False
-        shown.append(text)
-        led: dict[str, int] = {}
-        for line in text.splitlines():
-            m = re.search(r"Topic:\s*(\S+)\s+Partition:\s*\d", line)
-            if m and m.group(1) in counts and not re.search(r"Leader:\s*(-1|none)", line):
-                led[m.group(1)] = led.get(m.group(1), 0) + 1
-        return led == counts
-
-    def describe(self, topic: str | None = None, *filters: str) -> str:
-        """`kafka-topics.sh --describe` output (`filters`: e.g. "--under-replicated-partitions")."""
-        args = ["--describe", *self._topic_target(), *filters]
-        if topic:
-            args += ["--topic", topic]
-        return self.tool(self.release.topic_command, *args)
-
-    def produce(self, topic: str, records: int = 1000, record_size: int = 100, acks: str = "1") -> None:
-        self.tool(self.release.producer_performance, "--topic", topic, "--num-records", str(records),
-                  "--record-size", str(record_size), "--throughput", "-1", "--producer-props",
-                  f"bootstrap.servers={self.bootstrap}", f"acks={acks}", "linger.ms=5", timeout=300)
-
-    def _reassign_target(self) -> list[str]:
-        if self.release.reassign_via_zookeeper:
-            return ["--zookeeper", self.zookeeper_connect]
-        return ["--bootstrap-server", self.bootstrap]
-
-    def reassign(self, moves: dict[tuple[str, int], list[int]], throttle: int | None = None) -> None:
-        """Starts moving each (topic, partition) to its new replica list, throttled to `throttle`
-        bytes/s when given (the tool's --throttle, which also marks the throttled replicas)."""
-        plan = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
-                                             for (t, p), r in sorted(moves.items())]}
-        self._reassignment = self.workdir / f"reassign-{int(time.time() * 1000)}.json"
-        self._reassignment.write_text(json.dumps(plan))
-        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target()]
-        if throttle is not None:
-            args += ["--throttle", str(throttle)]
-        self.tool(self.release.reassign_command, *args)
-
-    def finish_reassignment(self, timeout: float = 180.0) -> None:
-        """Lifts the throttle and waits until `--verify` says every move is complete (which also
-        removes the throttle configs, as the tool does)."""
-        assert self._reassignment, "no reassignment started"
-        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target(),
-                "--throttle", str(1 << 30)]
-        if self.release.version_tuple >= (2, 5):
-            args.append("--additional")
-        self.tool(self.release.reassign_command, *args, check=False)
-        self.wait_for(self._reassignment_complete, "the reassignment to complete", timeout, interval=1.0)
-
-    def _reassignment_complete(self) -> bool:
-        out = self.tool(self.release.reassign_command, "--verify", "--reassignment-json-file",
-                        str(self._reassignment), *self._reassign_target(), check=False)
-        lines = [l for l in out.splitlines() if "eassignment of partition" in l]
-        return bool(lines) and all(re.search(r"complete|completed successfully", l) for l in lines) \
-            and not any("progress" in l for l in lines)
-
-    def wait_for(self, ready, what: str, timeout: float = 60.0, interval: float = 0.5) -> None:
-        processes.wait_until(what, ready, timeout, interval=interval)
 
     # -- internals ---------------------------------------------------------------------------
 

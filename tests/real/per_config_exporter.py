@@ -26,7 +26,7 @@ from pathlib import Path
 
 from harness import processes, programs
 from harness.jmx_exporter import OPENMETRICS
-from harness.kafka import java
+from harness.kafka_release import java
 
 HERE = Path(__file__).resolve().parent
 SOURCES = {"0": HERE / "PerConfigExporter0x.java", "1": HERE / "PerConfigExporter1x.java"}

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from harness import processes
-from harness.kafka import java
+from harness.kafka_release import java
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "RandomBeans.java"

@@ -8,7 +8,8 @@ import shutil
 import pytest
 
 from harness import processes, programs
-from harness.kafka import RELEASES, KafkaCluster
+from harness.kafka import KafkaCluster
+from harness.kafka_release import RELEASES
 
 
 def test_a_failed_resolution_names_program_version_and_maven_error(tmp_path, monkeypatch):

@@ -1,0 +1,173 @@
+"""The release's own command-line tools against a running cluster, run on its classpath as its shell
+scripts run them: TopicCommand, ReassignPartitionsCommand, ProducerPerformance, and several runs of
+one tool in one JVM (ToolRuns.java). KafkaCluster has these as methods."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from harness import processes, programs
+from harness.kafka_release import JVM_FLAGS, KafkaError, java
+
+TOOL_RUNS = Path(__file__).with_name("ToolRuns.java")
+
+
+def _tool_runs_classes() -> Path:
+    """ToolRuns.java compiled once into the programs cache (keyed by its source)."""
+    return processes.compiled(TOOL_RUNS, programs.cache_root(), javac=str(Path(java()).resolve().parent / "javac"))
+
+
+class KafkaTools:
+    """The tools of `self.release` against this cluster (`self.bootstrap`, `self.zookeeper_connect`)."""
+
+
+    def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True) -> str:
+        """Runs one of the release's command-line classes; returns its stdout."""
+        proc = self.tool_process(main_class, *args, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise KafkaError(f"{main_class.rsplit('.', 1)[-1]} {' '.join(args)} failed "
+                             f"({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-2000:]}")
+        return proc.stdout
+
+    def tool_process(self, main_class: str, *args: str, timeout: float = 120.0,
+                     extra_classpath: Path | None = None) -> subprocess.CompletedProcess:
+        """Runs one of the release's command-line classes (or a class of `extra_classpath`);
+        returns the finished process (exit code, stdout, stderr) whatever it exits with."""
+        cp = f"{extra_classpath}:{self.classpath}/*" if extra_classpath else f"{self.classpath}/*"
+        cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
+               main_class, *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:
+        """Runs one of the release's command-line classes once per argument list, all in one JVM
+        (ToolRuns.java: one JVM start instead of several); returns each run's exit code and stdout."""
+        flat: list[str] = []
+        for i, args in enumerate(runs):
+            flat += (["--"] if i else []) + list(args)
+        proc = self.tool_process("ToolRuns", main_class, *flat, timeout=timeout,
+                                 extra_classpath=_tool_runs_classes())
+        parts = re.split(r"^@@run \d+\n", proc.stdout, flags=re.M)[1:]
+        if proc.returncode != 0 or len(parts) != len(runs):
+            raise KafkaError(f"ToolRuns {main_class.rsplit('.', 1)[-1]} failed ({proc.returncode}): "
+                             f"{(proc.stderr or proc.stdout).strip()[-2000:]}")
+        results = []
+        for part in parts:
+            text, _, code = part.rpartition("@@exit ")
+            results.append((int(code.split()[0]), text))
+        return results
+
+    def topic_command_process(self, *args: str) -> subprocess.CompletedProcess:
+        """The release's TopicCommand with `args` and this cluster's --bootstrap-server or
+        --zookeeper, whatever it exits with."""
+        return self.tool_process(self.release.topic_command, *args, *self._topic_target())
+
+    def topic_target(self) -> list[str]:
+        """TopicCommand's connection arguments for this cluster (--bootstrap-server or --zookeeper)."""
+        return self._topic_target()
+
+    def _topic_target(self) -> list[str]:
+        if self.release.topics_via_zookeeper:
+            return ["--zookeeper", self.zookeeper_connect]
+        return ["--bootstrap-server", self.bootstrap]
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1,
+                     min_isr: int | None = None, assignment: list[list[int]] | None = None,
+                     config: dict[str, str] | None = None) -> None:
+        """`assignment`: the replicas of each partition, leader first (instead of a count and RF)."""
+        self.create_topics({name: dict(partitions=partitions, replication_factor=replication_factor,
+                                       min_isr=min_isr, assignment=assignment, config=config)})
+
+    def create_topics(self, topics: dict[str, dict]) -> str:
+        """Topic name -> create_topic's keyword arguments: every topic created in one JVM
+        (TopicCommand once per topic), then until --describe shows a leader for each partition;
+        returns that --describe output (of every topic, when more than one was created)."""
+        creates, counts = [], {}
+        for name, spec in topics.items():
+            assignment = spec.get("assignment")
+            args = ["--create", "--topic", name, *self._topic_target()]
+            if assignment:
+                args += ["--replica-assignment", ",".join(":".join(map(str, r)) for r in assignment)]
+            else:
+                args += ["--partitions", str(spec.get("partitions", 1)),
+                         "--replication-factor", str(spec.get("replication_factor", 1))]
+            settings = dict(spec.get("config") or {})
+            if spec.get("min_isr") is not None:
+                settings["min.insync.replicas"] = str(spec["min_isr"])
+            for k, v in settings.items():
+                args += ["--config", f"{k}={v}"]
+            creates.append(args)
+            counts[name] = len(assignment) if assignment else spec.get("partitions", 1)
+        for (code, out), args in zip(self.tool_runs(self.release.topic_command, *creates), creates):
+            if code != 0:
+                raise KafkaError(f"TopicCommand {' '.join(args)} failed ({code}): {out.strip()[-2000:]}")
+        shown: list[str] = []
+        self.wait_for(lambda: self._leaders_known(counts, shown), f"topics {', '.join(topics)} with leaders", 60)
+        return shown[-1]
+
+    def _leaders_known(self, counts: dict[str, int], shown: list[str]) -> bool:
+        """Whether --describe (appended to `shown`) shows `counts[topic]` partitions with a
+        leader, for every topic."""
+        try:
+            text = self.describe(next(iter(counts)) if len(counts) == 1 else None)
+        except KafkaError:  # a topic just created may not be in the metadata the tool asks yet
+            return False
+        shown.append(text)
+        led: dict[str, int] = {}
+        for line in text.splitlines():
+            m = re.search(r"Topic:\s*(\S+)\s+Partition:\s*\d", line)
+            if m and m.group(1) in counts and not re.search(r"Leader:\s*(-1|none)", line):
+                led[m.group(1)] = led.get(m.group(1), 0) + 1
+        return led == counts
+
+    def describe(self, topic: str | None = None, *filters: str) -> str:
+        """`kafka-topics.sh --describe` output (`filters`: e.g. "--under-replicated-partitions")."""
+        args = ["--describe", *self._topic_target(), *filters]
+        if topic:
+            args += ["--topic", topic]
+        return self.tool(self.release.topic_command, *args)
+
+    def produce(self, topic: str, records: int = 1000, record_size: int = 100, acks: str = "1") -> None:
+        self.tool(self.release.producer_performance, "--topic", topic, "--num-records", str(records),
+                  "--record-size", str(record_size), "--throughput", "-1", "--producer-props",
+                  f"bootstrap.servers={self.bootstrap}", f"acks={acks}", "linger.ms=5", timeout=300)
+
+    def _reassign_target(self) -> list[str]:
+        if self.release.reassign_via_zookeeper:
+            return ["--zookeeper", self.zookeeper_connect]
+        return ["--bootstrap-server", self.bootstrap]
+
+    def reassign(self, moves: dict[tuple[str, int], list[int]], throttle: int | None = None) -> None:
+        """Starts moving each (topic, partition) to its new replica list, throttled to `throttle`
+        bytes/s when given (the tool's --throttle, which also marks the throttled replicas)."""
+        plan = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                             for (t, p), r in sorted(moves.items())]}
+        self._reassignment = self.workdir / f"reassign-{int(time.time() * 1000)}.json"
+        self._reassignment.write_text(json.dumps(plan))
+        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target()]
+        if throttle is not None:
+            args += ["--throttle", str(throttle)]
+        self.tool(self.release.reassign_command, *args)
+
+    def finish_reassignment(self, timeout: float = 180.0) -> None:
+        """Lifts the throttle and waits until `--verify` says every move is complete (which also
+        removes the throttle configs, as the tool does)."""
+        assert self._reassignment, "no reassignment started"
+        args = ["--execute", "--reassignment-json-file", str(self._reassignment), *self._reassign_target(),
+                "--throttle", str(1 << 30)]
+        if self.release.version_tuple >= (2, 5):
+            args.append("--additional")
+        self.tool(self.release.reassign_command, *args, check=False)
+        self.wait_for(self._reassignment_complete, "the reassignment to complete", timeout, interval=1.0)
+
+    def _reassignment_complete(self) -> bool:
+        out = self.tool(self.release.reassign_command, "--verify", "--reassignment-json-file",
+                        str(self._reassignment), *self._reassign_target(), check=False)
+        lines = [l for l in out.splitlines() if "eassignment of partition" in l]
+        return bool(lines) and all(re.search(r"complete|completed successfully", l) for l in lines) \
+            and not any("progress" in l for l in lines)
+
+    def wait_for(self, ready, what: str, timeout: float = 60.0, interval: float = 0.5) -> None:
+        processes.wait_until(what, ready, timeout, interval=interval)
