@@ -58,13 +58,15 @@ def test_the_check_reports_a_missing_series_a_help_text_and_a_value_that_did_not
     assert suspects == {("kafka_server_a", '{topic="t",partition="1",}')}
 
 
-def test_self_metrics_come_from_the_last_gzip_member(bench):
+def test_self_metrics_come_from_the_last_gzip_member():
+    runs = importlib.import_module("bench.vs_jmx_exporter_runs")
+
     def member(text: str) -> bytes:
         z = zlib.compressobj(1, zlib.DEFLATED, 31)
         return z.compress(text.encode()) + z.flush()
     body = member("snapshot 1\n" * 10_000) + member("jmx_scrape_duration_seconds 0.25\n")
-    assert bench._last_gzip_member(body) == b"jmx_scrape_duration_seconds 0.25\n"
-    assert bench._last_gzip_member(member("only\n")) == b"only\n"
+    assert runs._last_gzip_member(body) == b"jmx_scrape_duration_seconds 0.25\n"
+    assert runs._last_gzip_member(member("only\n")) == b"only\n"
 
 
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size():
