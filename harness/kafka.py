@@ -377,7 +377,8 @@ class KafkaCluster(KafkaTools):
         re-entered an ISR with its last fetch during its controlled shutdown and stayed there."""
         first = self.brokers[min(self.brokers)]
         self._start_node(first, wait=False)
-        processes.wait_until(f"Kafka {self.release.version} broker {first.node_id} as the controller",
+        # named as every node's start is: a broker that cannot start fails here, as it would there
+        processes.wait_until(f"Kafka {self.release.version} node {first.node_id}",
                              lambda: self.zookeeper_controller() == first.node_id, self.start_timeout,
                              first.process, first.log, interval=0.1)
 
