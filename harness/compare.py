@@ -86,16 +86,18 @@ def unmoved(first: Exposition, second: Exposition) -> set[Key]:
     followers' fetches entered and left the sample). It moves only when a sample enters, which the
     Count counts, so a quantile counts as unmoved only if its count was printed and did not move."""
     equal = {k for k, v in first.series.items() if second.series.get(k) == v}
-    counts = {(k[0], _labels(k[1])): k in equal for k in first.series if "quantile=" not in k[1]}
-    out = set()
-    for key in equal:
-        if "quantile=" in key[1]:
-            base = tuple(p for p in _labels(key[1]) if p[0] != "quantile")
-            seen = [counts[(key[0] + s, base)] for s in _COUNT_SUFFIXES if (key[0] + s, base) in counts]
-            if not seen or not all(seen):
-                continue
-        out.add(key)
-    return out
+    quantiles = {k for k in equal if "quantile=" in k[1]}
+    if not quantiles:
+        return equal
+    # the label sets of the families a quantile's count could be in, parsed once each
+    names = {k[0] + s for k in quantiles for s in _COUNT_SUFFIXES}
+    counts = {(k[0], _labels(k[1])): k in equal for k in first.series if k[0] in names and "quantile=" not in k[1]}
+    for key in quantiles:
+        base = tuple(p for p in _labels(key[1]) if p[0] != "quantile")
+        seen = [counts[(key[0] + s, base)] for s in _COUNT_SUFFIXES if (key[0] + s, base) in counts]
+        if not seen or not all(seen):
+            equal.discard(key)
+    return equal
 
 
 def settled(ours: Exposition, before: Exposition, after: Exposition) -> tuple[Exposition, Exposition]:
