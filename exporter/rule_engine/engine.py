@@ -72,7 +72,7 @@ class RuleEngine:
         self._plans: dict[tuple, BeanPlan] = {}
         self._poll = 0
         self._cached = 0  # entries in all plans, kept up to date as they come and go
-        self._tables = MemberTables(search.plan_member, self._run_volatile, self._count_drop, self.stats, self._one_x)
+        self._tables = MemberTables(search, self._run_volatile, self._count_drop, self.stats, self._one_x)
         self._merges = MergeOrders()
         self._cached_beans = JmxCachedBeans(self.rules, self._one_x)
 

@@ -2,8 +2,9 @@
 
 Members are matched as any leaf is, once per member list, and what the rules made of each is kept
 as a number (a code) into a small list of `MemberOutcome`s (outcomes with the member's topic and
-partition as slots): a few bytes a member instead of a plan, an outcome and a sample. A member
-that value-dependent rules may claim is resolved each poll instead.
+partition as slots): a few bytes a member instead of a plan, an outcome and a sample. The outcome
+is made once for the members a rule matched alike (see `shapes`). A member that value-dependent
+rules may claim is resolved each poll instead.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, MemberOut
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
 from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
 from kafka_jmx_sidecar.exporter.rule_engine.naming import java_order
-from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Matched, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.shapes import Shapes
 
 # A table member's code: a template number (>= 0), or one of these.
 UNSEEN, DROPPED, REJECTED, EMPTY, VOLATILE = -1, -2, -3, -4, -5
@@ -109,13 +111,22 @@ def _key_values_kept(slotted: tuple, labels: tuple, fixed: set) -> tuple:
     return slotted if out is None else tuple(out)
 
 
+def template_key(found: Outcome, table: BeanTable, topic: str, partition: str) -> tuple:
+    """An outcome as a member template's fields, the member's `topic` and `partition` made slots
+    wherever a label holds one of them whole."""
+    labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v) for k, v in found.labels])
+    labels = _key_values_kept(labels, found.labels, {v for _, v in table.keys})
+    attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+    return (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
+
+
 class MemberTables:
     """The TableCache of each BeanTable of the last poll, and the member outcomes (templates) all
-    of them share. `plan_member` and `run_volatile` are the rule search's; `count_drop` and
-    `stats` the engine's."""
+    of them share. `search` is the rule search (its `search_member` and `made`), `run_volatile`
+    its; `count_drop` and `stats` the engine's."""
 
-    def __init__(self, plan_member: Callable, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
-        self._plan_member, self._run_volatile, self._count_drop = plan_member, run_volatile, count_drop
+    def __init__(self, search, run_volatile: Callable, count_drop: Callable, stats, one_x: bool):
+        self._search, self._run_volatile, self._count_drop = search, run_volatile, count_drop
         self._stats = stats
         self._order = self._members_by_labels if one_x else None
         self.caches: dict[tuple, TableCache] = {}
@@ -171,25 +182,26 @@ class MemberTables:
         codes = cache.codes
         misses = 0
         ambiguous: list[tuple[int, Outcome]] = []
+        shapes = Shapes(self._search, table, template_key, self._code_of)
         for i in range(len(table)):
             if codes[i] != UNSEEN or not table.present[i]:
                 continue
             misses += 1
             leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
-            found = self._plan_member(leaf)
+            found = self._search.search_member(leaf)
+            if found.__class__ is Matched:
+                shape, code = shapes.code(found, i)
+                if code is not None:
+                    codes[i] = code
+                    continue
+                found = shapes.made(found, i, shape)
             if found.__class__ is Volatile:
                 codes[i] = VOLATILE
                 cache.volatile[i] = found
-            elif found is REJECTED_VALUE:
-                codes[i] = REJECTED
-            elif found is EMPTY_NAME:
-                codes[i] = EMPTY
-            elif found.__class__ is not Outcome:
-                codes[i] = DROPPED
-            elif leaf.keys[-2][1] == leaf.keys[-1][1]:
+            elif found.__class__ is Outcome and leaf.keys[-2][1] == leaf.keys[-1][1]:
                 ambiguous.append((i, found))  # after the others: see _template_code
             else:
-                codes[i] = self._template_code(found, table, i)
+                codes[i] = self._code_of(found, table, i)
         for i, found in ambiguous:
             codes[i] = self._template_code(found, table, i)
         if not misses:
@@ -199,6 +211,16 @@ class MemberTables:
         cache.regroup(table)
         return True
 
+    def _code_of(self, found, table: BeanTable, i: int) -> int:
+        """Member i's code for what the rules made of it (not a Volatile)."""
+        if found is REJECTED_VALUE:
+            return REJECTED
+        if found is EMPTY_NAME:
+            return EMPTY
+        if found.__class__ is not Outcome:
+            return DROPPED
+        return self._template_code(found, table, i)
+
     def _template_code(self, found: Outcome, table: BeanTable, i: int) -> int:
         """The template of member i's outcome: the member's topic and partition made slots, so
         that members named alike share it. A topic named like a partition number (topic "0",
@@ -207,26 +229,22 @@ class MemberTables:
         does not stand apart in a template of its own (and make its family expanded, see
         exporter.rule_engine.series)."""
         topic, partition = table.topics[table.topic[i]], str(table.partition[i])
-        labels = tuple([(k, TOPIC if v == topic else PARTITION if v == partition else v) for k, v in found.labels])
-        labels = _key_values_kept(labels, found.labels, {v for _, v in table.keys})
-        attr = found.objectname[found.objectname.rfind(">") + 1:] if found.objectname else table.attribute
+        tkey = template_key(found, table, topic, partition)
         templates = self._template_index
         if topic == partition:
+            name, labels, *rest = tkey
             both = [k for k, (_, v) in enumerate(labels) if v is TOPIC]
             for slots in product((TOPIC, PARTITION), repeat=len(both)):
                 reading = list(labels)
                 for k, slot in zip(both, slots):
                     reading[k] = (labels[k][0], slot)
-                code = templates.get((found.name, tuple(reading), found.type, found.help, found.fixed, found.factor,
-                                      attr, found.rule))
+                code = templates.get((name, tuple(reading), *rest))
                 if code is not None:
                     return code
-        tkey = (found.name, labels, found.type, found.help, found.fixed, found.factor, attr, found.rule)
         code = templates.get(tkey)
         if code is None:
             code = templates[tkey] = len(self.templates)
-            self.templates.append(MemberOutcome(found.name, labels, found.type, found.help,
-                                                found.fixed, found.factor, attr, found.rule))
+            self.templates.append(MemberOutcome(*tkey))
         return code
 
     def _members_by_labels(self, code: int, table: BeanTable, members: list[int]) -> list[int]:

@@ -73,6 +73,16 @@ class Volatile:
         self.leaf, self.rules, self.fallback = leaf, rules, fallback
 
 
+class Matched:
+    """A value-blind rule that matched a table member, its outcome not made yet (see
+    `member_tables`: members whose match differs only in their topic and partition share one)."""
+
+    __slots__ = ("rule", "strings", "match")
+
+    def __init__(self, rule, strings, match):
+        self.rule, self.strings, self.match = rule, strings, match
+
+
 CONSTANTS_LIMIT = 256  # distinct string/boolean values remembered per MBean before starting over
 
 

@@ -15,7 +15,8 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import DEFAULT_RULE, Config, 
 from kafka_jmx_sidecar.exporter.base.java_text import parse_java_double
 from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, MatchStrings
 from kafka_jmx_sidecar.exporter.rule_engine.naming import openmetrics_base, safe_name, snake_case
-from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, UNMATCHED, UNSUPPORTED, Drop, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import (EMPTY_NAME, REJECTED_VALUE, UNMATCHED, UNSUPPORTED, Drop, Matched,
+                                                             Outcome, Volatile)
 from kafka_jmx_sidecar.exporter.rule_engine.prefilter import Prefilter, could_match, head_checks, possible, required_literals
 from kafka_jmx_sidecar.exporter.rule_engine.value_blindness import value_blind
 
@@ -34,6 +35,9 @@ class RuleSearch:
             for rule, blind, lits, (need, any_of) in zip(self.rules, self.blind, literals, self._prefilter.masks))
         self._rule_index = {id(rule): i for i, rule in enumerate(self.rules)}
         self._unsupported = [Drop(UNSUPPORTED.reason, False, i) for i in range(len(self.rules))]
+        # rules whose outcome is made from the groups of their match alone, not from the whole
+        # matched text ($0): table members whose groups differ only in topic and partition share it
+        self._from_groups = {id(r): not any(0 in t.parts for t in _templates(r)) for r in self.rules}
         self._lower_names = config.lowercase_output_name
         self._lower_labels = config.lowercase_output_label_names
         # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
@@ -46,16 +50,33 @@ class RuleSearch:
     def share(self, value: Any) -> Any:
         return self.shared.setdefault(value, value)
 
-    def plan_member(self, leaf: Leaf) -> Any:
-        """`plan_numeric` for a BeanTable member, its labels not kept in `shared`: the member
-        tables keep one template for the members named alike (their topic and partition as
-        slots), and 400,000 members' own label tuples would stay for as long as the engine (and
+    def search_member(self, leaf: Leaf) -> Any:
+        """`plan_numeric` for a BeanTable member, short of its last step: a value-blind rule that
+        matched with no value-dependent rule before it comes back as `Matched`, its outcome not
+        made (the member tables make it once for the members whose match differs only in their
+        topic and partition: see `shapes`); anything else as `plan_numeric` returns it. Labels
+        are not kept in `shared`: the member tables keep one template for the members named
+        alike, and 400,000 members' own label tuples would stay for as long as the engine (and
         those of deleted topics with them)."""
-        return self.plan_numeric(leaf, False)
+        return self._plan(leaf, False, True)
+
+    def made(self, rule: Rule, strings: MatchStrings, match) -> Outcome | Drop:
+        """What `rule`, matched as `match` (a re.Match or any object with its `group`), makes of
+        the leaf of `strings`; labels not kept in `shared`."""
+        return self._made(rule, strings, match, False)
+
+    def rule_index(self, rule: Rule) -> int:
+        return self._rule_index[id(rule)]
+
+    def from_groups(self, rule: Rule) -> bool:
+        return self._from_groups[id(rule)]
 
     def plan_numeric(self, leaf: Leaf, share_labels: bool = True) -> Any:
         """Run the value-blind rules once; remember the value-dependent ones that come first and
         could match this leaf for some number."""
+        return self._plan(leaf, share_labels, False)
+
+    def _plan(self, leaf: Leaf, share_labels: bool, defer: bool) -> Any:
         volatile = []
         strings = MatchStrings(leaf)
         found = [-1, -1, -1, -1]  # required-text bits per match string variant, computed once
@@ -72,9 +93,13 @@ class RuleSearch:
                         strings.get(rule.attr_name_snake_case, rule.cache))
                 if bits & need != need or (any_of and not possible(bits, need, any_of)):
                     continue
-            result = self._apply(rule, strings, share_labels)
-            if result is not None:
-                return Volatile(leaf, tuple(volatile), result) if volatile else result
+            match = self._match(rule, strings)
+            if match is False:
+                continue
+            if defer and not volatile:
+                return Matched(rule, strings, match)
+            result = self._made(rule, strings, match, share_labels)
+            return Volatile(leaf, tuple(volatile), result) if volatile else result
         return Volatile(leaf, tuple(volatile), UNMATCHED) if volatile else UNMATCHED
 
     def run_volatile(self, volatile: Volatile, value: Any) -> Any:
@@ -112,13 +137,20 @@ class RuleSearch:
     # --- one rule on one leaf
     def _apply(self, rule: Rule, strings: MatchStrings, share_labels: bool = True) -> Outcome | Drop | None:
         """None when the rule does not match; otherwise what it makes of the leaf."""
+        match = self._match(rule, strings)
+        return None if match is False else self._made(rule, strings, match, share_labels)
+
+    @staticmethod
+    def _match(rule: Rule, strings: MatchStrings):
+        """The rule's match on the leaf: False when it does not match, None when it has no pattern."""
+        if rule.regex is None:
+            return None
+        match = rule.regex.fullmatch(strings.get(rule.attr_name_snake_case, rule.cache))
+        return False if match is None else match
+
+    def _made(self, rule: Rule, strings: MatchStrings, match, share_labels: bool) -> Outcome | Drop:
         leaf = strings.leaf
         text = strings.get(rule.attr_name_snake_case, rule.cache)
-        match = None
-        if rule.regex is not None:
-            match = rule.regex.fullmatch(text)
-            if match is None:
-                return None
         fixed = None
         if rule.value is not None:
             fixed = parse_java_double(rule.value.expand(match))
@@ -178,6 +210,10 @@ class RuleSearch:
             label = safe_name(key)
             labels.append((label.lower() if self._lower_labels else label, value))
         return name, tuple(labels)
+
+
+def _templates(rule: Rule) -> list:
+    return [t for t in (rule.name, rule.help, rule.value, *(x for pair in rule.labels for x in pair)) if t is not None]
 
 
 def default_help(leaf: Leaf) -> str:
