@@ -16,8 +16,9 @@ nothing on the first poll), say what to ask:
   3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
      (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
      case `Value == second` tells which hold it and only the rest are read. With no `second`
-     yet (the first poll), one query per small value (`Value == 1`, ... up to the catalog's
-     maximum for the family) does that.
+     yet (the first poll), a few of them are read, and one query per value (`Value == v`, the
+     value most of those held first, then the small values up to the catalog's maximum for the
+     family) does that, until the members left are fewer than a query's worth of reads.
 
 Members (1) did not return hold `common`. Every value served is the MBean's value at some moment
 of the poll, except after two changes of one MBean within the poll interval (`second`, something
@@ -50,6 +51,8 @@ _READS_PER_QUERY = 1000
 _HIT_SECONDS = 15e-6
 # A query returning fewer names than this measures the scan alone; more, the names' cost too.
 _FEW_HITS = 50
+# Members read on the first poll to learn which value most of those off the common one hold.
+_SAMPLE = 16
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
 
@@ -260,12 +263,14 @@ class FamilyReads:
         if f.max_value is None:
             pass  # numbers of their own: (1) alone, the members it returned are read
         elif second is None and len(others) > self._reads_per_query():
-            # nothing known about the others yet (the first poll): one query per small value
-            for v in range(f.max_value + 1):
-                if v != common:
-                    for i in self._query(f, "==", v):
-                        explicit[i] = v
-            to_read = [i for i in others if i not in explicit]
+            # nothing known about the others yet (the first poll): one query per value, the
+            # likeliest first, until the members left are cheaper to read
+            for v in self._likely_values(f, others, common):
+                for i in self._query(f, "==", v):
+                    explicit[i] = v
+                to_read = [i for i in others if i not in explicit]
+                if len(to_read) <= self._reads_per_query():
+                    break
         elif second is not None and len(others) > self._reads_per_query():
             if unusual is None:
                 unusual = set(self._query(f, "!=", common, (("!=", second),)))
@@ -297,6 +302,14 @@ class FamilyReads:
                 f.serve(i, get(i, common))
         f.base, f.special = common, explicit.keys() | gone
         self._learn(f, common, explicit, len(gone))
+
+    def _likely_values(self, f: Family, others: list[int], common: Any) -> list[int]:
+        """The values `others` may hold, the likeliest first: those held by a few of them read
+        (most hold the replication factor, which may be above the catalog's usual maximum), then
+        the other small values."""
+        sample = self.read_members(f, others[::max(1, len(others) // _SAMPLE)][:_SAMPLE])
+        seen = [v for v, _ in Counter(v for v in sample if v.__class__ is int).most_common() if v != common]
+        return seen + [v for v in range(f.max_value + 1) if v != common and v not in seen]
 
     def _learn(self, f: Family, common: Any, explicit: dict[int, Any], gone: int, counts: Counter | None = None
                ) -> None:

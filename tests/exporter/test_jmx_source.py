@@ -201,6 +201,32 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         source.close()
 
 
+def test_the_first_poll_asks_first_for_the_value_a_few_members_read_hold(target, monkeypatch):
+    """Most partitions led here show the replication factor, here 7 (above the usual maximum of
+    5): a few members read say so, one `== 7` query finds who holds it, and the two members left
+    are read instead of asking `== 1` ... `== 5`."""
+    truth = Truth(target)
+    isr = [k for k, v in truth.values.items() if "InSync" in k and v]
+    for name in isr:
+        truth.set(name, 7)
+    truth.set(isr[0], 2)
+    truth.set(isr[-1], 2)
+    source = make_source(target)
+    try:
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
+        asked = []
+        query_members = source.client.query_members
+        monkeypatch.setattr(source.client, "query_members",
+                            lambda pattern, families, *a, **kw: asked.append((pattern, a))
+                            or query_members(pattern, families, *a, **kw))
+        got, _ = served(source)
+        assert got == truth.values
+        equal = [(p.split("name=")[1], a[2]) for p, a in asked if a[1] == "=="]
+        assert equal == [("UnderReplicated,*", 1), ("InSyncReplicasCount,*", 7)]
+    finally:
+        source.close()
+
+
 def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
     """The JVM lists the partition families as columns; each member must come back as the name
     the broker registered, with its canonical name's String.hashCode() (the visiting order)."""
