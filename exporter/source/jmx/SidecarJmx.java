@@ -166,7 +166,7 @@ public final class SidecarJmx {
             // one connection: one call at a time (the broker then sees one client connection)
             next = f + 1 < families.length && conns.length > 1 ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
-            s.listFamily(f, families[f], fam[f], s.answer(found), was);
+            s.listFamily(f, families[f], fam[f], found, was);
         }
         s.strays(fam);
         s.finish();
@@ -201,6 +201,34 @@ public final class SidecarJmx {
 
     /** Whether p may match names of the type pattern t (`d:type=X,*`): false only when p's domain
      *  or type cannot be t's. */
+    /** Whether p matches every name of the family pattern f (`d:type=X,name=Y,*`). */
+    static boolean holds(ObjectName p, ObjectName f) {
+        if (p.equals(ObjectName.WILDCARD)) return true;
+        if (p.isDomainPattern() && !p.getDomain().equals("*") || !p.isDomainPattern() && !p.getDomain().equals(f.getDomain())
+                || !p.isPropertyListPattern()) return false;
+        for (Map.Entry<String, String> e : p.getKeyPropertyList().entrySet()) {
+            if (!e.getValue().equals(f.getKeyProperty(e.getKey())) || p.isPropertyValuePattern(e.getKey())) return false;
+        }
+        return true;
+    }
+
+    /** Whether p may match some name of the family pattern f: not when its domain or a key f
+     *  fixes (type, name) is another. */
+    static boolean mayHold(ObjectName p, ObjectName f) {
+        if (!p.isDomainPattern() && !p.getDomain().equals(f.getDomain())) return false;
+        for (Map.Entry<String, String> e : f.getKeyPropertyList().entrySet()) {
+            String v = p.getKeyProperty(e.getKey());
+            if (v != null && !p.isPropertyValuePattern(e.getKey()) && !v.equals(e.getValue())) return false;
+        }
+        return true;
+    }
+
+    /** Whether every name p matches has one of `types` (`d:type=X,*`). */
+    static boolean typed(ObjectName p, List<ObjectName> types) {
+        for (ObjectName t : types) if (within(p, t)) return true;
+        return false;
+    }
+
     static boolean mayMatch(ObjectName p, ObjectName t) {
         if (!p.isDomainPattern() && !p.getDomain().equals(t.getDomain())) return false;
         String type = p.getKeyProperty("type");

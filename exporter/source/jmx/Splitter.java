@@ -46,7 +46,9 @@ final class Splitter {
             if (!types.contains(t)) types.add(t);
         }
         QueryExp notTyped = types.isEmpty() ? null : Query.not(anyOf(types.toArray(new ObjectName[0])));
-        for (int k = 0; k < in.length; k++) addOthers(k, in[k], notTyped);
+        for (int k = 0; k < in.length; k++) {
+            if (!typed(in[k], types)) addOthers(k, in[k], notTyped);  // else `not` the types leaves none
+        }
         out.serverDomains = bounded(() -> conn.getDomains(), timeoutMs).length;
         out.rest.roundTrips++;
     }
@@ -101,18 +103,31 @@ final class Splitter {
     }
 
     /** Family f's names, asked on conn meanwhile the caller goes on: the include patterns as
-     *  the query unless one holds the whole family. */
+     *  the query unless one holds the whole family; not asked (null) when none may hold a member. */
     Future<Set<ObjectName>> ask(MBeanServerConnection c, ObjectName family) {
-        if (in.length == 0) return java.util.concurrent.CompletableFuture.completedFuture(Set.of());
-        QueryExp included = null;
-        boolean held = false;
-        for (ObjectName p : in) held |= p.equals(ObjectName.WILDCARD) || within(p, family);
-        if (!held) included = anyOf(in);
-        final QueryExp q = included;
+        int[] cover = coverage(family);
+        boolean whole = false, some = false;
+        for (int k : cover) {
+            whole |= k == ALL;
+            some |= k != NONE;
+        }
+        if (!some) return null;
+        final QueryExp q = whole ? null : anyOf(in);
         return POOL.submit(() -> c.queryNames(family, q));
     }
 
+    static final int NONE = 0, SOME = 1, ALL = 2;
+
+    /** Per include pattern, which of the family's members it matches: all, none, or some (each
+     *  name then matched as the broker matches it). */
+    int[] coverage(ObjectName family) {
+        int[] out = new int[in.length];
+        for (int k = 0; k < in.length; k++) out[k] = holds(in[k], family) ? ALL : mayHold(in[k], family) ? SOME : NONE;
+        return out;
+    }
+
     Set<ObjectName> answer(Future<Set<ObjectName>> f) throws Exception {
+        if (f == null) return Set.of();  // not asked
         try {
             return timeoutMs > 0 ? f.get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS) : f.get();
         } catch (java.util.concurrent.TimeoutException e) {
@@ -130,13 +145,16 @@ final class Splitter {
 
     /** Family f's members as columns into out (the `was` object when they are its members,
      *  unchanged); its names shaped unlike a member go to the others. */
-    void listFamily(int f, String family, ObjectName pattern, Set<ObjectName> found, Members was) throws Exception {
-        if (in.length > 0) out.rest.roundTrips++;
+    void listFamily(int f, String family, ObjectName pattern, Future<Set<ObjectName>> asked, Members was)
+            throws Exception {
+        Set<ObjectName> found = answer(asked);
+        if (asked != null) out.rest.roundTrips++;
+        int[] cover = coverage(pattern);
         out.listedTotal += found.size();
         if (!found.isEmpty()) perDomain.computeIfAbsent(pattern.getDomain(), d -> new int[1])[0] += found.size();
         List<Object[]> ms = new ArrayList<>(found.size());
         for (ObjectName n : found) {
-            int first = firstPattern(n);
+            int first = firstPattern(n, cover);
             if (excluded(n, ex)) continue;
             String[] parts = memberParts(n.getKeyPropertyListString());
             if (parts == null || !family.equals(n.getDomain() + ":" + parts[0])) {
@@ -167,13 +185,14 @@ final class Splitter {
     }
 
     /** The first include pattern that matches n (0 with one pattern or none), counting n in
-     *  each pattern's size: the patterns jmx_exporter's queries would return it for. */
-    int firstPattern(ObjectName n) {
+     *  each pattern's size: the patterns jmx_exporter's queries would return it for. `cover`:
+     *  the patterns' coverage of n's family, so that only those matching some of it are applied. */
+    int firstPattern(ObjectName n, int[] cover) {
         int first = 0;
         if (in.length > 1) {
             first = -1;
             for (int k = 0; k < in.length; k++) {
-                if (in[k].apply(n)) {
+                if (cover[k] == ALL || cover[k] == SOME && in[k].apply(n)) {
                     out.patternSizes[k]++;
                     if (first < 0) first = k;
                 }
