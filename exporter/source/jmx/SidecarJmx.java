@@ -199,8 +199,6 @@ public final class SidecarJmx {
         return true;
     }
 
-    /** Whether p may match names of the type pattern t (`d:type=X,*`): false only when p's domain
-     *  or type cannot be t's. */
     /** Whether p matches every name of the family pattern f (`d:type=X,name=Y,*`). */
     static boolean holds(ObjectName p, ObjectName f) {
         if (p.equals(ObjectName.WILDCARD)) return true;
@@ -229,6 +227,8 @@ public final class SidecarJmx {
         return false;
     }
 
+    /** Whether p may match names of the type pattern t (`d:type=X,*`): false only when p's domain
+     *  or type cannot be t's. */
     static boolean mayMatch(ObjectName p, ObjectName t) {
         if (!p.isDomainPattern() && !p.getDomain().equals(t.getDomain())) return false;
         String type = p.getKeyProperty("type");
