@@ -26,7 +26,7 @@ import sys
 import time
 
 from bench import sidecar_setup as setup
-from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_CONNECTIONS
+from kafka_jmx_sidecar.exporter.config.sidecar import default_connections
 
 TARGET_RATIO = 20.0
 
@@ -88,7 +88,8 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=40_000)
     ap.add_argument("--polls", type=int, default=5, help="steady polls timed after the warm-up poll")
     ap.add_argument("--sample", type=int, default=5000, help="baseline MBeans timed (then extrapolated)")
-    ap.add_argument("--connections", type=int, default=DEFAULT_CONNECTIONS, help="the sidecar's JMX connections")
+    ap.add_argument("--connections", type=int, default=default_connections(),
+                    help="the sidecar's JMX connections (default: the sidecar's default on this machine)")
     ap.add_argument("--jvm-options", default="",
                     help="options of this process's JVM, shared by the sidecar and the baseline (default: the JVM's own "
                          "defaults, as jmx_exporter would run; the sidecar's poll does little on the client side)")

@@ -255,7 +255,7 @@ def print_steady(what: str, s: Steady) -> None:
 def measure_floor(broker: Broker, rules: str, args) -> Floor | None:
     """The floor client over the names the rule file includes (bench/floor.py), at --connections
     and at serve's default connections, which the headline figures are taken at."""
-    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_CONNECTIONS
+    from kafka_jmx_sidecar.exporter.config.sidecar import default_connections
     from kafka_jmx_sidecar.exporter.rule_engine.config import load_config
 
     config = load_config(str(RULES[rules]))
@@ -264,7 +264,7 @@ def measure_floor(broker: Broker, rules: str, args) -> Floor | None:
     try:
         floor = run_floor(f"service:jmx:rmi:///jndi/rmi://{broker.host_port}/jmxrmi", include=include,
                           exclude=exclude, queried=HEALTH_FAMILIES, queries=HEALTH_QUERIES,
-                          connections=tuple(sorted({*args.connections, DEFAULT_CONNECTIONS})),
+                          connections=tuple(sorted({*args.connections, default_connections()})),
                           polls=args.floor_polls, broker_pid=broker.pid,
                           timeout=args.timeout)
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
