@@ -20,6 +20,8 @@ System.gc()
 time.sleep(0.6)  # JPype's queue thread looks every 250 ms
 before = full()
 for _ in range(4):
+    garbage = [[] for _ in range(2000)]  # a young Python collection: JPype re-arms its trigger at its end
+    del garbage
     System.gc()
     time.sleep(0.6)
 print(json.dumps({"python_full_collections": full() - before}))
