@@ -181,7 +181,7 @@ class Collector:
         withdrawn = self.withdrawn(now)
         if hung and not self._hang_told:
             self._hang_told = True
-            log.error("poll of %s has had no answer for %.1f s, and the last good poll ended %.1f s ago (over "
+            log.error("poll of %s has run for %.1f s without ending, and the last good poll ended %.1f s ago (over "
                       "sidecar.withdrawAfterSeconds, %g s): it counts as failed until it ends; the read itself "
                       "gives up after sidecar.readTimeoutSeconds (%g s)", self.target,
                       now - (self._poll_started or now), now - self._snapshot.taken_at, self.settings.withdraw_after,
