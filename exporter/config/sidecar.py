@@ -51,9 +51,9 @@ _MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a brok
 # Parallel JMX connections a poll reads over (sidecar.connections): a broker serves each call on a
 # thread of its own, so reads over 4 connections overlap their round trips' waits and use up to 4
 # of the broker's cores while they run. More gain little on loopback and cost the broker more
-# threads and sockets. Each connection's reader also takes a CPU of the sidecar's while it waits
-# for nothing: the default is no more than the CPUs the sidecar may use. On 2 CPUs shared with
-# the broker, 4 connections polled 40,000 partitions no faster than 2, and scrapes waited longer.
+# threads and sockets. Each connection's reader also keeps a CPU of the sidecar's busy decoding
+# answers, so the default is no more than the CPUs the sidecar may use. On 2 CPUs shared with the
+# broker, 4 connections polled 40,000 partitions no faster than 2, and scrapes waited longer.
 DEFAULT_CONNECTIONS = 4
 
 
