@@ -102,6 +102,15 @@ class _DropPy4j(logging.Filter):
 _QUIETED = ("py4j", "pyspark")  # what logs the connections the stop cuts
 
 
+def quiet(sc) -> None:
+    """Nothing more from the driver JVM's loggers, with no moment of more: the root logger OFF
+    through log4j itself. Spark's own `setLogLevel` opens the console's threshold (WARN, where Spark
+    set it) after lowering the root level, so a driver thread that passed the old INFO level just
+    before prints its line once the threshold is gone (seen: MemoryStore's INFO before our line)."""
+    log4j = sc._jvm.org.apache.logging.log4j
+    log4j.core.config.Configurator.setRootLevel(log4j.Level.OFF)
+
+
 def stop_spark() -> None:
     """Stop the active Spark context, if any, quietly (its killed tasks would each log), within
     STOP_TIMEOUT_S: from a thread of its own, whose py4j connection is not the one an interrupted
@@ -118,7 +127,7 @@ def stop_spark() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                sc.setLogLevel("OFF")
+                quiet(sc)
                 sc.stop()
             except Exception:  # the JVM may be gone already (a SIGTERM to the whole process group)
                 pass

@@ -32,8 +32,12 @@ def test_a_broker_killed_while_polled_is_served_stale_then_recovered(own_kafka, 
     cluster = own_kafka("4.4")
     cluster.create_topic("faults", partitions=4)
     config = tmp_path / "sidecar.yml"
-    # no rules: every MBean of the broker, so a poll takes long enough to be cut by the kill
-    config.write_text(config_text(cluster.jmx_host_port(1), "", "  pollIntervalSeconds: 0.2\n"))
+    # no rules: every MBean of the broker, so a poll takes long enough to be cut by the kill; the
+    # series stay until the test is done (by default they are withdrawn 4 intervals, 0.8 s, after
+    # the last good poll: a poll the kill leaves failing slowly would withdraw them before the
+    # error is seen)
+    config.write_text(config_text(cluster.jmx_host_port(1), "",
+                                  "  pollIntervalSeconds: 0.2\n  withdrawAfterSeconds: 600\n"))
     with Serve(config) as sidecar:
         before = sidecar.wait_for_poll_after(time.time())
         assert REPLICA_MANAGER.search(before)
