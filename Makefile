@@ -20,6 +20,9 @@ test: $(STAMP)
 	@scripts/ensure-system-deps --test
 	@# the real Kafka brokers and jmx_exporter releases, from Maven Central into ~/.cache (once)
 	@$(PY) -m harness.programs fetch
+	@# the project's bytecode, once: the tests start hundreds of Python processes, which would each
+	@# compile what they import when PYTHONDONTWRITEBYTECODE is set (it only stops the writing)
+	@$(PY) -m compileall -q -j 0 kafka_jmx_sidecar exporter mbeans harness tests bench >/dev/null
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
