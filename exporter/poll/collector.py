@@ -21,23 +21,19 @@ have passed since the last good poll (`hung`) the series are withdrawn and `jmx_
 as for failed polls. Not during the first complete poll after the partial snapshot, which a big
 broker takes minutes to finish.
 
-With `freeze_gc` (the `serve` command sets it), each successful poll ends with `gc.freeze()`: the
-names, plans and cached samples of a big broker are millions of long-lived objects, and without
-it a full cyclic collection walks them all every few polls, holding the GIL for seconds (about
-3 s at 40,000 partitions with Strimzi's rules) while scrapes wait. A poll leaves no cyclic
-garbage behind (measured), so nothing is frozen that should have been collected; frozen objects
-are still freed when their last reference goes. The first poll collects once before freezing.
+With `freeze_gc` (the `serve` command sets it), Python's collector is kept off the long-lived
+objects of a big broker (python_gc.py): a poll runs with young collections only, and a successful
+one ends by freezing what it keeps.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import re
 import threading
 import time
 from typing import Callable, Iterable, NamedTuple
 
-from kafka_jmx_sidecar.exporter.poll import loop, process_memory, stages
+from kafka_jmx_sidecar.exporter.poll import loop, process_memory, python_gc, stages
 from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
@@ -305,6 +301,12 @@ class Collector:
 
     def poll_once(self) -> bool:
         """One complete poll; True when it produced a new snapshot."""
+        if not self._freeze_gc:
+            return self._poll()
+        with python_gc.young_only():
+            return self._poll()
+
+    def _poll(self) -> bool:
         if self.watches_file:
             self.reload()
         started = time.monotonic()
@@ -332,7 +334,8 @@ class Collector:
         poll.phases["render"] = time.monotonic() - derived
         self._archive_poll(snap.taken_at, poll.raw)
         if self._freeze_gc:
-            self._freeze()
+            python_gc.freeze(first=not self._collected)
+            self._collected = True
         first = not self.ready
         with self._lock:  # the new snapshot and the end of any failure are seen together
             self._snapshot = snap
@@ -399,13 +402,6 @@ class Collector:
 
             return exposition_order(list(families) + added, True)
         return list(families) + added
-
-    def _freeze(self) -> None:
-        """See the module docstring."""
-        if not self._collected:
-            gc.collect()
-            self._collected = True
-        gc.freeze()
 
     def _failed(self, message: str, elapsed: float) -> None:
         m = self.metrics

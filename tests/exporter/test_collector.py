@@ -184,9 +184,18 @@ def test_a_poll_renders_only_the_formats_scraped_lately(monkeypatch):
 def test_poll_phases_and_gc_freeze():
     import gc
 
+    during = []
+
+    def read():
+        during.append(gc.get_threshold())
+        if len(during) == 2:
+            raise SourceError("broker gone")
+        return ReadResult([gauge(URP, 3)], 1, {"names": 0.0, "queries": 0.25, "reads": 0.5})
+
     src = ScriptedSource([[gauge(URP, 3)]])
-    src.read = lambda: ReadResult([gauge(URP, 3)], 1, {"names": 0.0, "queries": 0.25, "reads": 0.5})
+    src.read = read
     c = Collector(lambda cfg: src, parse_config("{}"), SidecarSettings(), clock=Clock(), freeze_gc=True)
+    before = gc.get_threshold()
     try:
         assert c.poll_once()
         assert gc.get_freeze_count() > 0
@@ -195,6 +204,11 @@ def test_poll_phases_and_gc_freeze():
         _, tail = c.exposition(TEXT)
         assert metric_value(tail, 'kafka_jmx_sidecar_poll_phase_seconds{phase="reads"}') == 0.5
         assert metric_value(tail, "process_resident_memory_bytes") > 0
+        # no full collection during a poll (young ones go on); the thresholds are back after it,
+        # a failed one too
+        assert gc.get_threshold() == before
+        assert not c.poll_once() and gc.get_threshold() == before
+        assert during == [before[:2] + (2**31 - 1,)] * 2
     finally:
         gc.unfreeze()
 
