@@ -9,12 +9,12 @@ while scrapes wait.
   their last reference goes. The first freeze collects once before it.
 - `young_only()` holds off full collections during a poll. After a freeze, CPython starts a full
   collection once the objects that reached the old generation since its last one outnumber a
-  quarter of what that one kept, which is almost nothing: so during a poll it ran every few
-  seconds over all of the poll's objects so far (4 in 40 s of steady polls at 40,000 partitions
-  with Strimzi's rules, 7 to 73 ms each, every scrape waiting). Young collections go on, and they find the cycles that scrapes and
-  the poll make and drop. The old generation's threshold comes back when the poll ends, whether
-  it succeeded or failed: after a failed poll nothing was frozen, and the next full collection
-  takes what the poll left.
+  quarter of what that one kept, which is almost nothing: so during a poll it ran every few seconds
+  over all of the poll's objects so far (4 in 40 s of steady polls at 40,000 partitions with
+  Strimzi's rules, 7 to 73 ms each, every scrape waiting). Young collections go on, and they find
+  the cycles that scrapes and the poll make and drop. The old generation's threshold comes back
+  when the poll ends, whether it succeeded or failed: after a failed poll nothing was frozen, and
+  the next full collection takes what the poll left.
 """
 from __future__ import annotations
 
