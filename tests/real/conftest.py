@@ -85,9 +85,34 @@ def jmx_exporter():
 
     yield start
     for exporter in started:
-        pid = exporter.process.pid if exporter.process else None
-        exporter.stop()
-        assert pid is None or not processes.pid_alive(pid)
+        _stop(exporter)
+
+
+@pytest.fixture(scope="module")
+def shared_jmx_exporter():
+    """shared_jmx_exporter(release, config_path) -> a started standalone JmxExporter, kept for the
+    next tests that ask for the same release and file (a test's text and OpenMetrics cases): one
+    runs at a time, the previous stopped when another is asked for."""
+    running: dict[tuple, JmxExporter] = {}
+
+    def get(release: str, config) -> JmxExporter:
+        key = (release, str(config))
+        if key not in running:
+            for exporter in running.values():
+                _stop(exporter)
+            running.clear()
+            running[key] = JmxExporter(release, config).start()
+        return running[key]
+
+    yield get
+    for exporter in running.values():
+        _stop(exporter)
+
+
+def _stop(exporter: JmxExporter) -> None:
+    pid = exporter.process.pid if exporter.process else None
+    exporter.stop()
+    assert pid is None or not processes.pid_alive(pid)
 
 
 @pytest.fixture(scope="session")

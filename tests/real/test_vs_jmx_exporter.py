@@ -161,9 +161,9 @@ def configs(broker, tmp_path_factory):
 
 @pytest.mark.parametrize("openmetrics", [False, True], ids=["text", "openmetrics"])
 @pytest.mark.parametrize("rules,naming,release", SCRAPES, ids=[f"{r}-{n}-vs-{v}" for r, n, v in SCRAPES])
-def test_scrape_prints_what_jmx_exporter_prints(rules, naming, release, openmetrics, configs, jmx_exporter):
+def test_scrape_prints_what_jmx_exporter_prints(rules, naming, release, openmetrics, configs, shared_jmx_exporter):
     theirs_config, ours_config = configs(rules, naming)
-    exporter = jmx_exporter(release, theirs_config)
+    exporter = shared_jmx_exporter(release, theirs_config)
     first = _read(exporter, ours_config, openmetrics)
     ours, theirs = compare.settled(first.ours, first.before, first.after)
     shape = compare.differences(ours, theirs, displaced_allowed=_displaced_allowed(theirs, naming))
