@@ -118,6 +118,36 @@ def test_queried_families_serve_what_a_full_read_would_while_values_move(target,
         source.close()
 
 
+def test_families_whose_last_answers_were_big_are_asked_in_parts_with_the_same_values(target, monkeypatch):
+    """A shared query's families are split when their last answers add up past ANSWER_MOST
+    names (here 20): UnderReplicated's ones (9) and the ISR counts off 3 (40) in two queries,
+    each for its own family; what they serve is what one query, and reading every MBean, serve."""
+    from kafka_jmx_sidecar.exporter.source import family_reads
+
+    monkeypatch.setattr(family_reads, "ANSWER_MOST", 20)
+    truth = Truth(target)
+    for p in (0, 4, 8, 12, 16):  # 3 becomes the most common count (20 of 60)
+        truth.set(ISR.format(t=0, p=p), 3)
+    source = make_source(target)
+    asked: list[list[str]] = []
+    unusual = source.client.query_members_unusual
+    monkeypatch.setattr(source.client, "query_members_unusual",
+                        lambda pattern, families, patterns, *a, **kw: asked.append(
+                            sorted(p.split("name=")[1].split(",")[0] for p in patterns))
+                        or unusual(pattern, families, patterns, *a, **kw))
+    try:
+        for move in range(4):  # values move between polls, answers with them
+            if move:
+                truth.set(UR.format(t=move - 1, p=10 + move), 1)
+                truth.set(ISR.format(t=2, p=move), 7)
+            asked.clear()
+            assert served(source)[0] == truth.values
+            if move:
+                assert asked == [["InSyncReplicasCount"], ["UnderReplicated"]], move
+    finally:
+        source.close()
+
+
 def test_with_many_members_off_the_common_value_queries_replace_the_reads(target, monkeypatch):
     truth = Truth(target)
     source = make_source(target)
