@@ -32,6 +32,8 @@ transactions) joins the health flags' query, which the broker evaluates on its m
 (from the first poll on, asked `!= 0` before anything is learned);
 the Log gauges are asked together, one query of `kafka.log:type=Log,*`, each for its own common
 value (NumLogSegments 1, an empty log's 0). Step (1) alone then: the members it returns are read.
+A shared query whose families returned many names at the last poll (busy brokers' Log gauges) is
+asked in parts, a few families each: the JVM holds a query's whole answer at once.
 """
 from __future__ import annotations
 
@@ -153,10 +155,14 @@ class FamilyReads:
 
     def _query(self, f: Family, op: str, value: Any, also: tuple = ()) -> Any:
         """Positions of the members for which `Value op value` (and `also`) holds: one query."""
+        return self._timed(lambda: self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also))[0]
+
+    def _timed(self, ask) -> list:
+        """ask(): one query's positions per family, its cost noted."""
         started = time.monotonic()
-        found = self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also)[0]
-        self._note_query(time.monotonic() - started, len(found))
-        return found
+        hits = ask()
+        self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+        return hits
 
     def _note_query(self, took: float, hits: int) -> None:
         """A query's seconds: the scan's cost when it returned few names, else each name's."""
@@ -213,8 +219,8 @@ class FamilyReads:
         the Log gauges): the scan of the domain, most of a query's cost, is paid once instead of
         once per family. When they share `common` and are every family of that domain and type
         (`complete`), `Value != common` over `domain:type=T,*`; else each family's `Value !=
-        its common` (its name pattern in the query). Family key -> positions of the members it
-        returned."""
+        its common` (its name pattern in the query), in parts when their last answers add up
+        past ANSWER_MOST names (_parts). Family key -> positions of the members it returned."""
         groups: dict[tuple, list[Family]] = {}
         for f in families:
             groups.setdefault(f.key[:2], []).append(f)
@@ -223,23 +229,17 @@ class FamilyReads:
             if len(group) < 2:
                 continue
             pattern = f"{domain}:type={type_},*"
-            commons = [self.common.get(f.key, (0, None))[0] for f in group]
+            commons = {f.key: self.common.get(f.key, (0, None))[0] for f in group}
+            first = commons[group[0].key]
             parts = self._parts(group)
-            started = time.monotonic()
             if (len(parts) == 1 and (domain, type_) in complete
-                    and all(c == commons[0] and type(c) is type(commons[0]) for c in commons)):
-                asked = [(group, self.client.query_members(pattern, [f.members for f in group], "Value", "!=",
-                                                           commons[0]))]
-                self._note_query(time.monotonic() - started, sum(len(h) for h in asked[0][1]))
+                    and all(c == first and type(c) is type(first) for c in commons.values())):
+                asked = [(group, self._timed(lambda: self.client.query_members(
+                    pattern, [f.members for f in group], "Value", "!=", first)))]
             else:
-                asked = []
-                for part in parts:
-                    started = time.monotonic()
-                    hits = self.client.query_members_unusual(
-                        pattern, [f.members for f in part], [f.pattern for f in part], "Value",
-                        [(self.common.get(f.key, (0, None))[0],) for f in part])
-                    self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
-                    asked.append((part, hits))
+                asked = [(part, self._timed(lambda part=part: self.client.query_members_unusual(
+                    pattern, [f.members for f in part], [f.pattern for f in part], "Value",
+                    [(commons[f.key],) for f in part]))) for part in parts]
             for part, hits in asked:
                 for f, positions in zip(part, hits):
                     out[f.key] = list(positions)
@@ -274,11 +274,9 @@ class FamilyReads:
         for (domain, type_), group in groups.items():
             if len(group) < 2:
                 continue
-            started = time.monotonic()
-            hits = self.client.query_members_unusual(f"{domain}:type={type_},*", [f.members for f in group],
-                                                     [f.pattern for f in group], "Value",
-                                                     [self.common[f.key] for f in group])
-            self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+            hits = self._timed(lambda: self.client.query_members_unusual(
+                f"{domain}:type={type_},*", [f.members for f in group], [f.pattern for f in group], "Value",
+                [self.common[f.key] for f in group]))
             for f, positions in zip(group, hits):
                 out[f.key] = set(positions)
         return out
