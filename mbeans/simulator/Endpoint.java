@@ -3,6 +3,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SocketChannel;
 import java.rmi.registry.LocateRegistry;
 import java.rmi.registry.Registry;
 import java.rmi.server.ExportException;
@@ -197,17 +199,53 @@ final class TrackingServerSocket extends ServerSocket {
     }
 }
 
-/** One node's JMX connector: an RMI registry and the RMI connector server on the same port. */
+/**
+ * One node's JMX connector: an RMI registry and the RMI connector server on the same port. While it
+ * does not serve (before its node starts, while its broker is failed) the port stays bound by a socket
+ * that does not listen: connections are refused, as by a dead broker, yet the kernel hands the port to
+ * no other socket, which it would do with a free port of the ephemeral range (a node's MBeans take
+ * seconds to build at scale, and a failed broker is restored later on the port its URL names).
+ */
 final class Endpoint {
     final int port;
     final Security security;
     private Registry registry;
     private RMIConnectorServer connector;
     private LoopbackServerSocketFactory sockets, registrySockets;
+    private SocketChannel reservation;
 
     Endpoint(int port, Security security) {
         this.port = port;
         this.security = security;
+    }
+
+    /** An endpoint on a port the kernel picks, held until the node starts. */
+    static Endpoint onFreePort(Security security) throws IOException {
+        SocketChannel held = reserve(0);
+        Endpoint e = new Endpoint(((InetSocketAddress) held.getLocalAddress()).getPort(), security);
+        e.reservation = held;
+        return e;
+    }
+
+    private static SocketChannel reserve(int port) throws IOException {
+        SocketChannel s = SocketChannel.open();
+        try {
+            // SO_REUSEADDR: a stopped endpoint's closed connections may linger in TIME_WAIT on the port
+            s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    private void release() {
+        try {
+            if (reservation != null) reservation.close();
+        } catch (IOException ignored) {
+        }
+        reservation = null;
     }
 
     String url() {
@@ -227,6 +265,7 @@ final class Endpoint {
         if (csf != null) env.put(RMIConnectorServer.RMI_CLIENT_SOCKET_FACTORY_ATTRIBUTE, csf);
         if (security.passwordFile != null) env.put("jmx.remote.x.password.file", security.passwordFile);
         if (security.accessFile != null) env.put("jmx.remote.x.access.file", security.accessFile);
+        release();
         try {
             if (security.registrySsl) {
                 registry = LocateRegistry.createRegistry(port, csf, ssf);
@@ -257,11 +296,10 @@ final class Endpoint {
         connector = null;
         registry = null;
         sockets = registrySockets = null;
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        try {
+            reservation = reserve(port);
+        } catch (IOException e) {
+            reservation = null; // taken meanwhile: a restore will say so
         }
     }
 }

@@ -109,7 +109,7 @@ final class Model {
             Node n = nodes.get(Integer.parseInt(e.getKey()));
             if (n == null) throw new UserError("ports: node " + e.getKey() + " is not in the cluster");
             int port = Json.i(e.getValue(), "port");
-            n.endpoint = new Endpoint(port == 0 ? Endpoint.freePort() : port, security);
+            n.endpoint = port == 0 ? Endpoint.onFreePort(security) : new Endpoint(port, security);
         }
         posed = nodes.get(Json.i(spec.get("posed"), "posed"));
         if (posed == null || posed.endpoint == null) throw new UserError("the posed node must be in the cluster and served");

@@ -63,11 +63,15 @@ class View:
         return self.jmx(broker).count(meter)
 
     def down(self, broker: int) -> None:
-        """Its JMX is gone: the port refuses connections, as a stopped broker's does."""
+        """Its JMX is gone: the port refuses connections, as a stopped broker's does, yet stays the
+        simulator's, so that no other socket takes it before the broker is restored."""
         self.drop(broker)
         port = int(self.sim.urls[broker].rsplit(":", 1)[1].split("/")[0])
         with socket.socket() as s:
             assert s.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
+        with socket.socket() as s, pytest.raises(OSError) as taken:
+            s.bind(("127.0.0.1", port))
+        assert taken.value.errno == errno.EADDRINUSE
         with pytest.raises(Exception, match="Connection refused"):
             Jmx(self.sim.urls[broker])
 
