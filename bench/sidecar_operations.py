@@ -29,7 +29,6 @@ import http.client
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,17 +38,12 @@ import time
 from pathlib import Path
 
 from bench import sidecar_setup as setup
+from harness.processes import free_port
 
 TARGET_RSS = {"strimzi": 300 * 10**6, "none": 500 * 10**6}  # bytes: 300 MB (286 MiB), 500 MB (477 MiB)
 TARGET_STOP = 5.0
 ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 NO_RULES = "# no rules: jmx_exporter's default naming, every MBean and attribute\n"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def shown(v: float | None, spec: str = ".1f") -> str:

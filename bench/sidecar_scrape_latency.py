@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 from bench import sidecar_setup as setup
+from harness.processes import free_port
 
 TARGET_P99 = 0.050
 TARGET_RSS = 300 * 10**6  # bytes: 300 MB (286 MiB)
@@ -78,12 +79,6 @@ s = S(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 '''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(port: int, path: str = "/metrics", timeout: float = 30) -> tuple[int, bytes, dict]:

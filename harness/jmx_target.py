@@ -11,12 +11,13 @@ import os
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.processes import free_port
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "JmxTarget.java"
@@ -35,12 +36,6 @@ def compiled_classes() -> Path:
     from harness.processes import compiled
 
     return compiled(SOURCE, _CACHE, javac=str(java_home() / "bin" / "javac"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass(frozen=True)

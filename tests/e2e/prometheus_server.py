@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -19,6 +18,7 @@ import urllib.request
 import yaml
 
 from harness import programs
+from harness.processes import free_port
 
 VERSIONS = ("2", "3")  # Debian's Prometheus 2.42 and the built Prometheus 3
 
@@ -26,12 +26,6 @@ VERSIONS = ("2", "3")  # Debian's Prometheus 2.42 and the built Prometheus 3
 def promtool(version: str = "2") -> str:
     """The promtool command of Prometheus `version` (a VERSIONS entry)."""
     return "promtool" if version == "2" else str(programs.binary("prometheus-3", "promtool"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Prometheus:

@@ -25,18 +25,13 @@ from pathlib import Path
 import bcrypt
 import pytest
 
+from harness.processes import free_port
 from kafka_jmx_sidecar.exporter.http.limits import Limits
 from tests.exporter.test_http import pki  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 USER, PASSWORD = "prometheus", "s3cret"
 HEADER_TIMEOUT = Limits().header_timeout  # what `serve` runs with
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def hashed(password: str, rounds: int = 4) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,16 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.processes import free_port
 from kafka_jmx_sidecar.mbeans.simulator import Simulator, cluster
 from tests.e2e.sidecar_harness import REPO, host_port
 
 STOP_BOUND = 5.0  # seconds from SIGTERM to the process gone
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def value(text: str, sample: str) -> float | None:

@@ -6,7 +6,6 @@ import json
 import logging
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.processes import free_port
 from kafka_jmx_sidecar.exporter.commands import logs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,12 +76,7 @@ def test_a_records_own_fields_follow_the_stable_ones(capfd, restore_logging):
 
 
 def test_serve_logs_json_lines_from_the_start(tmp_path):
-    with socket.socket() as s:  # a port nobody listens on: the broker is unreachable
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        http_port = s.getsockname()[1]
+    closed, http_port = free_port(), free_port()  # nobody listens on the first: the broker is unreachable
     cfg = tmp_path / "c.yml"
     cfg.write_text(f"hostPort: 127.0.0.1:{closed}\nsidecar:\n  listenAddress: 127.0.0.1:{http_port}\n")
     cmd = [sys.executable, "-m", "kafka_jmx_sidecar.exporter.commands.cli", "serve", "--config", str(cfg),

@@ -12,7 +12,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import bcrypt
 import pytest
 from packaging.utils import canonicalize_name
 
+from harness.processes import free_port
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
 from kafka_jmx_sidecar.mbeans.simulator import JmxSecurity, Simulator
 from tests.deploy.docker.constraints import CONSTRAINTS, read_pins
@@ -321,12 +321,6 @@ def tree(*roots: Path) -> dict[str, tuple]:
                 st = os.lstat(p)
                 out[p] = (st.st_mode, st.st_uid, st.st_size, st.st_mtime_ns)
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str, auth: tuple[str, str] | None = None) -> tuple[int, str]:
