@@ -8,6 +8,8 @@
 //   target.topics, target.partitions  partitions per topic (default 0 topics)
 //   target.delay.ms                    sleep in every getAttributes (a slow network, for the
 //                                      test that parallel connections overlap their waits)
+//   target.query.delay.ms              sleep in every queryNames, counting how many ran at once
+//                                      (needs -Djavax.management.builder.initial=JmxTarget$Builder)
 // Partition gauges (kafka.cluster:type=Partition,name=N,topic=tT,partition=P), values from
 // (T * partitions + P) = i:
 //   UnderReplicated      Integer  1 when i % 7 == 3, else 0
@@ -18,8 +20,9 @@
 // (kafka.server:type=Fetch) and test:type=Types with every value type.
 //
 // Stdin commands, one per line, each answered with one line on stdout:
-//   counts                        -> "COUNTS getAttributes=A getAttribute=B getMBeanInfo=C writes=D overlapped=E"
-//                                    (E: getAttribute calls, a query's, served while a getAttributes was)
+//   counts                        -> "COUNTS getAttributes=A getAttribute=B getMBeanInfo=C writes=D overlapped=E
+//                                    queriesAtOnce=F" (E: getAttribute calls, a query's, served while a
+//                                    getAttributes was; F: the most queryNames served at once)
 //   reset                         -> "OK" (counters to 0)
 //   set NAME int|long|byte|double|string V -> "OK" (the Value of a gauge)
 //   add NAME int|long V           -> "OK" (registers a new gauge)
@@ -42,6 +45,33 @@ public class JmxTarget {
     static final long DELAY_MS = Long.getLong("target.delay.ms", 0L);
     static final AtomicLong IN_FLIGHT = new AtomicLong();  // getAttributes being served now
     static final AtomicLong OVERLAPPED = new AtomicLong();  // getAttribute (a query's) served meanwhile
+    static final long QUERY_DELAY_MS = Long.getLong("target.query.delay.ms", 0L);
+    static final AtomicLong QUERIES_IN_FLIGHT = new AtomicLong();
+    static final AtomicLong QUERIES_AT_ONCE = new AtomicLong();
+
+    /** The platform MBeanServer with its queryNames slowed and counted: JMX offers no other hook
+     *  into the server the jmxremote agent serves. */
+    public static class Builder extends MBeanServerBuilder {
+        @Override
+        public MBeanServer newMBeanServer(String domain, MBeanServer outer, MBeanServerDelegate delegate) {
+            MBeanServer inner = super.newMBeanServer(domain, outer, delegate);
+            return (MBeanServer) java.lang.reflect.Proxy.newProxyInstance(MBeanServer.class.getClassLoader(),
+                    new Class<?>[] {MBeanServer.class}, (proxy, method, args) -> {
+                        boolean query = method.getName().equals("queryNames");
+                        if (query) {
+                            QUERIES_AT_ONCE.accumulateAndGet(QUERIES_IN_FLIGHT.incrementAndGet(), Math::max);
+                            Thread.sleep(QUERY_DELAY_MS);
+                        }
+                        try {
+                            return method.invoke(inner, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        } finally {
+                            if (query) QUERIES_IN_FLIGHT.decrementAndGet();
+                        }
+                    });
+        }
+    }
 
     /** An MBean whose attributes are a map; its class name is whatever Kafka would report. */
     public static class Bean implements DynamicMBean {
@@ -169,10 +199,12 @@ public class JmxTarget {
                     case "counts":
                         System.out.println("COUNTS getAttributes=" + GET_ATTRIBUTES.get() + " getAttribute="
                                 + GET_ATTRIBUTE.get() + " getMBeanInfo=" + GET_MBEAN_INFO.get()
-                                + " writes=" + WRITES.get() + " overlapped=" + OVERLAPPED.get());
+                                + " writes=" + WRITES.get() + " overlapped=" + OVERLAPPED.get()
+                                + " queriesAtOnce=" + QUERIES_AT_ONCE.get());
                         break;
                     case "reset":
                         GET_ATTRIBUTES.set(0); GET_ATTRIBUTE.set(0); GET_MBEAN_INFO.set(0); OVERLAPPED.set(0);
+                        QUERIES_AT_ONCE.set(0);
                         System.out.println("OK");
                         break;
                     case "set":

@@ -44,6 +44,7 @@ from typing import Any
 
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
+from kafka_jmx_sidecar.exporter.source.jmx.client import ANSWER_MOST
 from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
 
@@ -57,12 +58,6 @@ _FEW_HITS = 50
 _SAMPLE = 16
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
-# The most names one shared query should return, as the last poll's answers tell. The JVM
-# deserializes an answer whole, ~450 bytes a name, and it outlives its young collections: at
-# 40,000 partitions with Strimzi's rules the Log gauges' query returned 54,000 names and the
-# heap grew by ~35 MB during a poll. Families past it are asked in parts, each part a scan of the
-# domain more (~0.3 s there).
-ANSWER_MOST = 30_000
 
 
 class Family:

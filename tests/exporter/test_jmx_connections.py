@@ -1,14 +1,16 @@
 """exporter/source/jmx's connections against a real JVM over real JMX/RMI (harness/JmxTarget.java,
 slowed per call where overlap is the point): one connection below parallel_from, reads in the
-background while a query runs, parallel connections, reconnects and their backoff."""
+background while a query runs, parallel connections, listings two families at a time within a
+bound, reconnects and their backoff."""
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConnectionError, JmxSettings, JmxUnreachableError
-from harness.jmx_target import Target, free_port
+from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxConnectionError, JmxSettings, JmxUnreachableError, client
+from harness.jmx_target import Target
+from harness.processes import free_port
 from tests.exporter.test_jmx_read import KAFKA_AND_TEST, partition_value
 
 
@@ -86,6 +88,28 @@ def test_parallel_connections_overlap_their_waits(engine):
     # Serial reads cannot beat 40 x 20 ms; four overlapping connections ideally take a quarter.
     # Asserting clear overlap, with room for a loaded 2-core machine, proves the GIL is released.
     assert timings[4] < timings[1] * 0.7, timings
+
+
+def test_a_names_refresh_asks_families_bigger_together_than_the_bound_one_at_a_time(monkeypatch):
+    """Over several connections list_split asks two families' names at once; at a refresh, not two
+    whose last listing held more than ANSWER_MOST names together (the JVM holds an answer whole,
+    so two big ones at once grew a 40,000-partition sidecar's heap by ~40 MB)."""
+    families = [f"kafka.cluster:type=Partition,name={n}"
+                for n in ("UnderReplicated", "InSyncReplicasCount", "LastStableOffsetLag")]
+    # every queryNames takes 500 ms in the target: a second one asked meanwhile is served meanwhile
+    slow = ("-Dtarget.query.delay.ms=500", "-Djavax.management.builder.initial=JmxTarget$Builder")
+    with Target(topics=1, partitions=20, extra=slow) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:*",),
+                                   connections=4, parallel_from=0)) as c:
+            at_once = {}
+            for bound in (None, 40, 39):  # None: the first listing, nothing known; 20 members a family
+                if bound is not None:
+                    monkeypatch.setattr(client, "ANSWER_MOST", bound)
+                t.reset()
+                _, _, members = c.list_split(families, members if bound is not None else ())
+                at_once[bound] = t.counts()["queriesAtOnce"]
+                assert [len(m) for m in members] == [20, 20, 20]
+    assert at_once == {None: 2, 40: 2, 39: 1}
 
 
 def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():

@@ -48,7 +48,8 @@ def _attempt(label: str, **kw):
 def _scenarios_plain(engine: str) -> None:
     """Refused, credentials, SSL on one side only, untrusted certificate, stub elsewhere, paused JVM."""
     from kafka_jmx_sidecar.exporter.source.jmx import JmxError
-    from harness.jmx_target import Target, free_port
+    from harness.jmx_target import Target
+    from harness.processes import free_port
 
     _attempt("refused", host_port=f"127.0.0.1:{free_port()}", engine=engine)
     with Target(auth=("monitor", "s3cret")) as t:

@@ -152,7 +152,8 @@ public final class SidecarJmx {
      *  with the include patterns as the query, unless one of them holds the whole family. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
     public static Split listSplit(MBeanServerConnection[] conns, String[] include, String[] exclude,
-                                  String[] families, Object[] previous, long timeoutMs) throws Exception {
+                                  String[] families, Object[] previous, int answerMost, long timeoutMs)
+            throws Exception {
         Splitter s = new Splitter(conns[0], objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
         ObjectName[] fam = objectNames(families, ",*");
         s.listOthers(fam);
@@ -163,14 +164,21 @@ public final class SidecarJmx {
         Future<Set<ObjectName>> next = null;
         for (int f = 0; f < families.length; f++) {
             Future<Set<ObjectName>> found = next != null ? next : s.ask(conns[f % conns.length], fam[f]);
-            // one connection: one call at a time (the broker then sees one client connection)
-            next = f + 1 < families.length && conns.length > 1 ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
-            Members was = previous != null && f < previous.length ? (Members) previous[f] : null;
+            Members was = f < previous.length ? (Members) previous[f] : null;
+            // one connection: one call at a time (the broker then sees one client connection);
+            // two answers at once only while the last listing says they are small together
+            boolean pair = f + 1 < families.length && conns.length > 1
+                    && sizeOf(was) + sizeOf(f + 1 < previous.length ? (Members) previous[f + 1] : null) <= answerMost;
+            next = pair ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             s.listFamily(f, families[f], fam[f], found, was);
         }
         s.strays(fam);
         s.finish();
         return s.out;
+    }
+
+    static int sizeOf(Members m) {
+        return m == null ? 0 : m.size();
     }
 
     static ObjectName[] objectNames(String[] texts, String suffix) throws Exception {

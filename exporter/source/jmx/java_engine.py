@@ -69,14 +69,15 @@ class JavaEngine:
         return self._names(self.h.query(mbsc, pattern, query, int(stall * 1000)))
 
     def list_split(self, conns: Any, include: Sequence[str], exclude: Sequence[str], families: Sequence[str],
-                   previous: Sequence[Any], stall: float) -> tuple[NameList, array, list]:
+                   previous: Sequence[Any], answer_most: int, stall: float) -> tuple[NameList, array, list]:
         """list_names with the members of `families` as columns: the rest, the rest's canonical
         name hashes, and per family (handle, topics, topic, partition, hash columns, first
         patterns, key hash columns), or None where the family is its `previous` handle, unchanged.
-        The families' names are asked over the connections `conns`, two at a time."""
+        The families' names are asked over the connections `conns`, two at a time while their
+        `previous` members add up to `answer_most` names at most."""
         S = self.jpype.JArray(self.String)
         r = self.h.listSplit(conns, S(list(include)), S(list(exclude)), S(list(families)),
-                             self.jpype.JArray(self.jpype.JObject)(list(previous)), int(stall * 1000))
+                             self.jpype.JArray(self.jpype.JObject)(list(previous)), answer_most, int(stall * 1000))
         out = []
         for m, hashes, patterns, key_hashes in zip(r.families, r.hashes, r.memberPatterns, r.keyHashes):
             if hashes is None:
