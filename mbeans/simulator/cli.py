@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     j = parser.add_argument_group("JMX")
     j.add_argument("--jmx-port", type=int, default=DEFAULT_JMX_PORT, metavar="PORT",
                    help=f"JMX (RMI registry and connector) port of the posed broker on 127.0.0.1 "
-                        f"(default {DEFAULT_JMX_PORT}; 0 picks free ports)")
+                        f"(default {DEFAULT_JMX_PORT}; 0 picks free ports); a failed broker's port stays "
+                        f"held, refusing connections, until it is restored")
     j.add_argument("--jmx-password-file", metavar="FILE",
                    help="require JMX authentication (JDK format: 'user password' per line; chmod 600)")
     j.add_argument("--jmx-access-file", metavar="FILE", help="JDK access file: 'user readonly|readwrite' per line")
