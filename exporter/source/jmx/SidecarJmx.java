@@ -148,7 +148,8 @@ public final class SidecarJmx {
      *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
      *  The other names first (Splitter.listOthers), then the families' names, the next family's
      *  asked on another connection (given several) while one family's are taken apart, so that no more than two
-     *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once; each family's
+     *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once, and one family's
+     *  where their `previous` members add up past `answerMost` (the JVM holds an answer whole); each family's
      *  with the include patterns as the query, unless one of them holds the whole family. An
      *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
     public static Split listSplit(MBeanServerConnection[] conns, String[] include, String[] exclude,
