@@ -164,7 +164,7 @@ def test_one_getattributes_per_mbean_and_mbeaninfo_once_per_family(target):
         second = c.read()
         counts, stats = target.counts(), c.take_stats()
         assert counts == {"getAttributes": n, "getAttribute": 0, "getMBeanInfo": 0, "writes": 0,
-                          "overlapped": 0}
+                          "overlapped": 0, "queriesAtOnce": 0}
         assert stats.round_trips == n and stats.mbeans_read == n and stats.infos_read == 0
         assert [m.name for m in second] == [m.name for m in first]
 
