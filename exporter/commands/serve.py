@@ -8,14 +8,14 @@ import signal
 import ssl
 import sys
 import threading
-from typing import IO
+from typing import IO, Iterable
 
 from kafka_jmx_sidecar.exporter.commands import logs
 from kafka_jmx_sidecar.exporter.poll import process_memory
 from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.config.load import Loaded, load
-from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, assemble
+from kafka_jmx_sidecar.exporter.poll.snapshot import FORMATS, OPENMETRICS, TEXT, printed
 from kafka_jmx_sidecar.exporter.http.web_config import WebConfig, load_web_config
 from kafka_jmx_sidecar.exporter.http.web_config_reload import WebConfigReloader
 from kafka_jmx_sidecar.exporter.otlp.settings import Push, effective
@@ -30,9 +30,10 @@ SWITCH_INTERVAL = 0.0005  # seconds; see serve()
 STOP_SECONDS = 3.0
 
 
-def make_collector(loaded: Loaded, config_path: str | None, overrides: dict | None = None) -> Collector:
+def make_collector(loaded: Loaded, config_path: str | None, overrides: dict | None = None,
+                   formats: Iterable[str] = FORMATS) -> Collector:
     return Collector(loaded.source_factory(), loaded.config, loaded.settings, config_path=config_path,
-                     freeze_gc=True, overrides=overrides)
+                     freeze_gc=True, overrides=overrides, formats=formats)
 
 
 def check_config(path: str | None, out: IO[str] | None = None, err: IO[str] | None = None,
@@ -146,13 +147,12 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
     logging.disable(logging.ERROR)
     # one poll to look at: only `serve` archives
     loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, archive=None))
-    collector = make_collector(loaded, None)
+    collector = make_collector(loaded, None, formats=())  # the one format is printed below
     try:
         if not collector.poll_once():
             err.write(f"scrape: {collector.last_error}\n")
             return 1
-        fmt = OPENMETRICS if openmetrics else TEXT
-        for chunk in assemble(collector.snapshot, fmt, b"", gzip_wanted=False)[1]:
+        for chunk in printed(collector.snapshot, OPENMETRICS if openmetrics else TEXT):
             out.write(chunk)
         out.flush()
     finally:

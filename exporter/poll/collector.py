@@ -66,9 +66,10 @@ class Collector:
     def __init__(self, source_factory: Callable[..., Source], config: Config,
                  settings: SidecarSettings, config_path: str | None = None,
                  metrics: SelfMetrics | None = None, clock: Callable[[], float] = time.time,
-                 freeze_gc: bool = False, overrides: dict | None = None):
+                 freeze_gc: bool = False, overrides: dict | None = None, formats: Iterable[str] = FORMATS):
         """`source_factory(config, settings)` (or `(config)`) makes the source, again at each
-        reload; `overrides`: the command-line settings, which win at every reload too."""
+        reload; `overrides`: the command-line settings, which win at every reload too; `formats`:
+        those the polls render until a scrape asks for another (none: a poll renders nothing)."""
         self.metrics = metrics or SelfMetrics(settings.naming)
         self.settings = settings
         self.config = config
@@ -94,7 +95,7 @@ class Collector:
         self._lock = threading.Lock()  # guards the (snapshot, failed, partial) triple as a scrape reads it
         self.last_error: str | None = None
         self.last_poll = PollStats()
-        self._requested = {fmt: time.monotonic() for fmt in FORMATS}  # format -> last request
+        self._requested = {fmt: time.monotonic() for fmt in formats}  # format -> last request
         self._freeze_gc = freeze_gc
         self._collected = False
         self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale

@@ -160,6 +160,16 @@ def assemble(snapshot: Snapshot, fmt: str, self_metrics: bytes, gzip_wanted: boo
     return snapshot.size(fmt) + len(tail), _chain(_decompressed(members), tail)
 
 
+def printed(snapshot: Snapshot, fmt: str) -> Iterator[bytes]:
+    """The body in `fmt` as a one-shot prints it: uncompressed, no self metrics. A format the poll
+    did not render is rendered now and neither compressed nor kept (`scrape` prints one format
+    once: compressing it only to inflate it again cost it a second at 40,000 partitions)."""
+    if snapshot.rendered(fmt):
+        return assemble(snapshot, fmt, b"", gzip_wanted=False)[1]
+    text = _render(fmt, snapshot.families, snapshot.naming)
+    return _chain((chunk.encode("utf-8") for chunk in text), _OM_EOF if fmt == OPENMETRICS else b"")
+
+
 def _chain(pieces: Iterator[bytes], last: bytes) -> Iterator[bytes]:
     yield from pieces
     if last:

@@ -9,7 +9,7 @@ from kafka_jmx_sidecar.exporter.poll.collector import Collector
 from kafka_jmx_sidecar.exporter.base.model import Attribute, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import load_config, parse_config
 from kafka_jmx_sidecar.exporter.config.sidecar import SidecarSettings
-from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT
+from kafka_jmx_sidecar.exporter.poll.snapshot import OPENMETRICS, TEXT, printed
 from kafka_jmx_sidecar.exporter.source.protocol import ReadResult, SourceError
 
 URP = "kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"
@@ -179,6 +179,20 @@ def test_a_poll_renders_only_the_formats_scraped_lately(monkeypatch):
     snap, _ = c.exposition(TEXT)
     assert b'UnderReplicatedPartitions",} 3.0' in snap.bodies[TEXT]
     assert c.poll_once() and c.snapshot.rendered(TEXT)
+
+
+def test_a_one_shot_prints_a_format_no_poll_rendered_as_a_rendered_one_reads():
+    script = [[gauge(URP, 3), gauge(URP.replace("UnderReplicatedPartitions", "OfflineReplicaCount"), 1)]]
+    src = ScriptedSource(script * 2)
+    bare = Collector(lambda cfg: src, parse_config("{}"), SidecarSettings(poll_interval_seconds=10), formats=())
+    full, _ = make(script)
+    assert bare.poll_once() and full.poll_once()
+    assert not bare.snapshot.rendered(TEXT) and not bare.snapshot.rendered(OPENMETRICS)
+    for fmt, eof in ((TEXT, b""), (OPENMETRICS, b"# EOF\n")):
+        body = b"".join(printed(bare.snapshot, fmt))
+        assert b'{name="OfflineReplicaCount",} 1.0' in body or b'{name="OfflineReplicaCount"} 1.0' in body
+        assert body == full.snapshot.bodies[fmt] + eof == b"".join(printed(full.snapshot, fmt))
+    assert not bare.snapshot.rendered(TEXT)  # printed, neither compressed nor kept
 
 
 def test_poll_phases_and_gc_freeze():
