@@ -15,7 +15,7 @@ from typing import Callable
 
 from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, MemberOutcome, TableSeries, scaled
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
-from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf
+from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, MatchStrings
 from kafka_jmx_sidecar.exporter.rule_engine.naming import java_order
 from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Matched, Outcome, Volatile
 from kafka_jmx_sidecar.exporter.rule_engine.shapes import Shapes
@@ -179,26 +179,26 @@ class MemberTables:
 
     def _plan(self, table: BeanTable, cache: TableCache) -> bool:
         """Run the rules on the present members not seen yet; False when there were none."""
-        codes = cache.codes
-        misses = 0
+        codes, present = cache.codes, table.present
+        unseen = [i for i in range(len(table)) if codes[i] == UNSEEN and present[i]]
+        misses = len(unseen)
         ambiguous: list[tuple[int, Outcome]] = []
         shapes = Shapes(self._search, table, template_key, self._code_of)
-        for i in range(len(table)):
-            if codes[i] != UNSEEN or not table.present[i]:
-                continue
-            misses += 1
-            leaf = Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
-            found = self._search.search_member(leaf)
+
+        def leaf(i: int) -> Leaf:
+            return Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
+
+        for i, found in zip(unseen, self._search.search_members(table, unseen, leaf)):
             if found.__class__ is Matched:
                 shape, code = shapes.code(found, i)
                 if code is not None:
                     codes[i] = code
                     continue
-                found = shapes.made(found, i, shape)
+                found = shapes.made(Matched(found.rule, MatchStrings(leaf(i)), found.match), i, shape)
             if found.__class__ is Volatile:
                 codes[i] = VOLATILE
                 cache.volatile[i] = found
-            elif found.__class__ is Outcome and leaf.keys[-2][1] == leaf.keys[-1][1]:
+            elif found.__class__ is Outcome and table.topics[table.topic[i]] == str(table.partition[i]):
                 ambiguous.append((i, found))  # after the others: see _template_code
             else:
                 codes[i] = self._code_of(found, table, i)

@@ -58,6 +58,14 @@ rules:
     name: kafka_log_end_$1
     help: "end of $1"
     type: COUNTER
+  # the attribute snake-cased, and the value left out of the match string ("<cache>" instead)
+  - pattern: "kafka.cluster<type=Partition, name=Ratio, topic=(x.*), partition=(.*)><>value: (.*)"
+    name: kafka_ratio_x
+    attrNameSnakeCase: true
+    cache: true
+    labels:
+      topic: "$1"
+      seen: "$3"
   - pattern: kafka.cluster<type=Partition, name=Ratio, topic=(.+), partition=(.*)><>Value
     name: kafka_ratio
     labels:
