@@ -8,7 +8,8 @@
 //   target.topics, target.partitions  partitions per topic (default 0 topics)
 //   target.delay.ms                    sleep in every getAttributes (a slow network, for the
 //                                      test that parallel connections overlap their waits)
-//   target.query.delay.ms              sleep in every queryNames, counting how many ran at once
+//   target.query.delay.ms              sleep in every queryNames and queryMBeans, counting how many
+//                                      ran at once
 //                                      (needs -Djavax.management.builder.initial=JmxTarget$Builder)
 // Partition gauges (kafka.cluster:type=Partition,name=N,topic=tT,partition=P), values from
 // (T * partitions + P) = i:
@@ -22,7 +23,7 @@
 // Stdin commands, one per line, each answered with one line on stdout:
 //   counts                        -> "COUNTS getAttributes=A getAttribute=B getMBeanInfo=C writes=D overlapped=E
 //                                    queriesAtOnce=F" (E: getAttribute calls, a query's, served while a
-//                                    getAttributes was; F: the most queryNames served at once)
+//                                    getAttributes was; F: the most queries served at once)
 //   reset                         -> "OK" (counters to 0)
 //   set NAME int|long|byte|double|string V -> "OK" (the Value of a gauge)
 //   add NAME int|long V           -> "OK" (registers a new gauge)
@@ -49,7 +50,7 @@ public class JmxTarget {
     static final AtomicLong QUERIES_IN_FLIGHT = new AtomicLong();
     static final AtomicLong QUERIES_AT_ONCE = new AtomicLong();
 
-    /** The platform MBeanServer with its queryNames slowed and counted: JMX offers no other hook
+    /** The platform MBeanServer with its queries slowed and counted: JMX offers no other hook
      *  into the server the jmxremote agent serves. */
     public static class Builder extends MBeanServerBuilder {
         @Override
@@ -57,7 +58,7 @@ public class JmxTarget {
             MBeanServer inner = super.newMBeanServer(domain, outer, delegate);
             return (MBeanServer) java.lang.reflect.Proxy.newProxyInstance(MBeanServer.class.getClassLoader(),
                     new Class<?>[] {MBeanServer.class}, (proxy, method, args) -> {
-                        boolean query = method.getName().equals("queryNames");
+                        boolean query = method.getName().equals("queryNames") || method.getName().equals("queryMBeans");
                         if (query) {
                             QUERIES_AT_ONCE.accumulateAndGet(QUERIES_IN_FLIGHT.incrementAndGet(), Math::max);
                             Thread.sleep(QUERY_DELAY_MS);

@@ -112,6 +112,18 @@ def test_a_names_refresh_asks_families_bigger_together_than_the_bound_one_at_a_t
     assert at_once == {None: 2, 40: 2, 39: 1}
 
 
+@pytest.mark.parametrize("connections,at_once", [(2, 2), (1, 1)])
+def test_a_first_listing_asks_the_first_familys_names_meanwhile_the_others_are_listed(connections, at_once):
+    """With one family, only the others' query can overlap its names' (over two connections)."""
+    slow = ("-Dtarget.query.delay.ms=500", "-Djavax.management.builder.initial=JmxTarget$Builder")
+    with Target(topics=1, partitions=20, extra=slow) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:*", "test:*"),
+                                   connections=connections, parallel_from=0)) as c:
+            names, _, members = c.list_split(["kafka.cluster:type=Partition,name=UnderReplicated"], ())
+            assert t.counts()["queriesAtOnce"] == at_once
+    assert len(members[0]) == 20 and any("ByteGauge" in str(n) for n in names)
+
+
 def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():
     port = free_port()
     now = [1000.0]

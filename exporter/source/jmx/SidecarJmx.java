@@ -146,30 +146,35 @@ public final class SidecarJmx {
 
     /** listNames with the members of `families` ("domain:type=X,name=Y") taken out as columns:
      *  the JVM then keeps 12 bytes per member instead of its name (400,000 at 40,000 partitions).
-     *  The other names first (Splitter.listOthers), then the families' names, the next family's
-     *  asked on another connection (given several) while one family's are taken apart, so that no more than two
-     *  families' ObjectNames (~0.5 KB each once deserialized) are alive at once, and one family's
-     *  where their `previous` members add up past `answerMost` (the JVM holds an answer whole); each family's
-     *  with the include patterns as the query, unless one of them holds the whole family. An
-     *  ObjectName pattern used as a QueryExp is matched as the broker matches any pattern query. */
+     *  The other names first (Splitter.listOthers; on a first listing over several connections,
+     *  the first family's asked meanwhile), then the families' names, the next family's asked on
+     *  another connection (given several) while one family's are taken apart, so that no more
+     *  than two families' ObjectNames (~0.5 KB each once deserialized) are alive at once, and one
+     *  family's where their `previous` members add up past `answerMost` (the JVM holds an answer
+     *  whole); each family's with the include patterns as the query, unless one of them holds the
+     *  whole family. An ObjectName pattern used as a QueryExp is matched as the broker matches
+     *  any pattern query. */
     public static Split listSplit(MBeanServerConnection[] conns, String[] include, String[] exclude,
                                   String[] families, Object[] previous, int answerMost, long timeoutMs)
             throws Exception {
         Splitter s = new Splitter(conns[0], objectNames(include, ""), objectNames(exclude, ""), timeoutMs);
         ObjectName[] fam = objectNames(families, ",*");
+        // a first listing (no sizes known, families paired) asks the first family's names
+        // meanwhile the others are listed: the others' answer is smaller than a family's
+        Future<Set<ObjectName>> next = conns.length > 1 && families.length > 0 && sizeOf(previous, 0) == 0
+                ? s.ask(conns[1], fam[0]) : null;
         s.listOthers(fam);
         s.out.families = new Members[families.length];
         s.out.hashes = new int[families.length][];
         s.out.keyHashes = new int[families.length][];
         s.out.memberPatterns = new int[families.length][];
-        Future<Set<ObjectName>> next = null;
         for (int f = 0; f < families.length; f++) {
             Future<Set<ObjectName>> found = next != null ? next : s.ask(conns[f % conns.length], fam[f]);
             Members was = f < previous.length ? (Members) previous[f] : null;
             // one connection: one call at a time (the broker then sees one client connection);
             // two answers at once only while the last listing says they are small together
             boolean pair = f + 1 < families.length && conns.length > 1
-                    && sizeOf(was) + sizeOf(f + 1 < previous.length ? (Members) previous[f + 1] : null) <= answerMost;
+                    && sizeOf(previous, f) + sizeOf(previous, f + 1) <= answerMost;
             next = pair ? s.ask(conns[(f + 1) % conns.length], fam[f + 1]) : null;
             s.listFamily(f, families[f], fam[f], found, was);
         }
@@ -178,8 +183,9 @@ public final class SidecarJmx {
         return s.out;
     }
 
-    static int sizeOf(Members m) {
-        return m == null ? 0 : m.size();
+    /** The members previous[f] held (0: none, or no listing before). */
+    static int sizeOf(Object[] previous, int f) {
+        return f < previous.length && previous[f] != null ? ((Members) previous[f]).size() : 0;
     }
 
     static ObjectName[] objectNames(String[] texts, String suffix) throws Exception {
