@@ -186,9 +186,10 @@ class MemberTables:
         shapes = Shapes(self._search, table, template_key, self._code_of)
 
         def leaf(i: int) -> Leaf:
-            return Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description, table.values[i])
+            return Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description,
+                        table.values[i])
 
-        for i, found in zip(unseen, self._search.search_members(table, unseen, leaf)):
+        for i, found in self._search.search_members(table, unseen, leaf):
             if found.__class__ is Matched:
                 shape, code = shapes.code(found, i)
                 if code is not None:

@@ -61,7 +61,8 @@ class RuleSearch:
         # per rule: the texts its match string needs all of, and the groups it needs one of each
         texts = self._prefilter.texts
         self._required = tuple(
-            (tuple([t for t, b in texts if need & b]), tuple(tuple([t for t, b in texts if g & b]) for g in any_of))
+            (tuple([t for t, b in texts if need & b]),
+             tuple(tuple([t for t, b in texts if g & b]) for g in any_of))
             for need, any_of in self._prefilter.masks)
         self._rule_index = {id(rule): i for i, rule in enumerate(self.rules)}
         self._unsupported = [Drop(UNSUPPORTED.reason, False, i) for i in range(len(self.rules))]
@@ -95,22 +96,24 @@ class RuleSearch:
         the leaf of `strings`; labels not kept in `shared`."""
         return self._made(rule, strings, match, False)
 
-    def search_members(self, table: BeanTable, indices: Sequence[int], leaf: Callable[[int], Leaf]) -> list:
-        """`search_member` of the table's members at `indices`, as a list in their order, run rule
-        by rule over a block of members at once: a table's members differ only in topic, partition
-        and value, so each member's match strings are built from the table's fixed text, and a
-        rule's required texts are tested on them only where its regex would run. `Matched`
-        results come without their strings (None: `leaf(i)` makes them when an outcome is made).
-        A member that a value-dependent rule may claim is searched alone, as `search_member`
-        (its `leaf(i)`)."""
-        out: list = [None] * len(indices)
-        for start in range(0, len(indices), _BLOCK):
+    def search_members(self, table: BeanTable, indices: Sequence[int],
+                       leaf: Callable[[int], Leaf]) -> Iterator[tuple]:
+        """(i, `search_member` of member i) for the table's members at `indices`, in their order,
+        run rule by rule over a block of members at once: a table's members differ only in
+        topic, partition and value, so each member's match strings are built from the table's
+        fixed text, and a rule's required texts are tested on them only where its regex would
+        run. `Matched` results come without their strings (None: `leaf(i)` makes them when an
+        outcome is made). A member that a value-dependent rule may claim is searched alone, as
+        `search_member` (its `leaf(i)`)."""
+        for start in range(0, len(indices), _BLOCK):  # one block's results alive at a time
             block = indices[start:start + _BLOCK]
+            out: list = [None] * len(block)
             for k, found in self._search_block(table, block, leaf):
-                out[start + k] = found
-        return out
+                out[k] = found
+            yield from zip(block, out)
 
-    def _search_block(self, table: BeanTable, block: Sequence[int], leaf: Callable[[int], Leaf]) -> Iterator[tuple]:
+    def _search_block(self, table: BeanTable, block: Sequence[int],
+                      leaf: Callable[[int], Leaf]) -> Iterator[tuple]:
         topics, topic, partition, values = table.topics, table.topic, table.partition, table.values
         start = table.domain + "<" + "".join([k + "=" + v + ", " for k, v in table.keys]) + "topic="
         beans = [start + topics[topic[i]] + ", partition=" + str(partition[i]) + "><>" for i in block]
