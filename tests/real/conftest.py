@@ -3,9 +3,9 @@
 `real_kafka(release, brokers=1, jmx="plain")` returns a running cluster shared by every test of the
 session that asks for the same arguments, so its start-up (5 to 15 s) is paid once; at most two
 shared clusters run at a time (the oldest is stopped when a third is asked for), and all are
-stopped at the end of the session. A test that changes a shared cluster (stops a broker, moves
-partitions) puts it back before it ends, or asks `own_kafka(...)` for a cluster of its own, which
-is stopped when the test ends. Every process is stopped by PID, and checked gone.
+stopped after the last test that uses the fixture (tests/last_use.py). A test that changes a
+shared cluster (stops a broker, moves partitions) puts it back before it ends, or asks
+`own_kafka(...)` for a cluster of its own, which is stopped when the test ends. Every process is stopped by PID, and checked gone.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from harness import processes
 from harness.jmx_exporter import JmxExporter
 from harness.kafka import KafkaCluster
+from tests.last_use import stop_after_last_use
 
 SHARED_AT_ONCE = 2
 
@@ -53,10 +54,11 @@ def _remove(cluster: KafkaCluster) -> None:
 
 
 @pytest.fixture(scope="session")
-def real_kafka():
+def real_kafka(request):
     clusters = _Clusters()
+    stop = stop_after_last_use(request, clusters.stop_all)
     yield clusters.get
-    clusters.stop_all()
+    stop()
 
 
 @pytest.fixture
@@ -147,28 +149,34 @@ def scene_4_1(scenes):
 
 
 @pytest.fixture(scope="session")
-def random_beans():
+def random_beans(request):
     """The MBeans of tests/real/RandomBeans.java for the seed the property test and the named
     examples share (tests/real/test_property_vs_jmx_exporter.py)."""
     from tests.real.random_beans import RandomBeans
 
-    with RandomBeans(RANDOM_BEANS_SEED) as beans:
-        yield beans
+    beans = RandomBeans(RANDOM_BEANS_SEED).start()
+    stop = stop_after_last_use(request, beans.stop)
+    yield beans
+    stop()
 
 
 @pytest.fixture(scope="session")
-def current_jmx_exporters():
+def current_jmx_exporters(request):
     """naming mode -> the real jmx_exporter release it reproduces, on a JDK 19+, one JVM each
     serving a fresh collector per configuration file (tests/real/per_config_exporter.py)."""
     from tests.real.per_config_exporter import PerConfigExporter, current_java
 
     java = current_java()
     started = {naming: PerConfigExporter(release, java).start() for naming, release in NAMING_ANCHORS.items()}
+
+    def stop_all() -> None:
+        for exporter in started.values():
+            pid = exporter.process.pid if exporter.process else None
+            exporter.stop()
+            assert pid is None or not processes.pid_alive(pid)
+    stop = stop_after_last_use(request, stop_all)
     yield started
-    for exporter in started.values():
-        pid = exporter.process.pid if exporter.process else None
-        exporter.stop()
-        assert pid is None or not processes.pid_alive(pid)
+    stop()
 
 
 RANDOM_BEANS_SEED = 20251123
