@@ -3,15 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.last_use import after_teardown, stop_after_last_use
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    try:
-        return (yield)
-    finally:
-        after_teardown(item)  # the session fixtures this test was the last user of (tests/last_use.py)
+# the hook that stops session fixtures after their last user (tests/last_use.py)
+from tests.last_use import pytest_runtest_teardown, stop_after_last_use  # noqa: F401
 
 
 @pytest.fixture(scope="session")

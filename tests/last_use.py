@@ -3,9 +3,9 @@
 A session fixture otherwise lives until the session ends: a Kafka cluster, a Spark session or two
 Prometheus servers first used early in the run then idle for the rest of it, each costing a few
 percent of a core and its memory while the tests after it run. The fixture registers its stop
-(`stop_after_last_use`); tests/conftest.py calls it after the teardown of the last collected test
-whose fixtures resolve to that very fixture (a fixture imported into another module is a fixture of
-its own, with its own last user).
+(`stop_after_last_use`); the teardown hook below, which tests/conftest.py imports, calls it after
+the teardown of the last collected test whose fixtures resolve to that very fixture (a fixture
+imported into another module is a fixture of its own, with its own last user).
 """
 from __future__ import annotations
 
@@ -44,7 +44,15 @@ def _resolves_to(item: pytest.Item, fixturedef) -> bool:
     return bool(defs) and defs[-1] is fixturedef and fixturedef.argname in item.fixturenames
 
 
-def after_teardown(item: pytest.Item) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    try:
+        return (yield)
+    finally:
+        _after_teardown(item)
+
+
+def _after_teardown(item: pytest.Item) -> None:
     """Stops what `item` was the last user of."""
     at = _positions.get(id(item))
     if at is None:

@@ -9,16 +9,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 CONFTEST = '''
 import pytest
-from tests.last_use import after_teardown, stop_after_last_use
+from tests.last_use import pytest_runtest_teardown, stop_after_last_use  # as tests/conftest.py does
 
 EVENTS = []
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    try:
-        return (yield)
-    finally:
-        after_teardown(item)
 
 @pytest.fixture(scope="session")
 def held(request):

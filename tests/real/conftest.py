@@ -5,7 +5,8 @@ session that asks for the same arguments, so its start-up (5 to 15 s) is paid on
 shared clusters run at a time (the oldest is stopped when a third is asked for), and all are
 stopped after the last test that uses the fixture (tests/last_use.py). A test that changes a
 shared cluster (stops a broker, moves partitions) puts it back before it ends, or asks
-`own_kafka(...)` for a cluster of its own, which is stopped when the test ends. Every process is stopped by PID, and checked gone.
+`own_kafka(...)` for a cluster of its own, which is stopped when the test ends. Every process is
+stopped by PID, and checked gone.
 """
 from __future__ import annotations
 
