@@ -4,11 +4,16 @@ kafka-python's wire-level DEBUG logs, which carry SASL PLAIN passwords, are capp
 from __future__ import annotations
 
 import logging
+import threading
 
 import kafka.errors as kerr
+import pytest
 
 from kafka_jmx_sidecar.exporter.source.admin.connection import WIRE_LOGGERS, FailureLog, quiet_wire_logs
 from kafka_jmx_sidecar.exporter.source.admin.errors import AdminError, connect_error, read_error
+from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
+from kafka_jmx_sidecar.exporter.source.admin.source import AdminSource
+from harness.processes import free_port
 
 SERVERS = "kafka-0:9093,kafka-1:9093"
 TIMEOUT = kerr.KafkaTimeoutError("Unable to bootstrap from ['kafka-0:9093', 'kafka-1:9093']")
@@ -104,3 +109,17 @@ def test_an_unknown_is_logged_once_when_it_appears_and_once_when_it_clears(caplo
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "Admin API: log_dirs unknown (unreachable): broker 3 is not registered (down)"),
         ("INFO", "Admin API: log_dirs of broker 3 known again")]
+
+
+def test_a_start_that_fails_leaves_no_thread_of_kafka_python_running():
+    # kafka-python 3.0 starts its IO thread before it bootstraps, and a failed bootstrap left it
+    # running, retrying the servers, with no client to close: one more thread at every poll's
+    # attempt while a broker is down or refuses the credentials
+    port = free_port()  # nothing listens there
+    source = AdminSource(AdminSettings(bootstrap_servers=(f"127.0.0.1:{port}",), request_timeout_seconds=0.5,
+                                       client_id="failed-start"))
+    for _ in range(2):
+        with pytest.raises(AdminError, match="no broker answered"):
+            source.connect()
+    assert [t.name for t in threading.enumerate() if t.name == "kafka-io-failed-start"] == []
+    assert not source.connected

@@ -10,7 +10,9 @@ caps those loggers at INFO, so a DEBUG root logger never writes a password.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+log = logging.getLogger(__name__)
 
 # kafka-python's loggers that dump requests and bytes at DEBUG
 WIRE_LOGGERS = ("kafka.net", "kafka.protocol", "kafka.conn", "kafka.client_async")
@@ -85,3 +87,31 @@ def client_options(settings: AdminSettings, environ: Mapping[str, str] | None = 
         options.update(sasl_mechanism=sasl.mechanism, sasl_plain_username=sasl.username,
                        sasl_plain_password=Masked(sasl.password.reveal(environ)))
     return options
+
+
+def new_client(factory: Callable[..., Any], options: dict[str, Any]) -> Any:
+    """factory(**options), and when it raises, what it had started stopped: kafka-python 3.0's
+    KafkaAdminClient starts its IO thread before it bootstraps, and a bootstrap that fails leaves
+    that thread retrying the servers with no client to close (one more thread, and its
+    connections, at every poll's attempt while the brokers are down or refuse the credentials)."""
+    if not isinstance(factory, type):
+        return factory(**options)
+    client = factory.__new__(factory)
+    try:
+        client.__init__(**options)
+    except BaseException:
+        _stop_started(client)
+        raise
+    return client
+
+
+def _stop_started(client: Any) -> None:
+    """Close what a client's failed __init__ had started, as its close() would, in its order."""
+    for part, call in (("_metrics", "close"), ("_client", "close"), ("_net", "stop")):
+        started = getattr(client, part, None)
+        if started is None:
+            continue
+        try:
+            getattr(started, call)()
+        except Exception as e:  # the start's own failure is the one to report
+            log.debug("kafka-python's %s.%s() after a failed start: %r", part, call, e)

@@ -29,7 +29,7 @@ import time
 from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.source.admin import convert
-from kafka_jmx_sidecar.exporter.source.admin.connection import FailureLog, client_options, quiet_wire_logs
+from kafka_jmx_sidecar.exporter.source.admin.connection import FailureLog, client_options, new_client, quiet_wire_logs
 from kafka_jmx_sidecar.exporter.source.admin.errors import connect_error, describe, read_error, reason_of
 from kafka_jmx_sidecar.exporter.source.admin.settings import AdminSettings
 from kafka_jmx_sidecar.exporter.source.admin.view import AdminView, BrokerConfig, Cluster, Input, Partition, Reason, ReplicaSize, Unknown
@@ -81,7 +81,7 @@ class AdminSource:
         quiet_wire_logs()
         with FailureLog() as failures:
             try:
-                self._client = factory(**options)
+                self._client = new_client(factory, options)
             except Exception as e:
                 raise connect_error(e, self.target, self.settings.protocol, self.settings.request_timeout_seconds,
                                     failures.messages) from e
