@@ -88,7 +88,7 @@ def main() -> int:
         print(f"poll with recompute / without: {ratio:.2f}x")
         print(f"machine at the end: {setup.machine()}")
         for c in (base, recomputing):
-            c.source.close()
+            c.close()
         return 0 if share < TARGET_SHARE else 1
     finally:
         sim.stop()

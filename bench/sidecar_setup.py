@@ -125,7 +125,7 @@ class Pipeline:
                     len(body), len(member), gz)
 
     def close(self) -> None:
-        self.collector.source.close()
+        self.collector.close()
 
 
 def timed_poll(c) -> tuple[float, dict[str, float]]:

@@ -156,7 +156,7 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
             out.write(chunk)
         out.flush()
     finally:
-        collector.source.close()
+        collector.close()
     return 0
 
 

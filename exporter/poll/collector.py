@@ -431,7 +431,9 @@ class Collector:
         own metrics), and after the health MBeans read first (see the module docstring)."""
         loop.run(self, stop)
 
-    def close_stages(self) -> None:
+    def close(self) -> None:
+        """The source's connections, then the stages' (the Admin API client, the archive writer)."""
+        self.source.close()
         if self._admin is not None:
             self._admin.close()
         if self._archive is not None:

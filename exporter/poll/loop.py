@@ -38,8 +38,7 @@ def run(c: "Collector", stop: threading.Event) -> None:
         _loop(c, stop)
     finally:
         done.set()
-        c.source.close()
-        c.close_stages()
+        c.close()
 
 
 def _loop(c: "Collector", stop: threading.Event) -> None:

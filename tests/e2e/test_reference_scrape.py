@@ -27,7 +27,7 @@ def scraped():
         collector = Collector(lambda c: JmxSource(c, broker_settings(c, settings)), config, settings)
         assert collector.poll_once(), collector.last_error
         text = collector.snapshot.bodies["text"].decode()
-        collector.source.close()
+        collector.close()
     return read_exposition(text)
 
 

@@ -39,7 +39,7 @@ try:
         gc.enable()
         time.sleep(0.6)  # the names are read again at the next poll
     c.stop()
-    c.close_stages()
+    c.close()
 finally:
     sim.stop()
 print(json.dumps(found))

@@ -77,8 +77,7 @@ def test_the_archive_holds_what_describe_and_the_broker_showed(real_kafka, tmp_p
             cluster.start_broker(3)
     back = settled(cluster, lambda ls: all(len(l.isr) == len(l.replicas) for l in ls.values()), "recovered")
     steps.append((poll_twice(), back, (1, 2, 3)))
-    collector._archive.close()
-    collector.source.close()
+    collector.close()
 
     rejects = Rejects()
     polls = list(read_archive([directory], rejects))

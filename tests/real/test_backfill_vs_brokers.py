@@ -137,7 +137,7 @@ class Recorder:
     def _collector(self, node: int):
         process, collector = self.collectors.get(node, (None, None))
         if collector is not None and process is not self._process(node):
-            self.collectors.pop(node)[1].source.close()
+            self.collectors.pop(node)[1].close()
             collector = None
         if collector is None:
             path = self.directory.parent / f"sidecar-{node}.yml"
@@ -156,7 +156,7 @@ class Recorder:
 
     def close(self) -> None:
         for _, collector in self.collectors.values():
-            collector.source.close()
+            collector.close()
         self.collectors.clear()
 
     def record(self, timeout: float = 240.0, agreeing: int = 3, apart: float = 5.0) -> None:

@@ -120,12 +120,12 @@ class Cluster:
             self.views[semantics] = Serve(path).start()
 
     def stop_broker(self, broker: int) -> None:
-        self.jmx.pop(broker).source.close()
+        self.jmx.pop(broker).close()
         self.kafka.stop_broker(broker)
 
     def close(self) -> None:
         for c in self.jmx.values():
-            c.source.close()
+            c.close()
         for s in self.views.values():
             s.stop()
 

@@ -113,7 +113,7 @@ class Scene:
 
     def close(self) -> None:
         for c in (self.view, self.controller, self.broker_1):
-            c.source.close()
+            c.close()
 
     def broker_1_figure(self) -> tuple[dict, float]:
         """What the sidecar next to broker 1 publishes: ElrUnderMinIsr per hosted partition, and the count."""

@@ -102,7 +102,7 @@ class Sidecars:
 
     def close(self) -> None:
         for c in self.collectors.values():
-            c.source.close()
+            c.close()
             if c._admin is not None:
                 c._admin.close()
 

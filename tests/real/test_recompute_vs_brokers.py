@@ -101,7 +101,7 @@ class Play:
 
     def stop_sidecars(self, broker: int) -> None:
         for c in self.collectors.pop(broker, {}).values():
-            c.source.close()
+            c.close()
             if c._recompute is not None and c._recompute.admin is not None:
                 c._recompute.admin.close()
 
