@@ -177,7 +177,8 @@ class SelfMetrics:
                                 "recompute (with sidecar.recompute), reassignment_inputs and reassignment (with "
                                 "sidecar.reassignment), "
                                 "queries (the server-side queries and the reads they call for, while the other reads run), "
-                                "reads (what is left of the other reads after them), assemble, rules, render.", ["phase"],
+                                "reads (what is left of the other reads after them, with the rules run on new per-partition "
+                                "members as their values come in), assemble, rules (the rest of the rules), render.", ["phase"],
                                 registry=r)
         self.jvm_memory = Gauge(_PREFIX + "jvm_memory_bytes",
                                 "Memory of the JVM inside the sidecar process (JMX client), by area and kind.",

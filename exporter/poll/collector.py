@@ -80,6 +80,7 @@ class Collector:
         self._engine = RuleEngine(config, naming=settings.naming)
         self._rejected_seen = 0  # the engine counts since it was built; the metric counts since start
         self.source = self._source_factory(config, settings)
+        self._hand_engine()
         self._admin = stages.admin(settings)
         self._recompute = stages.recompute(config, settings, self._admin, self.metrics)
         self._reassignment = stages.reassignment(settings, self._admin, self.metrics)
@@ -100,6 +101,12 @@ class Collector:
         self._collected = False
         self._generation = 0  # bumped when a poll ends or a config loads: cached responses are stale
         self._responses: dict[tuple[str, bool], tuple] = {}
+
+    def _hand_engine(self) -> None:
+        """A source that reads tables one after another hands each to the engine as it comes in
+        (`on_table`), so that the rules run on a first poll's members while the rest is read."""
+        if hasattr(self.source, "on_table"):
+            self.source.on_table = self._engine.prepare
 
     def _archive_poll(self, taken_at: float, raw) -> None:
         """Hand the poll to the archive writer; the poll never fails over it."""
@@ -250,6 +257,7 @@ class Collector:
         self.source = source
         self.config, self.settings = applied.config, applied.settings
         self._engine = RuleEngine(applied.config, naming=self.settings.naming)
+        self._hand_engine()
         self._rejected_seen = 0
         if self._recompute is not None:
             self._recompute.config = applied.config

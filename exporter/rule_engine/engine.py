@@ -117,6 +117,11 @@ class RuleEngine:
         self.stats.jmx_cached_beans = self._jmx_cached_beans()
         return families
 
+    def prepare(self, table: BeanTable) -> None:
+        """Run the rules on a table's members not seen yet, before the poll's series() call (a
+        source calls it while it reads the next tables: see MemberTables.prepare)."""
+        self._tables.prepare(table)
+
     def _jmx_cached_beans(self) -> int:
         tables = self._tables
         return self._cached_beans.count(self._poll, self._plans.values(), tables.caches.values(), tables.templates)

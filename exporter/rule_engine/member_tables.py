@@ -28,7 +28,7 @@ class TableCache:
     """What the rules made of each member of one BeanTable's member list."""
 
     __slots__ = ("order", "topic", "topics", "partition", "rank", "leaf", "codes", "volatile", "groups", "counted",
-                 "cached")
+                 "cached", "planned")
 
     def __init__(self, table: BeanTable, previous: TableCache | None = None, order: Callable | None = None):
         self.order = order  # (template code, members) -> the members in exposition order; None: visiting order
@@ -41,6 +41,7 @@ class TableCache:
         self.groups: list[tuple[int, array]] = []  # (template, members in visiting order)
         self.counted: list[tuple[int, list[int]]] = []  # rejected values and empty names, counted each poll
         self.cached = 0
+        self.planned = False  # planned by prepare() in this poll, before series()
         if previous is not None and previous.leaf == self.leaf:
             self._carry(previous)
             self.regroup(table)
@@ -137,13 +138,12 @@ class MemberTables:
         """The table's members as one TableSeries per template. Each member's rule outcome is
         found once per member list (the regexes run then) and kept as a template number; a
         member that value-dependent rules may claim is resolved each poll into `rest`."""
-        key = (table.domain, table.keys)
-        cache = self.caches.get(key)
-        if cache is None or cache.topic is not table.topic:
-            cache = self.caches[key] = TableCache(table, cache, self._order)
+        cache = self._cache(table)
         present = table.present
+        planned, cache.planned = cache.planned, False
         if not (cache.unseen and self._plan(table, cache)):
-            self._stats.cache_hits += sum(present)
+            if not planned:  # else counted by prepare()
+                self._stats.cache_hits += sum(present)
             if cache.rank is not table.rank and cache.order is None:
                 # a names refresh that kept the member list (other names came or went) ranks the
                 # members anew, and jmx_exporter's HashSet may visit them in another order
@@ -164,6 +164,21 @@ class MemberTables:
             rest.append((table.rank[i], outcome.sample(scaled(value, outcome.fixed, outcome.factor)),
                          outcome.key, outcome.objectname))
         return [TableSeries(frozen, self.templates[code], positions) for code, positions in cache.groups]
+
+    def prepare(self, table: BeanTable) -> None:
+        """Run the rules on the table's members not seen yet, ahead of series(), which then
+        finds them planned: the source calls it as each table's values come in, while the next
+        ones are read (a first poll's members would otherwise all wait for the last read)."""
+        cache = self._cache(table)
+        if cache.unseen and self._plan(table, cache):
+            cache.planned = True  # counted here: series() counts no hits for it this poll
+
+    def _cache(self, table: BeanTable) -> TableCache:
+        key = (table.domain, table.keys)
+        cache = self.caches.get(key)
+        if cache is None or cache.topic is not table.topic:
+            cache = self.caches[key] = TableCache(table, cache, self._order)
+        return cache
 
     def forget_gone(self, tables: list[BeanTable]) -> None:
         """Forget the tables not in this poll, and then the templates no member uses any more."""

@@ -127,6 +127,9 @@ class JmxSource:
         self._meter_names: tuple[str | None, list[str]] | None = None
         # which broker it is, read with the names: (id, release, cluster id, what is missing)
         self._identity: tuple[str | None, str | None, str | None, str | None] | None = None
+        # called with each table as soon as its values are in, while the next ones are read
+        # (the collector hands the rule engine's prepare: a first poll's rules run meanwhile)
+        self.on_table: Callable[[BeanTable], None] = lambda table: None
 
     @property
     def connected(self) -> bool:
@@ -306,7 +309,13 @@ class JmxSource:
             self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
         served = [mb for f in named for mb in self.named_reads.serve(f)]
         t2 = time.monotonic()
-        read, seconds = self.client.finish_reads(started, lambda k, values: self.family_reads.fill(read_all[k], values))
+        for f in queried:
+            self.on_table(f.table)
+
+        def take(k: int, values: list) -> None:
+            self.family_reads.fill(read_all[k], values)
+            self.on_table(read_all[k].table)
+        read, seconds = self.client.finish_reads(started, take)
         for count, s in zip([len(f.members) for f in read_all] + [len(whole)], seconds):
             if count >= 100:
                 self.family_reads.note_reads(s, count)

@@ -70,6 +70,28 @@ def test_queries_overlap_the_reads_begun_before_them():
         assert overlapped > 0 and seconds[-1] >= 120 * 0.100 / 2
 
 
+def test_each_family_is_handed_over_as_soon_as_it_is_read_while_the_next_ones_are_read():
+    """finish_reads() hands family k over (take) once it is read, not once all are: the caller
+    works on it (the rules plan its members) while the target still serves the later ones."""
+    names = ("UnderReplicated", "InSyncReplicasCount", "LastStableOffsetLag")
+    # every getAttributes takes 200 ms in the target: the two later families take 2 s more
+    with Target(topics=1, partitions=10, extra=("-Dtarget.delay.ms=200",)) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:*",),
+                                   connections=2, parallel_from=0)) as c:
+            _, _, members = c.list_split([f"kafka.cluster:type=Partition,name={n}" for n in names], ())
+            t.reset()
+            calls_at_take: list[int] = []
+            taken: list[list] = []
+
+            def take(k: int, values: list) -> None:
+                calls_at_take.append(t.counts()["getAttributes"])
+                taken.append(values)
+            c.finish_reads(c.start_reads(members, "Value", None), take)
+            calls = t.counts()["getAttributes"]
+    assert taken == [[partition_value(n, p) for p in range(10)] for n in names]
+    assert calls_at_take[0] < calls and calls_at_take == sorted(calls_at_take), (calls_at_take, calls)
+
+
 @pytest.mark.parametrize("engine", ["java", "jpype"])
 def test_parallel_connections_overlap_their_waits(engine):
     # every getAttributes sleeps 20 ms in the target: one connection needs >= 40 * 20 ms

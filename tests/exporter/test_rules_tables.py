@@ -220,6 +220,36 @@ def test_visiting_ranks_from_the_jvms_hashes_give_jmx_exporters_order():
     assert by_buckets == ranks and len(set(asked)) < len(names) / 20
 
 
+@pytest.mark.parametrize("naming", ["0.x", "1.x"])
+@pytest.mark.parametrize("rules", sorted(RULES))
+@pytest.mark.parametrize("changed", [False, True], ids=["as_prepared", "changed_after"])
+def test_tables_prepared_while_the_rest_is_read_render_as_the_same_mbeans_one_by_one(rules, naming, changed):
+    """A source hands each table to prepare() as its values come in: the poll's series() then
+    finds its members planned. Its output is still that of the same MBeans one by one, also
+    when values and presence change between prepare() and series() (the recompute writes its
+    values after the read), and the cache's counts are those of an engine never prepared."""
+    config = parse_config(RULES[rules])
+    rnd, tables, others, rank = build(hash((rules, naming, "prepared")) & 0xFFFF)
+    prepared, plain, one_by_one = RuleEngine(config, naming), RuleEngine(config, naming), RuleEngine(config, naming)
+    for _ in range(3):
+        rest = fill(rnd, tables, others)
+        for table in tables:
+            prepared.prepare(table)
+        if changed:
+            rest = fill(rnd, tables, others, absent=0.3)
+        rest.sort(key=lambda mb: rank[mb.name])
+        ranks = [rank[mb.name] for mb in rest]
+        got = Snapshot.render_families(prepared.series(rest, ranks, tables), 1.0, 0.0, naming=naming)
+        want = rendered(reference(one_by_one, tables, rest, rank), naming)
+        assert got.bodies["text"].decode() == want.bodies["text"].decode()
+        assert got.bodies["openmetrics"].decode() == want.bodies["openmetrics"].decode()
+        assert prepared.stats.rejected_values == one_by_one.stats.rejected_values
+        plain.series(rest, ranks, tables)
+        if not changed:
+            assert (prepared.stats.cache_hits, prepared.stats.cache_misses) == (
+                plain.stats.cache_hits, plain.stats.cache_misses)
+
+
 @pytest.mark.parametrize("rules", ["strimzi", "corners"])
 def test_a_names_refresh_runs_the_rules_only_for_new_members(rules):
     """A new member list (topics created and deleted, partitions added and removed) keeps what

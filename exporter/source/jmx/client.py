@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from kafka_jmx_sidecar.exporter.source.jmx import convert, read_plan
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
@@ -241,51 +241,56 @@ class JmxClient:
 
     def finish_reads(self, started: "StartedReads", take: Callable[[int, list[Any]], None]
                      ) -> tuple[list[MBean], list[float]]:
-        """What start_reads() began: take(k, values) for the k-th family, its members' values as
-        read_members() gives them (one family's at a time, so that no more are alive at once),
-        then the MBeans read (as read() gives them) and each read's seconds. Reads that failed on
-        a broken connection are read again, at once, after reconnecting."""
+        """What start_reads() began: take(k, values) for the k-th family as soon as it is read
+        (its members' values as read_members() gives them; one family's alive at a time, and
+        the caller works on it while the next is read), then the MBeans read (as read() gives
+        them) and each read's seconds. Reads that failed on a broken connection are read again,
+        from the first family not taken, at once, after reconnecting."""
         with self._lock:
             counts = [len(m) for m in started.members] + [len(started.plan.entries) if started.plan else 0]
             first = [started.handle is not None]
+            seconds: list[float] = []
 
-            def fn() -> list:
+            def fn() -> tuple:
                 if first[0]:
                     first[0] = False
-                    return self._engine.finish_reads(started.handle, counts)
-                return self._read_now(started)
-            parts = self._conns.call(fn, "getAttributes")
-            for k, (records, complex_values, rt, _seconds) in enumerate(parts[:-1]):
-                self._stats.round_trips += rt
-                take(k, self._member_values(records(), complex_values))
-            records, complex_values, rt, _seconds = parts[-1]
-            self._stats.round_trips += rt
+                    parts = self._engine.finish_reads(started.handle, counts)
+                else:
+                    parts = self._read_now(started, len(seconds))
+                for records, complex_values, rt, s in parts:
+                    self._stats.round_trips += rt
+                    if len(seconds) == len(started.members):  # the MBeans read whole, last
+                        seconds.append(s)
+                        return records, complex_values
+                    take(len(seconds), self._member_values(records(), complex_values))
+                    seconds.append(s)
+                raise AssertionError("the reads ended before the MBeans read whole")
+            records, complex_values = self._conns.call(fn, "getAttributes")
             mbeans: list[MBean] = []
             if started.plan is not None and started.plan.entries:
                 mbeans, excluded = read_plan.decode(started.plan, records(), complex_values, self._stats,
                                                     self._filters.auto_excluded)
                 if excluded:
                     self._generation += 1
-            return mbeans, [p[3] for p in parts]
+            return mbeans, seconds
 
-    def _read_now(self, started: "StartedReads") -> list:
-        """The reads of `started`, made here and now (no background engine, or after a reconnect)."""
-        out = []
-        for m in started.members:
+    def _read_now(self, started: "StartedReads", first: int = 0) -> Iterator[tuple]:
+        """The reads of `started` from its `first` family on, made here and now, each handed over
+        as it is read (no background engine, or after a reconnect)."""
+        for m in started.members[first:]:
             t0 = time.monotonic()
             records, complex_values, rt = self._engine.read_members(
                 self._conns.jconns, m.handle, None, started.attribute, started.deadline,
                 self.settings.read_timeout_seconds)
-            out.append((lambda records=records: records, complex_values, rt, time.monotonic() - t0))
+            yield (lambda records=records: records), complex_values, rt, time.monotonic() - t0
         plan = started.plan
         if plan is not None and plan.entries:
             t0 = time.monotonic()
             records, complex_values, rt = self._engine.read(self._conns.jconns, plan.jplan, len(plan.entries),
                                                             started.deadline, self.settings.read_timeout_seconds)
-            out.append((lambda: records, complex_values, rt, time.monotonic() - t0))
+            yield (lambda: records), complex_values, rt, time.monotonic() - t0
         else:
-            out.append((list, (), 0, 0.0))
-        return out
+            yield list, (), 0, 0.0
 
     def query_members(self, pattern: str, families: Sequence[Members], attribute: str, op: str, value: Any,
                       *, also: Sequence[tuple[str, Any]] = ()) -> list[Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from kafka_jmx_sidecar.exporter.source.jmx import convert
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
@@ -111,22 +111,19 @@ class JavaEngine:
         return self.Background.start(conns, jp.JArray(jp.JObject)(list(members)), attribute, plan,
                                      _deadline_ms(deadline), int(stall * 1000))
 
-    def finish_reads(self, started: Any, counts: Sequence[int]) -> list[tuple[Any, Any, int, float]]:
+    def finish_reads(self, started: Any, counts: Sequence[int]) -> Iterator[tuple[Any, Any, int, float]]:
         """(records, complex values, round trips, seconds) of each read start_reads() began, in
-        its order (counts: how many records each has; records are split when called, one read's
-        at a time); BatchFailure at the first that failed."""
-        out = []
-        trips = 0
-        for r, count in zip(started.get(), counts):
+        its order, each as soon as it is read (counts: how many records each has; records are
+        split when called); BatchFailure at the first that failed, with its round trips."""
+        for k, count in enumerate(counts):
+            r = started.get(k)
             if r is None:  # nothing to read there
-                out.append((list, (), 0, 0.0))
+                yield list, (), 0, 0.0
                 continue
-            trips += int(r.roundTrips)
             if r.failure is not None:
-                raise BatchFailure(r.failure, int(r.failedConnection), trips)
-            out.append((lambda r=r, count=count: convert.split_records(str(r.text), count), r.complex,
-                        int(r.roundTrips), int(r.nanos) / 1e9))
-        return out
+                raise BatchFailure(r.failure, int(r.failedConnection), int(r.roundTrips))
+            yield ((lambda r=r, count=count: convert.split_records(str(r.text), count)), r.complex,
+                   int(r.roundTrips), int(r.nanos) / 1e9)
 
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
         fams = self.jpype.JArray(self.jpype.JObject)(list(families))
