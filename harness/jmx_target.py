@@ -104,6 +104,7 @@ class Target:
             flags += ["-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         if self.auth:
             user, password = self.auth
+            self._dir.mkdir(mode=0o700, exist_ok=True)  # again after a stop
             pw, acc = self._dir / "jmxremote.password", self._dir / "jmxremote.access"
             pw.write_text(f"{user} {password}\n")
             acc.write_text(f"{user} readonly\n")
@@ -177,10 +178,10 @@ class Target:
                     f and f.close()
                 except OSError:
                     pass
+        shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> "Target":
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
-        shutil.rmtree(self._dir, ignore_errors=True)

@@ -7,8 +7,10 @@ command (`scrape` once, or `serve` in a process of its own), configured with a j
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import ssl
 import subprocess
 import sys
@@ -73,6 +75,18 @@ def _unverified() -> ssl.SSLContext:
     return ctx
 
 
+_LOGS: list[Path] = []  # the process's folder of serve logs, removed when it exits
+
+
+def _log_directory() -> Path:
+    """A folder of its own for one serve's log, kept while this process runs (a test reads the
+    log after stopping the sidecar, and a failure message names it) and removed when it exits."""
+    if not _LOGS:
+        _LOGS.append(Path(tempfile.mkdtemp(prefix="sidecar-serve-")))
+        atexit.register(shutil.rmtree, _LOGS[0], True)
+    return Path(tempfile.mkdtemp(dir=_LOGS[0]))
+
+
 class Serve:
     """`kafka-jmx-sidecar serve` in a process of its own, on a free loopback port."""
 
@@ -82,7 +96,7 @@ class Serve:
         self.scheme = "https" if https else "http"
         self._context = _unverified() if https else None
         self.config = config
-        self.log = Path(tempfile.mkdtemp(prefix="sidecar-serve-")) / "serve.log"
+        self.log = _log_directory() / "serve.log"
         self._cmd = [*command(), "serve", "--config", str(config), "--listen", f"127.0.0.1:{self.port}", *args]
         self._env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen | None = None

@@ -95,12 +95,12 @@ def _scenario(version: str):
     return play, cluster, min_isr
 
 
-def _write_config(sim, min_isr: dict) -> str:
-    """The sidecar's config file (in a temporary folder): the simulator's broker 1, the recompute
-    under SEMANTICS, the shipped health rules."""
+def _write_config(sim, min_isr: dict, directory: str) -> str:
+    """The sidecar's config file (in `directory`): the simulator's broker 1, the recompute under
+    SEMANTICS, the shipped health rules."""
     endpoint = re.search(r"rmi://([^/]+)/jmxrmi", sim.url).group(1)
     rules = resources.files("kafka_jmx_sidecar.rules").joinpath("kafka-health.yml").read_text()
-    config_path = os.path.join(tempfile.mkdtemp(prefix="sidecar-demo-"), "sidecar.yml")
+    config_path = os.path.join(directory, "sidecar.yml")
     recompute = (f"sidecar:\n  recompute:\n    semantics: {SEMANTICS.name}\n    mode: outdated\n"
                  f"    minInsyncReplicas:\n      topics: {{{', '.join(f'{t}: {m}' for t, m in min_isr.items())}}}\n")
     with open(config_path, "w") as f:
@@ -161,8 +161,9 @@ def run(keep_serving: bool = False, listen_port: int = 0, out=sys.stdout, kafka_
     print(f"starting the broker simulator (brokers 1-3, broker 1 posing as Kafka {version}) ...", file=out,
           flush=True)
     stop = threading.Event()
-    with Simulator.start(cluster, kafka_version=version, broker=1, clock="realtime") as sim:
-        collector, server = _start_sidecar(_write_config(sim, min_isr), listen_port)
+    with Simulator.start(cluster, kafka_version=version, broker=1, clock="realtime") as sim, \
+            tempfile.TemporaryDirectory(prefix="sidecar-demo-") as work:
+        collector, server = _start_sidecar(_write_config(sim, min_isr, work), listen_port)
         poller = threading.Thread(target=collector.run, args=(stop,), daemon=True)
         poller.start()
         url = f"http://127.0.0.1:{server.port}/metrics"
