@@ -26,8 +26,9 @@ else, `common` again before (2)). An MBean whose attribute the query cannot eval
 `common`, as it was served as 0 before.
 
 Families of other numbers (sizes, offsets, lags: `number`) are read member by member, unless the
-last poll says that a query for the members not holding the common value, and reads of those
-alone, cost less than reading every member (`queried`): LastStableOffsetLag (0 but for open
+last poll (on the first poll, a few members read, spread over the family) says that a query for
+the members not holding the common value, and reads of those alone, cost less than reading every
+member (`queried`): LastStableOffsetLag (0 but for open
 transactions) joins the health flags' query, which the broker evaluates on its members anyway
 (from the first poll on, asked `!= 0` before anything is learned);
 the Log gauges are asked together, one query of `kafka.log:type=Log,*`, each for its own common
@@ -56,6 +57,8 @@ _HIT_SECONDS = 15e-6
 _FEW_HITS = 50
 # Members read on the first poll to learn which value most of those off the common one hold.
 _SAMPLE = 16
+# Members of a family of numbers read on the first poll to guess whether a query is worth it.
+_SAMPLE_NUMBERS = 64
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
 
@@ -194,6 +197,8 @@ class FamilyReads:
             if f.number and f.unusual is None and f.key[:2] in flagged:
                 out.append(f)  # asked `!= 0` with the flags (LastStableOffsetLag): costs only its few names
                 continue
+            if f.number and f.unusual is None and len(f.table) >= 4 * _SAMPLE_NUMBERS:
+                self._sample(f)  # the first poll: a few members stand for the family
             if not f.number or f.unusual is None:
                 continue  # nothing learned yet: read, which learns
             gain = (len(f.table) - f.unusual) * read - f.unusual * self._hit_seconds
@@ -203,6 +208,21 @@ class FamilyReads:
             if group in flagged or sum(g for g, _ in gains) > scan:
                 out += [f for _, f in gains]
         return out
+
+    def _sample(self, f: Family) -> None:
+        """Nothing learned of f yet (the first poll): a few members read, spread over it, stand
+        for it, so that a family most of whose members hold one value (an idle broker's segment
+        counts, start offsets, fetcher lags) is queried from the first poll on, not read whole.
+        The poll then learns the family's real counts."""
+        size = len(f.table)
+        values = [v for v in self.read_members(f, list(range(0, size, size // _SAMPLE_NUMBERS))[:_SAMPLE_NUMBERS])
+                  if v.__class__ is int or v.__class__ is float]
+        if values:
+            common, held = Counter(values).most_common(1)[0]
+            self.common[f.key] = (common, None)
+            # a value one member holds says nothing of the others: all count as off it
+            f.unusual = size - held * size // len(values) if held > 1 else size
+            self._answered[f.key] = f.unusual  # what its query will return: the parts are cut by it
 
     def _reads_per_query(self) -> float:
         if self._query_seconds and self._read_seconds:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
+from kafka_jmx_sidecar.exporter.source import family_reads
 from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 
 from kafka_jmx_sidecar.exporter.config.load import broker_settings, jmx_settings
@@ -378,6 +379,39 @@ def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, mon
         fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
         got, rt = served(source)
         assert got == lso_only and rt == 1 + others
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("mostly_zero", [True, False], ids=["most members 0", "values of their own"])
+def test_the_first_poll_asks_a_family_of_numbers_by_query_when_a_few_members_read_say_it_pays(
+        target, monkeypatch, mostly_zero):
+    """Nothing learned yet: six members read, spread over the family, stand for it. Most of
+    them 0: one `!= 0` query and reads of the five members it returns, not 60 reads. Values of
+    their own: no value held twice among the six, so every member is read."""
+    monkeypatch.setattr(family_reads, "_SAMPLE_NUMBERS", 6)
+    lso = {}
+    for t in range(TOPICS):
+        for p in range(PARTITIONS):
+            i = t * PARTITIONS + p
+            lso[LSO.format(t=t, p=p)] = (9 if i % 12 == 5 else 0) if mostly_zero else 1000 + i
+    for name, value in lso.items():
+        target.command(f"set {name} long {value}")
+    config = parse_config(f"hostPort: {target.host_port}\n"
+                          f"includeObjectNames: ['kafka.cluster:type=Partition,name=LastStableOffsetLag,*']\n")
+    source = JmxSource(config, broker_settings(config, SidecarSettings(names_refresh_seconds=3600)))
+    try:
+        fixed_costs(monkeypatch, query=0.005, read=0.0002)  # a query: 25 reads
+        asked = []
+        read_members, query_members = source.client.read_members, source.client.query_members
+        monkeypatch.setattr(source.client, "read_members", lambda members, positions, *a: asked.append(
+            len(members) if positions is None else len(positions)) or read_members(members, positions, *a))
+        monkeypatch.setattr(source.client, "query_members", lambda *a, **kw: asked.append(
+            "query") or query_members(*a, **kw))
+        assert served(source)[0] == lso
+        # else the whole family is read with the MBeans read whole (not by read_members)
+        assert asked == ([6, "query", 5] if mostly_zero else [6])
+        assert served(source) == (lso, 1 + 5 if mostly_zero else 60)
     finally:
         source.close()
 
