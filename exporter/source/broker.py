@@ -34,6 +34,7 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, jmx_exporter_order
 from kafka_jmx_sidecar.exporter.source import visiting
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
+from kafka_jmx_sidecar.exporter.source.handoff import handed_over
 from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
@@ -244,10 +245,10 @@ class JmxSource:
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
         rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
         self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
-        self._named_families(names, self.client.name_texts)
+        self._named_families(names, self.client.name_texts, class_of[:len(names)] if census is not None else None)
 
-    def _named_families(self, names: list[ObjectName], texts: list[str]) -> None:
-        self._named = families_of(names, texts)
+    def _named_families(self, names: list[ObjectName], texts: list[str], classes: Any = None) -> None:
+        self._named = families_of(names, texts, classes)
         self.named_reads.forget()
 
     def _template(self, m: Members) -> MBean | None:
@@ -301,16 +302,10 @@ class JmxSource:
         named = self.named_reads.queried(self._named)
         whole = self.named_reads.to_read(self._rest_texts, named)
         started = self.client.start_reads([f.members for f in read_all], "Value", whole or None)
-        listed = {f.key for f in self._families}
-        shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
-            t in listed for t in _TABULATED if t[:2] == k[:2])})
-        second = self.family_reads.second_queries(queried, shared)
-        for f in queried:
-            self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
-        served = [mb for f in named for mb in self.named_reads.serve(f)]
+        served: list[MBean] = []
+        # the rules plan each family's table here while the next family is asked
+        handed_over(lambda hand: self._ask(queried, named, served, hand), self.on_table, "poll-queries")
         t2 = time.monotonic()
-        for f in queried:
-            self.on_table(f.table)
 
         def take(k: int, values: list) -> None:
             self.family_reads.fill(read_all[k], values)
@@ -343,6 +338,19 @@ class JmxSource:
             phases["recompute_inputs" if self._recompute else "reassignment_inputs"] = time.monotonic() - t4
         return ReadResult(mbeans, stats.round_trips, phases, stats.queries,
                           tables=[f.table for f in self._families], ranks=ranks, broker=broker)
+
+    def _ask(self, queried: list[Family], named: list[NamedFamily], served: list[MBean],
+             hand: Callable[[BeanTable], None]) -> None:
+        """The families asked by query this poll, each table handed over once served; the named
+        families' MBeans into `served`."""
+        listed = {f.key for f in self._families}
+        shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
+            t in listed for t in _TABULATED if t[:2] == k[:2])})
+        second = self.family_reads.second_queries(queried, shared)
+        for f in queried:
+            self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
+            hand(f.table)
+        served += [mb for f in named for mb in self.named_reads.serve(f)]
 
     # --- what is read whatever the rules want ----------------------------------------------------
 

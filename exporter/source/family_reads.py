@@ -58,7 +58,7 @@ _FEW_HITS = 50
 # Members read on the first poll to learn which value most of those off the common one hold.
 _SAMPLE = 16
 # Members of a family of numbers read on the first poll to guess whether a query is worth it.
-_SAMPLE_NUMBERS = 64
+SAMPLE_NUMBERS = 64
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
 
@@ -197,7 +197,7 @@ class FamilyReads:
             if f.number and f.unusual is None and f.key[:2] in flagged:
                 out.append(f)  # asked `!= 0` with the flags (LastStableOffsetLag): costs only its few names
                 continue
-            if f.number and f.unusual is None and len(f.table) >= 4 * _SAMPLE_NUMBERS:
+            if f.number and f.unusual is None and len(f.table) >= 4 * SAMPLE_NUMBERS:
                 self._sample(f)  # the first poll: a few members stand for the family
             if not f.number or f.unusual is None:
                 continue  # nothing learned yet: read, which learns
@@ -215,7 +215,7 @@ class FamilyReads:
         counts, start offsets, fetcher lags) is queried from the first poll on, not read whole.
         The poll then learns the family's real counts."""
         size = len(f.table)
-        values = [v for v in self.read_members(f, list(range(0, size, size // _SAMPLE_NUMBERS))[:_SAMPLE_NUMBERS])
+        values = [v for v in self.read_members(f, list(range(0, size, size // SAMPLE_NUMBERS))[:SAMPLE_NUMBERS])
                   if v.__class__ is int or v.__class__ is float]
         if values:
             common, held = Counter(values).most_common(1)[0]

@@ -6,7 +6,9 @@ the follower keeps up).
 
 A family is `domain:type=T,name=N,...` with at least MIN_MEMBERS members. The first poll reads
 them all, which says whether every member is a gauge of one integer `Value` (else the family is
-always read) and which value most hold. Later polls ask `Value != common` of the family's pattern
+always read) and which value most hold; unless the listing says every member is a gauge (its
+class name) and a few members read, spread over the family, hold integers, most of them one: that
+value then stands for the family's common value, and the first poll already asks by query. Later polls ask `Value != common` of the family's pattern
 when the reads that saves cost more than the query and the names it returns (FamilyReads' costs,
 measured on this broker), read the members it returns and serve the others `common`, as the MBean
 last read with that value (the same object when it held it already): what a read would give at
@@ -19,18 +21,22 @@ from dataclasses import replace
 from typing import Sequence
 
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
+from kafka_jmx_sidecar.exporter.rule_engine.order import java_string_hash
+from kafka_jmx_sidecar.exporter.source import family_reads
 from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
 
 MIN_MEMBERS = 1000  # fewer: reading them costs less than a query's scan of the domain
 _GAUGE = "com.yammer.metrics.reporting.JmxReporter$Gauge"
+_GAUGE_HASH = java_string_hash(_GAUGE) - (1 << 32) if java_string_hash(_GAUGE) >= 1 << 31 else java_string_hash(_GAUGE)
 
 
 class NamedFamily:
-    __slots__ = ("pattern", "texts", "names", "last", "common", "unusual", "eligible")
+    __slots__ = ("pattern", "texts", "names", "last", "common", "unusual", "eligible", "gauges")
 
-    def __init__(self, pattern: str, members: list[tuple[str, ObjectName]]):
+    def __init__(self, pattern: str, members: list[tuple[str, ObjectName]], gauges: bool = False):
         self.pattern = pattern
+        self.gauges = gauges  # the listing gave every member the gauge's class name
         self.texts = [t for t, _ in members]
         self.names = dict(members)  # listed text -> ObjectName
         self.last: dict[ObjectName, MBean] = {}  # what was served for each member last poll
@@ -56,15 +62,19 @@ class NamedFamily:
             self.unusual = len(self.texts) - held
 
 
-def families_of(names: Sequence[ObjectName], texts: Sequence[str]) -> list[NamedFamily]:
+def families_of(names: Sequence[ObjectName], texts: Sequence[str], classes: Sequence[int] | None = None
+                ) -> list[NamedFamily]:
     """The families of the names read whole: those `domain:type=T,name=N,...` with one more key at
-    least and MIN_MEMBERS members or more."""
+    least and MIN_MEMBERS members or more. `classes`: each name's class name hash, as listed."""
     groups: dict[str, list[tuple[str, ObjectName]]] = {}
-    for n, text in zip(names, texts):
+    gauges: dict[str, bool] = {}
+    for i, (n, text) in enumerate(zip(names, texts)):
         keys = n.keys
         if len(keys) > 2 and keys[0][0] == "type" and keys[1][0] == "name":
-            groups.setdefault(f"{n.domain}:type={keys[0][1]},name={keys[1][1]},*", []).append((text, n))
-    return [NamedFamily(p, m) for p, m in groups.items() if len(m) >= MIN_MEMBERS]
+            pattern = f"{n.domain}:type={keys[0][1]},name={keys[1][1]},*"
+            groups.setdefault(pattern, []).append((text, n))
+            gauges[pattern] = gauges.get(pattern, True) and classes is not None and classes[i] == _GAUGE_HASH
+    return [NamedFamily(p, m, gauges[p]) for p, m in groups.items() if len(m) >= MIN_MEMBERS]
 
 
 def learn_from(families: Sequence[NamedFamily], read: Sequence[MBean]) -> None:
@@ -98,11 +108,34 @@ class NamedReads:
     def queried(self, families: Sequence[NamedFamily]) -> list[NamedFamily]:
         out = []
         for f in families:
+            if f.eligible is None and f.gauges:
+                self._sample(f)
             if f.eligible and f.common is not None:
                 c = self.costs
                 if (len(f.texts) - f.unusual) * c.read_seconds > c.query_seconds + f.unusual * c.hit_seconds:
                     out.append(f)
         return out
+
+    def _sample(self, f: NamedFamily) -> None:
+        """Nothing read of f yet, its members all gauges: a few of them read stand for it. When
+        they all hold an integer and two or more hold one value, f takes that value as its common
+        one, and each member the MBean a read would give while it holds it (as a family read
+        whole would: the members are alike but for their name and value)."""
+        size = len(f.texts)
+        picked = f.texts[::max(1, size // family_reads.SAMPLE_NUMBERS)][:family_reads.SAMPLE_NUMBERS]
+        read = self.client.read(picked)
+        if len(read) < len(picked) or any(mb.class_name != _GAUGE or len(mb.attributes) != 1
+                                          or mb.attributes[0].name != "Value" or type(mb.attributes[0].value) is not int
+                                          for mb in read):
+            return  # read whole: the first poll learns what the family is
+        (common, held), = Counter(mb.attributes[0].value for mb in read).most_common(1)
+        if held < 2:
+            return
+        like = read[0]
+        attribute = (replace(like.attributes[0], value=common),)
+        f.last = {name: MBean(name, like.class_name, attribute) for name in f.names.values()}
+        f.common, f.eligible = common, True
+        f.unusual = size - held * size // len(read)
 
     def to_read(self, rest: list[str], queried: Sequence[NamedFamily]) -> list[str]:
         """The names read whole this poll: `rest` without the queried families' members (a list

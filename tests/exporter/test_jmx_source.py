@@ -389,7 +389,7 @@ def test_the_first_poll_asks_a_family_of_numbers_by_query_when_a_few_members_rea
     """Nothing learned yet: six members read, spread over the family, stand for it. Most of
     them 0: one `!= 0` query and reads of the five members it returns, not 60 reads. Values of
     their own: no value held twice among the six, so every member is read."""
-    monkeypatch.setattr(family_reads, "_SAMPLE_NUMBERS", 6)
+    monkeypatch.setattr(family_reads, "SAMPLE_NUMBERS", 6)
     lso = {}
     for t in range(TOPICS):
         for p in range(PARTITIONS):
@@ -457,6 +457,40 @@ def test_a_family_of_names_read_whole_is_asked_by_query_when_the_costs_say_so(ta
         assert asked == [("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*", "Value", "!=", 0)]
         assert sorted(read) == sorted(LAG.format(p=p) for p in (1, 10, 15))  # what the query returned
         assert family.unusual == 3
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("mostly_zero", [True, False], ids=["most members 0", "values of their own"])
+def test_the_first_poll_asks_a_family_of_names_by_query_when_a_few_members_read_say_it_pays(
+        target, monkeypatch, mostly_zero):
+    """The listing says every fetcher lag gauge is a gauge; six of them read, most holding 0: the
+    first poll asks `Value != 0` and reads the members it returns, and serves the others the
+    MBean a read gives. With no value held twice among the six, every member is read."""
+    from kafka_jmx_sidecar.exporter.source import named_reads
+
+    monkeypatch.setattr(named_reads, "MIN_MEMBERS", 10)
+    monkeypatch.setattr(family_reads, "SAMPLE_NUMBERS", 6)
+    truth = {LAG.format(p=p): (p * 37 if p % 5 == 0 else 0) if mostly_zero else 100 + p for p in range(20)}
+    for name, value in truth.items():
+        assert target.command(f"add {name} long {value}") == "OK"
+    source = make_source(target, "kafka.server:type=FetcherLagMetrics,*")
+    try:
+        fixed_costs(monkeypatch, query=0.001, read=0.001)  # a query costs a read
+        asked, read = [], []
+        query_texts, client_read = source.client.query_texts, source.client.read
+        monkeypatch.setattr(source.client, "query_texts", lambda *a: asked.append(a) or query_texts(*a))
+        monkeypatch.setattr(source.client, "read", lambda names, **kw: read.append(
+            [int(n.rsplit("=", 1)[1]) for n in names if "FetcherLag" in n] or None) or client_read(names, **kw))
+        served = {str(mb.name): mb for mb in source.read().mbeans if "FetcherLag" in str(mb.name)}
+        assert {k: mb.attributes[0].value for k, mb in served.items()} == truth
+        read = [r for r in read if r]  # the reads of fetcher lags
+        if mostly_zero:  # six read (spread over the names' order), the query, then what it returned
+            assert len(read) == 2 and len(read[0]) == 6 and sorted(read[1]) == [5, 10, 15]
+            assert asked == [("kafka.server:type=FetcherLagMetrics,name=ConsumerLag,*", "Value", "!=", 0)]
+        else:
+            assert len(read) == 1 and len(read[0]) == 6 and asked == []  # the rest: read whole, not by read()
+        assert served == {str(mb.name): mb for mb in client_read(list(truth))}  # what reading each gives
     finally:
         source.close()
 
