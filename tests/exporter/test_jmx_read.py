@@ -169,6 +169,25 @@ def test_one_getattributes_per_mbean_and_mbeaninfo_once_per_family(target):
         assert [m.name for m in second] == [m.name for m in first]
 
 
+def test_after_a_split_listing_mbeaninfo_is_read_once_per_class_of_one_shape(target):
+    """The split listing gives the class name of each name read whole: the Yammer gauges (the
+    ByteGauge family, ReplicaManager's gauge) share one getMBeanInfo, so do the meters (per topic
+    and broker-wide); the KafkaMbean and Types beans have one each. 4, not the 6 a family-wise
+    lookup takes; and the MBeans are those that family-wise lookups give."""
+    families = [f"kafka.cluster:type=Partition,name={n}" for n in
+                ("UnderReplicated", "InSyncReplicasCount", "LastStableOffsetLag")]
+    with make(target) as split, make(target) as plain:
+        split.list_split(families)
+        target.reset()
+        got = split.read()
+        assert target.counts()["getMBeanInfo"] == 4 == split.take_stats().infos_read
+        plain.list_names()
+        target.reset()
+        want = [mb for mb in plain.read() if not mb.name.domain == "kafka.cluster"]
+        assert target.counts()["getMBeanInfo"] == 6 + 3  # (and one per Partition family)
+        assert {str(mb.name): repr(mb) for mb in got} == {str(mb.name): repr(mb) for mb in want}  # (NaN values)
+
+
 def test_auto_exclude_stops_reading_unexportable_attributes(target):
     on = make(target, include_object_names=("test:type=Types",))
     off = make(target, include_object_names=("test:type=Types",), auto_exclude_object_name_attributes=False)

@@ -25,6 +25,8 @@ public final class Split {
     // member the first pattern (null with one include pattern); per pattern, what it matched.
     public int[] restPattern;
     public int[] restClass;
+    public String[] classNames;  // the rest names' class names, each once
+    public int[] restClassIndex;  // per rest name, its class name's index in classNames (-1: none)
     public int[][] memberPatterns;
     public int[] patternSizes;
 }

@@ -25,6 +25,7 @@ final class Splitter {
     final Set<ObjectName> others = new HashSet<>();  // the names read whole (not yet excluded)
     final Map<ObjectName, long[]> origin = new HashMap<>();  // rest name -> {first pattern, class hash}
     final Map<String, int[]> perDomain = new HashMap<>();  // names matched before exclusion
+    final Map<String, Integer> classIndex = new HashMap<>();  // class names of the names read whole
 
     Splitter(MBeanServerConnection conn, ObjectName[] in, ObjectName[] ex, long timeoutMs) {
         this.conn = conn;
@@ -66,11 +67,16 @@ final class Splitter {
             ObjectName n = oi.getObjectName();
             if (others.add(n)) {
                 String cls = oi.getClassName();
-                origin.put(n, new long[] {k, cls == null ? 0 : cls.hashCode()});
+                origin.put(n, new long[] {k, cls == null ? 0 : cls.hashCode(), classOf(cls)});
                 perDomain.computeIfAbsent(n.getDomain(), d -> new int[1])[0]++;
                 out.listedTotal++;
             }
         }
+    }
+
+    /** The index of class name cls among the names read whole's (-1: none given). */
+    int classOf(String cls) {
+        return cls == null ? -1 : classIndex.computeIfAbsent(cls, c -> classIndex.size());
     }
 
     /** The names of a family's type that no family holds (another gauge of that type): none
@@ -160,7 +166,7 @@ final class Splitter {
             if (parts == null || !family.equals(n.getDomain() + ":" + parts[0])) {
                 others.add(n);
                 String cls = bounded(() -> conn.getObjectInstance(n), timeoutMs).getClassName();
-                origin.put(n, new long[] {first, cls == null ? 0 : cls.hashCode()});
+                origin.put(n, new long[] {first, cls == null ? 0 : cls.hashCode(), classOf(cls)});
             } else {
                 ms.add(new Object[] {parts[1], Integer.parseInt(parts[2]), n.getCanonicalName().hashCode(), first,
                                      n.getCanonicalKeyPropertyListString().hashCode()});
@@ -211,6 +217,8 @@ final class Splitter {
             counts.append(e.getKey()).append('\n').append(e.getValue()[0]).append('\n');
         }
         out.domainCounts = counts.toString();
+        out.classNames = new String[classIndex.size()];
+        for (Map.Entry<String, Integer> e : classIndex.entrySet()) out.classNames[e.getValue()] = e.getKey();
         List<ObjectName> rest = new ArrayList<>(others.size());
         for (ObjectName n : others) if (!excluded(n, ex)) rest.add(n);
         sorted(rest, out.rest);
@@ -220,6 +228,7 @@ final class Splitter {
         for (int i = 0; i < out.rest.names.length; i++) restPos.put(out.rest.names[i], i);
         out.restPattern = new int[rest.size()];
         out.restClass = new int[rest.size()];
+        out.restClassIndex = new int[rest.size()];
         for (ObjectName n : rest) {
             int at = restPos.get(n.toString());
             out.restHash[at] = n.getCanonicalName().hashCode();
@@ -227,6 +236,7 @@ final class Splitter {
             long[] o = origin.get(n);
             out.restPattern[at] = (int) o[0];
             out.restClass[at] = (int) o[1];
+            out.restClassIndex[at] = (int) o[2];
         }
     }
 

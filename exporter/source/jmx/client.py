@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Sequence
 
-from kafka_jmx_sidecar.exporter.source.jmx import convert, read_plan
+from kafka_jmx_sidecar.exporter.source.jmx import convert, mbean_info, read_plan
 from kafka_jmx_sidecar.exporter.source.jmx.client_settings import JmxSettings
 from kafka_jmx_sidecar.exporter.source.jmx.connections import Connections
 from kafka_jmx_sidecar.exporter.source.jmx.engine import NameList
@@ -152,6 +152,7 @@ class JmxClient:
                 "queryNames")
             self._count_queries(nl.round_trips)
             self._new_listing(nl)
+            self._infos.classes = mbean_info.classes(self._listing.strings, self.census)
             return self._listing.names, hashes, [was if m is None else Members(f, *m)  # type: ignore[misc]
                                                  for f, m, was in zip(families, fams, previous)]
 

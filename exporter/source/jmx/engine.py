@@ -42,7 +42,8 @@ class Census:
     order depends on it): how many names, how many of them per domain, how many domains the
     broker has, how many names each include pattern matched; per name read whole (in the order
     of the names listed) the first include pattern that matched it, its class name's hash and its
-    canonical key property list's hash."""
+    canonical key property list's hash; and its class name (`class_names[rest_class_index[i]]`,
+    the index -1 when the broker gave none)."""
 
     listed: int
     per_domain: dict
@@ -51,3 +52,5 @@ class Census:
     rest_pattern: Any = ()
     rest_class: Any = ()
     rest_key_hash: Any = ()
+    class_names: tuple = ()
+    rest_class_index: Any = ()

@@ -93,7 +93,8 @@ class JavaEngine:
             census[domain] = int(count)
         return self._names(r.rest), _ints("i", r.restHash), out, Census(
             int(r.listedTotal), census, int(r.serverDomains), tuple(int(n) for n in r.patternSizes),
-            _ints("I", r.restPattern), _ints("i", r.restClass), _ints("i", r.restKeyHash))
+            _ints("I", r.restPattern), _ints("i", r.restClass), _ints("i", r.restKeyHash),
+            tuple(str(c) for c in r.classNames), _ints("i", r.restClassIndex))
 
     def read_members(self, conns: Any, members: Any, positions: Sequence[int] | None, attribute: str,
                      deadline: float | None, stall: float) -> tuple[list, Any, int]:

@@ -3,8 +3,10 @@ rarely as possible.
 
 Kept per ObjectName, and per family (the ObjectName without its topic/partition keys) when the
 MBean's class has one shape for all its instances (Yammer metrics: a family then costs one
-getMBeanInfo, not one per partition). The MBeanInfo of other classes (Kafka's KafkaMbean, whose
-attributes grow) is looked up again after each listing.
+getMBeanInfo, not one per partition). When the listing gave the names' class names, per class
+for such classes (every Yammer histogram of the broker then costs one getMBeanInfo). The
+MBeanInfo of other classes (Kafka's KafkaMbean, whose attributes grow) is looked up again after
+each listing.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ class InfoCache:
         self.known: dict[str, Info] = {}
         self._family_info: dict[str, Info] = {}
         self.failed: set[str] = set()
+        self.classes: dict[str, str] = {}  # name text -> its class name, as the last listing gave it
 
     def forget(self, alive: dict[str, ObjectName]) -> None:
         """After a listing: drop what belongs to vanished MBeans and what may have changed."""
@@ -53,7 +56,7 @@ class InfoCache:
         for st, n in targets:
             if st in info or st in failed:
                 continue
-            fam = self._family(n)
+            fam = self._group(st, n)
             if fam is not None:
                 shared = fam_info.get(fam)
                 if shared is not None:
@@ -78,6 +81,14 @@ class InfoCache:
         if rest:
             self._fetch(rest, jnames_for)
 
+    def _group(self, text: str, name: ObjectName) -> str | None:
+        """What the name may share its MBeanInfo with: its class, when the listing named it and
+        every instance of that class has one shape; else its family (None: none)."""
+        cls = self.classes.get(text)
+        if cls is not None and cls.startswith(self._settings.shared_info_classes):
+            return "class " + cls
+        return self._family(name)
+
     def _family(self, name: ObjectName) -> str | None:
         fk = self._settings.family_keys
         keys = name.keys
@@ -101,3 +112,12 @@ class InfoCache:
             self.known[st] = inf
             if fam is not None and shared:
                 self._family_info[fam] = inf
+
+
+
+def classes(texts: Sequence[str], census: Any) -> dict[str, str]:
+    """Name text -> class name, for the names read whole of a listing (census: its engine.Census)."""
+    if census is None or not census.class_names:
+        return {}
+    names = census.class_names
+    return {t: names[k] for t, k in zip(texts, census.rest_class_index) if k >= 0}
