@@ -245,9 +245,10 @@ class JmxSource:
         rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
         rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
         self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
-        self._named_families(names, self.client.name_texts, class_of[:len(names)] if census is not None else None)
+        self._named_families(names, self.client.name_texts, self.client.listed_classes)
 
-    def _named_families(self, names: list[ObjectName], texts: list[str], classes: Any = None) -> None:
+    def _named_families(self, names: list[ObjectName], texts: list[str], classes: dict[str, str] | None = None
+                        ) -> None:
         self._named = families_of(names, texts, classes)
         self.named_reads.forget()
 

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
-from kafka_jmx_sidecar.exporter.rule_engine.order import java_string_hash
 from kafka_jmx_sidecar.exporter.source import family_reads
 from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
+from kafka_jmx_sidecar.mbeans import catalog
 
 MIN_MEMBERS = 1000  # fewer: reading them costs less than a query's scan of the domain
-_GAUGE = "com.yammer.metrics.reporting.JmxReporter$Gauge"
-_GAUGE_HASH = java_string_hash(_GAUGE) - (1 << 32) if java_string_hash(_GAUGE) >= 1 << 31 else java_string_hash(_GAUGE)
+_GAUGE = catalog.Kind.GAUGE.class_name
 
 
 class NamedFamily:
@@ -62,18 +61,19 @@ class NamedFamily:
             self.unusual = len(self.texts) - held
 
 
-def families_of(names: Sequence[ObjectName], texts: Sequence[str], classes: Sequence[int] | None = None
+def families_of(names: Sequence[ObjectName], texts: Sequence[str], classes: Mapping[str, str] | None = None
                 ) -> list[NamedFamily]:
     """The families of the names read whole: those `domain:type=T,name=N,...` with one more key at
-    least and MIN_MEMBERS members or more. `classes`: each name's class name hash, as listed."""
+    least and MIN_MEMBERS members or more. `classes`: name text -> its class name, as listed."""
+    classes = classes or {}
     groups: dict[str, list[tuple[str, ObjectName]]] = {}
     gauges: dict[str, bool] = {}
-    for i, (n, text) in enumerate(zip(names, texts)):
+    for n, text in zip(names, texts):
         keys = n.keys
         if len(keys) > 2 and keys[0][0] == "type" and keys[1][0] == "name":
             pattern = f"{n.domain}:type={keys[0][1]},name={keys[1][1]},*"
             groups.setdefault(pattern, []).append((text, n))
-            gauges[pattern] = gauges.get(pattern, True) and classes is not None and classes[i] == _GAUGE_HASH
+            gauges[pattern] = gauges.get(pattern, True) and classes.get(text) == _GAUGE
     return [NamedFamily(p, m, gauges[p]) for p, m in groups.items() if len(m) >= MIN_MEMBERS]
 
 

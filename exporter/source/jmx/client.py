@@ -82,6 +82,12 @@ class JmxClient:
     # --- lifecycle ------------------------------------------------------------------------------
 
     @property
+    def listed_classes(self) -> dict[str, str]:
+        """Name text -> class name, for the names the last list_split() read whole (empty when
+        the listing gave none)."""
+        return self._infos.classes
+
+    @property
     def connected(self) -> bool:
         return self._conns.up
 
