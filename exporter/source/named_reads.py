@@ -30,6 +30,13 @@ MIN_MEMBERS = 1000  # fewer: reading them costs less than a query's scan of the 
 _GAUGE = catalog.Kind.GAUGE.class_name
 
 
+def holds_one_integer(mb: MBean) -> bool:
+    """mb is a Yammer gauge whose one attribute, `Value`, holds an integer: what a query of
+    `Value != common` can stand for."""
+    attrs = mb.attributes
+    return mb.class_name == _GAUGE and len(attrs) == 1 and attrs[0].name == "Value" and type(attrs[0].value) is int
+
+
 class NamedFamily:
     __slots__ = ("pattern", "texts", "names", "last", "common", "unusual", "eligible", "gauges")
 
@@ -49,12 +56,10 @@ class NamedFamily:
         self.last = {}
         for mb in mbeans:
             self.last[mb.name] = mb
-            attrs = mb.attributes
-            if mb.class_name != _GAUGE or len(attrs) != 1 or attrs[0].name != "Value" \
-                    or type(attrs[0].value) is not int:
-                self.eligible = False
+            if holds_one_integer(mb):
+                values.append(mb.attributes[0].value)
             else:
-                values.append(attrs[0].value)
+                self.eligible = False
         self.eligible = self.eligible is not False and bool(values)
         if self.eligible:
             (self.common, held), = Counter(values).most_common(1)
@@ -124,9 +129,7 @@ class NamedReads:
         size = len(f.texts)
         picked = f.texts[::max(1, size // family_reads.SAMPLE_NUMBERS)][:family_reads.SAMPLE_NUMBERS]
         read = self.client.read(picked)
-        if len(read) < len(picked) or any(mb.class_name != _GAUGE or len(mb.attributes) != 1
-                                          or mb.attributes[0].name != "Value" or type(mb.attributes[0].value) is not int
-                                          for mb in read):
+        if len(read) < len(picked) or not all(holds_one_integer(mb) for mb in read):
             return  # read whole: the first poll learns what the family is
         (common, held), = Counter(mb.attributes[0].value for mb in read).most_common(1)
         if held < 2:
