@@ -114,7 +114,6 @@ class InfoCache:
                 self._family_info[fam] = inf
 
 
-
 def classes(texts: Sequence[str], census: Any) -> dict[str, str]:
     """Name text -> class name, for the names read whole of a listing (census: its engine.Census)."""
     if census is None or not census.class_names:
