@@ -65,7 +65,7 @@ def _add_sidecar(sub) -> None:
                                    "with a one-line reason on stderr when the broker cannot be read.")
     p.add_argument("--config", required=True, metavar="FILE")
     p.add_argument("--openmetrics", action="store_true")
-    p.set_defaults(func=lambda a: _sidecar().scrape(a.config, a.openmetrics))
+    p.set_defaults(func=_run_scrape)
 
     p = sub.add_parser("check-config", help="validate a configuration file (exit 0 or 2)")
     p.add_argument("file", metavar="FILE", nargs="?")
@@ -89,6 +89,12 @@ def _sidecar():
     from kafka_jmx_sidecar.exporter.commands import serve as sidecar
 
     return sidecar
+
+
+def _run_scrape(a: argparse.Namespace) -> int:
+    sidecar = _sidecar()
+    sidecar.exit_now(sidecar.scrape(a.config, a.openmetrics))  # printed and closed: no JVM shutdown to wait for
+    return 0  # not reached
 
 
 def _run_serve(args) -> int:

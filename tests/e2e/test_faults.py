@@ -138,6 +138,20 @@ def test_wrong_password_is_named_and_the_right_one_scrapes(secured, tmp_path, mo
     assert 'kafka_server_ReplicaManager_Value{name="AtMinIsrPartitionCount",} 5.0' in r.stdout
 
 
+def test_scrape_prints_all_it_read_before_it_ends_without_the_jvm_shutdown(secured, tmp_path, monkeypatch):
+    """`scrape` ends the process at once (os._exit) once printed: what it printed through a pipe,
+    longer than the pipe's buffer, comes out whole."""
+    sim, files = secured
+    monkeypatch.setenv("JMX_PASSWORD", "s3cret")
+    r = cli("scrape", "--openmetrics", "--config",
+            config(tmp_path, f"hostPort: {host_port(sim.url)}\nusername: monitor\npassword: ${{JMX_PASSWORD}}\n"
+                             f"ssl:\n  trustStore:\n    filename: {files.truststore}\n    password: simulator-secret\n"))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout) > 1 << 16
+    assert r.stdout.endswith("\n# EOF\n")
+    assert r.stderr == ""
+
+
 def test_broker_killed_mid_poll_keeps_the_last_snapshot_then_reconnects(tmp_path):
     big = cluster.synthetic(1500)  # a poll of about a second: long enough to be killed inside
     sim = Simulator.start(big, kafka_version="4.1")
