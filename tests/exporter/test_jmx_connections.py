@@ -1,7 +1,7 @@
 """exporter/source/jmx's connections against a real JVM over real JMX/RMI (harness/JmxTarget.java,
 slowed per call where overlap is the point): one connection below parallel_from, reads in the
-background while a query runs, parallel connections, listings two families at a time within a
-bound, reconnects and their backoff."""
+background while a query runs, parallel connections, listings two families at a time and member
+queries one per connection at a time, within a bound, reconnects and their backoff."""
 from __future__ import annotations
 
 import time
@@ -144,6 +144,34 @@ def test_a_first_listing_asks_the_first_familys_names_meanwhile_the_others_are_l
             names, _, members = c.list_split(["kafka.cluster:type=Partition,name=UnderReplicated"], ())
             assert t.counts()["queriesAtOnce"] == at_once
     assert len(members[0]) == 20 and any("ByteGauge" in str(n) for n in names)
+
+
+@pytest.mark.parametrize("connections,expected,bound,at_once", [
+    (4, 0, client.ANSWER_MOST, 3), (2, 0, client.ANSWER_MOST, 2), (1, 0, client.ANSWER_MOST, 1),
+    (4, 20, 40, 2), (4, 20, 39, 1)])
+def test_member_queries_are_asked_at_once_one_per_connection_within_the_bound(
+        monkeypatch, connections, expected, bound, at_once):
+    """start_queries asks its queries at once, one per connection at a time, and not two whose
+    expected answers add up past ANSWER_MOST names (the JVM holds each answer whole); each
+    answer (query_answer) is what the query asked alone answers."""
+    from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery
+
+    families = [f"kafka.cluster:type=Partition,name={n}"
+                for n in ("UnderReplicated", "InSyncReplicasCount", "LastStableOffsetLag")]
+    slow = ("-Dtarget.query.delay.ms=500", "-Djavax.management.builder.initial=JmxTarget$Builder")
+    with Target(topics=1, partitions=20, extra=slow) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:*",),
+                                   connections=connections, parallel_from=0)) as c:
+            _, _, members = c.list_split(families, ())
+            alone = [c.query_members(f"{m.family},*", [m], "Value", "!=", 1) for m in members]
+            monkeypatch.setattr(client, "ANSWER_MOST", bound)
+            t.reset()
+            started = c.start_queries(
+                [MemberQuery(f"{m.family},*", (m,), "Value", ((None, (("!=", 1),)),), expected) for m in members])
+            answers = [c.query_answer(started, k) for k in range(len(members))]
+            assert t.counts()["queriesAtOnce"] == at_once
+    assert [list(map(list, hits)) for hits, _ in answers] == [list(map(list, hits)) for hits in alone]
+    assert all(len(hits[0]) for hits in alone) and all(seconds >= 0.5 for _, seconds in answers)
 
 
 def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():

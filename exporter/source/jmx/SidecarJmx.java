@@ -3,8 +3,8 @@
 // run time by exporter/source/jmx/jvm.py with javax.tools.JavaCompiler (no build step, no jar),
 // with the package's other files: Connecting and Sockets (connections, connect timeouts), Names,
 // Members, Split and Result (what Python gets back), Splitter (listSplit's steps), Batch (bulk
-// work over several connections), Background (reads while a poll queries) and Records (the text
-// format below).
+// work over several connections), Background (reads while a poll queries), Together (member
+// queries asked at once) and Records (the text format below).
 //
 // Why: converting a Java value through JPype costs about 20 us per attribute (a Kafka Meter with
 // 7 attributes: ~125 us), as much as the RMI round trip itself (~0.15 ms on loopback). Here the

@@ -34,7 +34,7 @@ from kafka_jmx_sidecar.exporter.source.jmx.jpype_engine import JPypeEngine
 from kafka_jmx_sidecar.exporter.source.jmx.jvm import helper, start_jvm
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Listing, Members
 from kafka_jmx_sidecar.exporter.source.jmx.mbean_info import InfoCache, Targets
-from kafka_jmx_sidecar.exporter.source.jmx.queries import QueryExps
+from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery, QueryExps
 from kafka_jmx_sidecar.exporter.source.jmx.read_plan import Plans, ReadPlan
 from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
@@ -56,6 +56,16 @@ class StartedReads:
     def __init__(self, members: list, attribute: str, plan: ReadPlan | None, deadline: float | None):
         self.members, self.attribute, self.plan, self.deadline = members, attribute, plan, deadline
         self.handle: Any = None
+
+
+class StartedQueries:
+    """Queries JmxClient.start_queries() began: what each asks, the permits they share (one per
+    connection), the engine's handle; `broken` once a connection broke under them."""
+
+    __slots__ = ("specs", "lanes", "handle", "broken")
+
+    def __init__(self, specs: list, lanes: Any, handle: Any):
+        self.specs, self.lanes, self.handle, self.broken = specs, lanes, handle, False
 
 
 class JmxClient:
@@ -309,6 +319,47 @@ class JmxClient:
         """query_members() for the members of each family whose `attribute` is none of that
         family's common values, in ONE round trip (queries.unusual)."""
         return self._query_members(pattern, families, self._queries.unusual(attribute, list(zip(family_patterns, commons))))
+
+    def start_queries(self, asks: Sequence[MemberQuery], share: "StartedQueries | None" = None,
+                      at_once: int | None = None) -> "StartedQueries":
+        """Begin asking `asks` at once, one per connection at a time (`at_once` at most; with the
+        queries of `share` too, within its bound), within ANSWER_MOST names expected in flight
+        (Together.java); query_answer() collects each."""
+        with self._lock:
+            specs = [(a.pattern, self._queries.matching(a.attribute, a.terms), [m.handle for m in a.families],
+                      a.expected) for a in asks]
+
+            def fn() -> StartedQueries:
+                n = len(self._conns.mbscs)
+                lanes = share.lanes if share is not None else self._engine.query_lanes(min(n, at_once or n))
+                return StartedQueries(specs, lanes, self._engine.start_queries(
+                    self._conns.jconns, lanes, specs, ANSWER_MOST, self.settings.read_timeout_seconds))
+            started = self._conns.call(fn, "queryNames")
+            self._count_queries(len(asks))
+            return started
+
+    def query_answer(self, started: "StartedQueries", k: int) -> tuple[list[Any], float]:
+        """The k-th query start_queries() began, once answered: its answer as query_members()
+        gives it, and the seconds it took. After a broken connection the queries not answered
+        yet are asked again, one at a time, once reconnected."""
+        with self._lock:
+            def fn() -> tuple[list[Any], float]:
+                if not started.broken:
+                    started.broken = True  # until the answer is in: a retry asks again
+                    out = self._engine.query_answer(started.handle, k)
+                    started.broken = False
+                    return out
+                pattern, q, handles, _ = started.specs[k]
+                t0 = time.monotonic()
+                hits = self._engine.query_members(self._conns.mbscs[0], pattern, q, handles,
+                                                  self.settings.read_timeout_seconds)
+                self._count_queries(1)
+                return hits, time.monotonic() - t0
+            return self._conns.call(fn, "queryNames")
+
+    def cancel_queries(self, started: "StartedQueries") -> None:
+        """Give up the queries start_queries() began that are not answered yet."""
+        started.handle.cancel()
 
     def _query_members(self, pattern: str, families: Sequence[Members], q: Any) -> list[Any]:
         with self._lock:

@@ -38,6 +38,8 @@ class JavaEngine:
         self.Plan = jpype.JClass("sidecar.jmx.SidecarJmx$Plan", loader=helper.class_.getClassLoader())
         self.Background = jpype.JClass("sidecar.jmx.Background", loader=helper.class_.getClassLoader())
         self.Connecting = jpype.JClass("sidecar.jmx.Connecting", loader=helper.class_.getClassLoader())
+        self.Together = jpype.JClass("sidecar.jmx.Together", loader=helper.class_.getClassLoader())
+        self.QueryExp = jpype.JClass("javax.management.QueryExp")
 
     def connect(self, settings: JmxSettings) -> Any:
         timeout_ms = int(settings.connect_timeout_seconds * 1000)
@@ -129,6 +131,25 @@ class JavaEngine:
     def query_members(self, mbsc: Any, pattern: str, query: Any, families: Sequence[Any], stall: float) -> list[array]:
         fams = self.jpype.JArray(self.jpype.JObject)(list(families))
         return [_ints("I", hits) for hits in self.h.queryMembers(mbsc, pattern, query, fams, int(stall * 1000))]
+
+    def start_queries(self, conns: Any, lanes: Any, asks: Sequence[tuple[str, Any, Sequence[Any], int]],
+                      answer_most: int, stall: float) -> Any:
+        """Together.start: each ask (pattern, QueryExp, families' handles, names expected) asked
+        on pool threads while the caller goes on, one per permit of `lanes` (Together.lanes);
+        query_answer() collects each."""
+        jp = self.jpype
+        return self.Together.start(conns, lanes, jp.JArray(self.String)([a[0] for a in asks]),
+                                   jp.JArray(self.QueryExp)([a[1] for a in asks]),
+                                   jp.JArray(jp.JArray(jp.JObject))([jp.JArray(jp.JObject)(list(a[2])) for a in asks]),
+                                   jp.JArray(jp.JInt)([a[3] for a in asks]), answer_most, int(stall * 1000))
+
+    def query_lanes(self, connections: int) -> Any:
+        return self.Together.lanes(connections)
+
+    def query_answer(self, started: Any, k: int) -> tuple[list[array], float]:
+        """The k-th answer of start_queries() (as query_members() gives it) and its seconds."""
+        hits = started.get(k)
+        return [_ints("I", h) for h in hits], int(started.nanos[k]) / 1e9
 
     def parse_names(self, strings: Sequence[str]) -> Any:
         return self.h.parseNames("\n".join(strings))

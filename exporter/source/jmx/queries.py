@@ -7,9 +7,24 @@ not match.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 _OPS = {"==": "eq", ">": "gt", ">=": "geq", "<": "lt", "<=": "leq"}
+
+
+@dataclass(frozen=True)
+class MemberQuery:
+    """One query of families' members (JmxClient.start_queries): the names of `pattern`
+    that one of `terms` holds for, answered as the positions of the members of `families` among
+    them. A term is (a name pattern, or None for every name; the tests `attribute op value`, all
+    of which hold). `expected`: the names the answer likely holds (the JVM holds it whole)."""
+
+    pattern: str
+    families: tuple
+    attribute: str
+    terms: tuple
+    expected: int = 0
 
 
 class QueryExps:
@@ -45,18 +60,20 @@ class QueryExps:
         """The MBeans of any of `terms` (ObjectName pattern, common values) whose `attribute` is
         none of that pattern's common values, as one QueryExp (an ObjectName pattern is a
         QueryExp the broker matches as it matches a query's pattern)."""
+        return self.matching(attribute, [(pattern, [("!=", v) for v in values]) for pattern, values in terms])
+
+    def matching(self, attribute: str, terms: Sequence[tuple[str | None, Sequence[tuple[str, Any]]]]) -> Any:
+        """Any of `terms` (MemberQuery.terms) as one QueryExp."""
         ObjectName = self._jp.JClass("javax.management.ObjectName")
         q = None
-        for pattern, values in terms:
-            term = ObjectName(pattern)
-            for value in values:
-                term = self._Query.and_(term, self.one(attribute, "!=", value))
+        for pattern, tests in terms:
+            term = None if pattern is None else ObjectName(pattern)
+            for op, value in tests:
+                test = self.one(attribute, op, value)
+                term = test if term is None else self._Query.and_(term, test)
             q = term if q is None else self._Query.or_(q, term)
         return q
 
     def all_of(self, attribute: str, op: str, value: Any, also: Sequence[tuple[str, Any]] = ()) -> Any:
         """`attribute op value` and every `attribute op value` of `also`, as one QueryExp."""
-        q = self.one(attribute, op, value)
-        for more_op, more_value in also:
-            q = self._Query.and_(q, self.one(attribute, more_op, more_value))
-        return q
+        return self.matching(attribute, [(None, [(op, value), *also])])
