@@ -305,7 +305,8 @@ class JmxSource:
         started = self.client.start_reads([f.members for f in read_all], "Value", whole or None)
         served: list[MBean] = []
         # the rules plan each family's table here while the next family is asked
-        handed_over(lambda hand: self._ask(queried, named, served, hand), self.on_table, "poll-queries")
+        reading = sum(len(f.members) for f in read_all) + len(whole)
+        handed_over(lambda hand: self._ask(queried, named, served, hand, reading), self.on_table, "poll-queries")
         t2 = time.monotonic()
 
         def take(k: int, values: list) -> None:
@@ -341,16 +342,18 @@ class JmxSource:
                           tables=[f.table for f in self._families], ranks=ranks, broker=broker)
 
     def _ask(self, queried: list[Family], named: list[NamedFamily], served: list[MBean],
-             hand: Callable[[BeanTable], None]) -> None:
+             hand: Callable[[BeanTable], None], reading: int) -> None:
         """The families asked by query this poll, each table handed over once served; the named
-        families' MBeans into `served`."""
+        families' MBeans into `served`. `reading`: the MBeans read meanwhile."""
         listed = {f.key for f in self._families}
-        shared = self.family_reads.shared_queries(queried, {k[:2] for k in _TABULATED if all(
-            t in listed for t in _TABULATED if t[:2] == k[:2])})
-        second = self.family_reads.second_queries(queried, shared)
-        for f in queried:
-            self.family_reads.read_family(f, shared.get(f.key), second.get(f.key))
-            hand(f.table)
+        asked = self.family_reads.ask(queried, {k[:2] for k in _TABULATED if all(
+            t in listed for t in _TABULATED if t[:2] == k[:2])}, reading)
+        try:
+            for f in queried:
+                self.family_reads.read_family(f, asked)
+                hand(f.table)
+        finally:
+            self.family_reads.drop(asked)  # none left but after a failure
         served += [mb for f in named for mb in self.named_reads.serve(f)]
 
     # --- what is read whatever the rules want ----------------------------------------------------

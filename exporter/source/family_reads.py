@@ -16,14 +16,17 @@ nothing on the first poll), say what to ask:
   3. members of (1) not in (2) that held `second` at the last poll hold it still; the others of
      (1) and all of (2) are read one by one, unless they are many (leadership moved), in which
      case `Value == second` tells which hold it and only the rest are read. With no `second`
-     yet (the first poll), a few of them are read, and one query per value (`Value == v`, the
-     value most of those held first, then the small values up to the catalog's maximum for the
-     family) does that, until the members left are fewer than a query's worth of reads.
+     yet (the first poll), one query per value (`Value == v`) does that, until the members left
+     are fewer than a query's worth of reads: first the value most of a few members read before
+     (1), spread over the family, hold besides 0; then the value most of a few of those left
+     hold, then the small values up to the catalog's maximum for the family.
 
-Members (1) did not return hold `common`. Every value served is the MBean's value at some moment
-of the poll, except after two changes of one MBean within the poll interval (`second`, something
-else, `common` again before (2)). An MBean whose attribute the query cannot evaluate is served as
-`common`, as it was served as 0 before.
+The queries that need no other's answer ((1); (2) when the last poll's (1) returned many; the
+first poll's likeliest value) are asked at once, one per connection at a time: the broker scans
+for each on a thread of its own. Members (1) did not return hold `common`. Every value served is
+the MBean's value at some moment of the poll, except after two changes of one MBean within the
+poll interval (`second`, something else, `common` again around (2)). An MBean whose attribute the
+query cannot evaluate is served as `common`, as it was served as 0 before.
 
 Families of other numbers (sizes, offsets, lags: `number`) are read member by member, unless the
 last poll (on the first poll, a few members read, spread over the family) says that a query for
@@ -41,13 +44,14 @@ from __future__ import annotations
 import time
 from array import array
 from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
 from kafka_jmx_sidecar.exporter.source.jmx.client import ANSWER_MOST
 from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
+from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery
 
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms), and what
 # each name a query returns costs (sent, received, looked up among the members).
@@ -99,6 +103,21 @@ class Family:
 
     def drop(self, i: int) -> None:
         self.table.present[i] = 0
+
+
+class Answers:
+    """What the queries started at once (FamilyReads.ask) answered, per family key: step (1), step
+    (2), and the first poll's `Value == v` (v, positions); each answer is taken when a family
+    needs it (FamilyReads.read_family), so that one family is served while the others' are asked.
+    `pending`: (started queries, index, what to do with its answer, the family keys it is about)."""
+
+    __slots__ = ("others", "unusual", "holding", "pending")
+
+    def __init__(self) -> None:
+        self.others: dict[tuple, list[int]] = {}
+        self.unusual: dict[tuple, set[int]] = {}
+        self.holding: dict[tuple, tuple[Any, list[int]]] = {}
+        self.pending: list[tuple[Any, int, Callable[[list], None], set]] = []
 
 
 class FamilyReads:
@@ -229,37 +248,120 @@ class FamilyReads:
             return self._query_seconds / self._read_seconds
         return _READS_PER_QUERY
 
-    def shared_queries(self, families: list[Family], complete: set[tuple[str, str]]) -> dict[tuple, list[int]]:
-        """Step (1) asked once for all families of one domain and type (Kafka's partition gauges,
+    def ask(self, families: list[Family], complete: set[tuple[str, str]], reading: int = 0) -> Answers:
+        """Every query of the poll that needs no other's answer, started at once (one per
+        connection at a time): step (1) of every family; step (2) of those whose step (1) returned
+        many names at the last poll; on the first poll, `Value == v` of a family most of whose
+        members off the common value hold v by a few of them read. read_family asks what else it
+        needs. While more than a query's worth of MBeans are `reading` meanwhile (Strimzi's
+        rules), one query at a time: the reads keep the connections and the broker busy, and a
+        second query at once only contends with them (a poll of 10,000 partitions on the
+        simulator took 10% longer).
+
+        Step (1) is asked once for all families of one domain and type (Kafka's partition gauges,
         the Log gauges): the scan of the domain, most of a query's cost, is paid once instead of
         once per family. When they share `common` and are every family of that domain and type
-        (`complete`), `Value != common` over `domain:type=T,*`; else each family's `Value !=
-        its common` (its name pattern in the query), in parts when their last answers add up
-        past ANSWER_MOST names (_parts). Family key -> positions of the members it returned."""
+        (`complete`), `Value != common` over `domain:type=T,*`; else each family's `Value != its
+        common` (its name pattern in the query), in parts when their last answers add up past
+        ANSWER_MOST names (_parts). Step (2) is asked once for the families of one domain and type."""
+        out = Answers()
         groups: dict[tuple, list[Family]] = {}
         for f in families:
             groups.setdefault(f.key[:2], []).append(f)
-        out: dict[tuple, list[int]] = {}
+        asks: list[tuple[MemberQuery, Callable[[list], None]]] = []
         for (domain, type_), group in groups.items():
-            if len(group) < 2:
-                continue
-            pattern = f"{domain}:type={type_},*"
-            commons = {f.key: self.common.get(f.key, (0, None))[0] for f in group}
-            first = commons[group[0].key]
-            parts = self._parts(group)
-            if (len(parts) == 1 and (domain, type_) in complete
-                    and all(c == first and type(c) is type(first) for c in commons.values())):
-                asked = [(group, self._timed(lambda: self.client.query_members(
-                    pattern, [f.members for f in group], "Value", "!=", first)))]
-            else:
-                asked = [(part, self._timed(lambda part=part: self.client.query_members_unusual(
-                    pattern, [f.members for f in part], [f.pattern for f in part], "Value",
-                    [(commons[f.key],) for f in part]))) for part in parts]
-            for part, hits in asked:
-                for f, positions in zip(part, hits):
-                    out[f.key] = list(positions)
-                    self._answered[f.key] = len(positions)
+            asks += self._step_one(f"{domain}:type={type_},*", group, (domain, type_) in complete, out)
+            asks += self._step_two(f"{domain}:type={type_},*", group, out)
+        started = self._start(asks, out, at_once=1 if reading > self._reads_per_query() else None)
+        try:
+            self._start(self._first_guesses(families, out), out, started)  # its reads overlap the queries
+        except BaseException:
+            self.drop(out)
+            raise
         return out
+
+    def _start(self, asks: list[tuple[MemberQuery, Callable[[list], None]]], out: Answers, share: Any = None,
+               at_once: int | None = None) -> Any:
+        """`share`: queries started before, whose bound holds for these too."""
+        if not asks:
+            return share
+        started = self.client.start_queries([q for q, _ in asks], share, at_once)
+        out.pending += [(started, k, land, {m.family for m in q.families}) for k, (q, land) in enumerate(asks)]
+        return started
+
+    def _take(self, asked: Answers, f: Family) -> None:
+        """Every answer started before the last one about f, in their order."""
+        family = f.members.family
+        last = max((i for i, p in enumerate(asked.pending) if family in p[3]), default=-1)
+        for started, k, land, _ in asked.pending[:last + 1]:
+            hits, seconds = self.client.query_answer(started, k)
+            self._note_query(seconds, sum(len(h) for h in hits))
+            land(hits)
+        del asked.pending[:last + 1]
+
+    def drop(self, asked: Answers) -> None:
+        """Give up the queries started for `asked` not answered yet (a poll that failed)."""
+        for started in {id(p[0]): p[0] for p in asked.pending}.values():
+            self.client.cancel_queries(started)
+        asked.pending.clear()
+
+    def _step_one(self, pattern: str, group: list[Family], complete: bool, out: Answers) -> list:
+        commons = {f.key: self.common.get(f.key, (0, None))[0] for f in group}
+        first = commons[group[0].key]
+        parts = self._parts(group)
+        if len(group) < 2 or len(parts) == 1 and complete and all(
+                c == first and type(c) is type(first) for c in commons.values()):
+            queries = [MemberQuery(pattern if len(group) > 1 else group[0].pattern, tuple(f.members for f in group),
+                                   "Value", ((None, (("!=", first),)),), self._expected(group))]
+            parts = [group]
+        else:
+            queries = [MemberQuery(pattern, tuple(f.members for f in part), "Value",
+                                   tuple((f.pattern, (("!=", commons[f.key]),)) for f in part), self._expected(part))
+                       for part in parts]
+
+        def land(part: list[Family], hits: list) -> None:
+            for f, positions in zip(part, hits):
+                out.others[f.key] = list(positions)
+                self._answered[f.key] = len(positions)
+        return [(q, lambda hits, part=part: land(part, hits)) for q, part in zip(queries, parts)]
+
+    def _step_two(self, pattern: str, group: list[Family], out: Answers) -> list:
+        rpq = self._reads_per_query()
+        asked = [f for f in group if f.max_value is not None and self.common.get(f.key, (0, None))[1] is not None
+                 and self._answered.get(f.key, 0) > rpq]
+        if not asked:
+            return []
+        tests = [(f.pattern, tuple(("!=", v) for v in self.common[f.key])) for f in asked]
+        q = MemberQuery(pattern if len(asked) > 1 else asked[0].pattern, tuple(f.members for f in asked), "Value",
+                        tuple(tests) if len(asked) > 1 else ((None, tests[0][1]),))
+
+        def land(hits: list) -> None:
+            for f, positions in zip(asked, hits):
+                out.unusual[f.key] = set(positions)
+        return [(q, land)]
+
+    def _first_guesses(self, families: list[Family], out: Answers) -> list:
+        """On the first poll (nothing learned of a family of small values), `Value == v` when most
+        of a few members read, spread over the family, that do not hold 0 hold v, and they stand
+        for more members than a query's worth of reads (the replica counts of the partitions led
+        here hold the replication factor)."""
+        rpq = self._reads_per_query()
+        asks = []
+        for f in families:
+            size = len(f.table)
+            if f.max_value is None or f.key in self.common or size <= rpq or size < 4 * SAMPLE_NUMBERS:
+                continue
+            sample = self.read_members(f, list(range(0, size, max(1, size // SAMPLE_NUMBERS)))[:SAMPLE_NUMBERS])
+            seen = Counter(v for v in sample if v.__class__ is int and v != 0).most_common(1)
+            if not seen or seen[0][1] < 2 or seen[0][1] * size // len(sample) <= rpq:
+                continue
+            v, held = seen[0]
+            asks.append((MemberQuery(f.pattern, (f.members,), "Value", ((None, (("==", v),)),), held * size // len(sample)),
+                         lambda hits, f=f, v=v: out.holding.__setitem__(f.key, (v, list(hits[0])))))
+        return asks
+
+    def _expected(self, families: list[Family]) -> int:
+        return sum(self._answered.get(f.key, 0) for f in families)
 
     def _parts(self, group: list[Family]) -> list[list[Family]]:
         """`group` in as few parts as keep each near ANSWER_MOST names by the last answers, the
@@ -275,48 +377,38 @@ class FamilyReads:
             names[least] += answered[f.key]
         return [p for p in parts if p]
 
-    def second_queries(self, families: list[Family], shared: dict[tuple, list[int]]) -> dict[tuple, set[int]]:
-        """Step (2) asked once for the families of one domain and type that take it this poll
-        (those whose step (1), asked together, returned many members): each family's `Value !=
-        common and Value != second` in one query. Family key -> positions of the members it
-        returned."""
-        groups: dict[tuple, list[Family]] = {}
-        for f in families:
-            common, second = self.common.get(f.key, (0, None))
-            if f.max_value is not None and second is not None and len(shared.get(f.key, ())) > self._reads_per_query():
-                groups.setdefault(f.key[:2], []).append(f)
-        out: dict[tuple, set[int]] = {}
-        for (domain, type_), group in groups.items():
-            if len(group) < 2:
-                continue
-            hits = self._timed(lambda: self.client.query_members_unusual(
-                f"{domain}:type={type_},*", [f.members for f in group], [f.pattern for f in group], "Value",
-                [self.common[f.key] for f in group]))
-            for f, positions in zip(group, hits):
-                out[f.key] = set(positions)
-        return out
-
-    def read_family(self, f: Family, others: list[int] | None = None, unusual: set[int] | None = None) -> None:
-        """Serve every member of `f` (see the module docstring for the queries); `others`: the
-        answer to step (1) when a shared query gave it, `unusual` to step (2)."""
+    def read_family(self, f: Family, asked: Answers | None = None) -> None:
+        """Serve every member of `f` (see the module docstring for the queries), from what the
+        queries asked at once (ask) answered for it, and the queries it needs besides."""
         common, second = self.common.get(f.key, (0, None))
         explicit: dict[int, Any] = {}  # member position -> value, for members not holding `common`
         gone: set[int] = set()
+        asked = asked or Answers()
+        self._take(asked, f)
+        others = asked.others.get(f.key)
         if others is None:
             others = list(self._query(f, "!=", common))
         to_read = others
+        holding = asked.holding.get(f.key)
+        if holding is not None:  # the first poll's likeliest value, asked with (1)
+            for i in holding[1]:
+                explicit[i] = holding[0]
+            to_read = [i for i in others if i not in explicit]
         if f.max_value is None:
             pass  # numbers of their own: (1) alone, the members it returned are read
-        elif second is None and len(others) > self._reads_per_query():
+        elif second is None and len(to_read) > self._reads_per_query():
             # nothing known about the others yet (the first poll): one query per value, the
             # likeliest first, until the members left are cheaper to read
-            for v in self._likely_values(f, others, common):
+            for v in self._likely_values(f, to_read, common):
+                if holding is not None and v == holding[0]:
+                    continue  # asked already
                 for i in self._query(f, "==", v):
                     explicit[i] = v
                 to_read = [i for i in others if i not in explicit]
                 if len(to_read) <= self._reads_per_query():
                     break
         elif second is not None and len(others) > self._reads_per_query():
+            unusual = asked.unusual.get(f.key)
             if unusual is None:
                 unusual = set(self._query(f, "!=", common, (("!=", second),)))
             last = f.last

@@ -83,6 +83,36 @@ def served(source: JmxSource) -> tuple[dict[str, object], int]:
     return out, result.round_trips
 
 
+def record_queries(source: JmxSource, monkeypatch) -> list[dict[str, tuple]]:
+    """Every member query the source asks, in the order asked: family name -> the tests it asks
+    of that family's members (((op, value), ...)); the queries started at once come in one list
+    entry each, after a marker "at once" with their count."""
+    asked: list = []
+    client = source.client
+    one, start = client.query_members, client.start_queries
+
+    def name(text: str) -> str:
+        return text.split("name=")[1].split(",")[0]
+
+    def ask_one(pattern, families, attribute, op, value, *, also=()):
+        asked.append({name(m.family): ((op, value), *also) for m in families})
+        return one(pattern, families, attribute, op, value, also=also)
+
+    def ask_together(asks, share=None, at_once=None):
+        asked.append(("at once", len(asks)))
+        for q in asks:
+            asked.append({name(p): tuple(tests) for p, tests in q.terms} if q.terms[0][0] is not None
+                         else {name(m.family): tuple(q.terms[0][1]) for m in q.families})
+        return start(asks, share, at_once)
+    monkeypatch.setattr(client, "query_members", ask_one)
+    monkeypatch.setattr(client, "start_queries", ask_together)
+    return asked
+
+
+def queries(asked: list) -> list[dict[str, tuple]]:
+    return [q for q in asked if isinstance(q, dict)]
+
+
 @pytest.mark.parametrize("parallel", [False, True], ids=["one connection", "parallel"])
 def test_queried_families_serve_what_a_full_read_would_while_values_move(target, parallel):
     truth = Truth(target)
@@ -130,12 +160,7 @@ def test_families_whose_last_answers_were_big_are_asked_in_parts_with_the_same_v
     for p in (0, 4, 8, 12, 16):  # 3 becomes the most common count (20 of 60)
         truth.set(ISR.format(t=0, p=p), 3)
     source = make_source(target)
-    asked: list[list[str]] = []
-    unusual = source.client.query_members_unusual
-    monkeypatch.setattr(source.client, "query_members_unusual",
-                        lambda pattern, families, patterns, *a, **kw: asked.append(
-                            sorted(p.split("name=")[1].split(",")[0] for p in patterns))
-                        or unusual(pattern, families, patterns, *a, **kw))
+    asked = record_queries(source, monkeypatch)
     try:
         for move in range(4):  # values move between polls, answers with them
             if move:
@@ -144,7 +169,7 @@ def test_families_whose_last_answers_were_big_are_asked_in_parts_with_the_same_v
             asked.clear()
             assert served(source)[0] == truth.values
             if move:
-                assert asked == [["InSyncReplicasCount"], ["UnderReplicated"]], move
+                assert queries(asked) == [{"InSyncReplicasCount": (("!=", 3),)}, {"UnderReplicated": (("!=", 0),)}], move
     finally:
         source.close()
 
@@ -215,19 +240,12 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         assert got == truth.values
         # the second poll asks about the values it learned: for UnderReplicated `!= 0` (with the
         # other family, each for its own value), then `!= 0 and != 1`; never `== 1` again
-        asked = []
-        query_members, unusual = source.client.query_members, source.client.query_members_unusual
-        monkeypatch.setattr(source.client, "query_members",
-                            lambda pattern, families, *a, **kw: asked.append((pattern, a))
-                            or query_members(pattern, families, *a, **kw))
-        monkeypatch.setattr(source.client, "query_members_unusual",
-                            lambda pattern, families, patterns, attribute, commons: asked.extend(
-                                (p, (attribute, "not in", tuple(c))) for p, c in zip(patterns, commons))
-                            or unusual(pattern, families, patterns, attribute, commons))
+        asked = record_queries(source, monkeypatch)
         got, _ = served(source)
         assert got == truth.values
-        ur = [a for p, a in asked if "UnderReplicated" in p]
-        assert ur == [("Value", "not in", (0,)), ("Value", "not in", (0, 1))]
+        ur = [q["UnderReplicated"] for q in queries(asked) if "UnderReplicated" in q]
+        assert ur == [(("!=", 0),), (("!=", 0), ("!=", 1))]
+        assert asked[0] == ("at once", 2)  # (1) and (2): the last poll said (1) returns many
     finally:
         source.close()
 
@@ -256,6 +274,55 @@ def test_the_first_poll_asks_first_for_the_value_a_few_members_read_hold(target,
         assert equal == [("UnderReplicated,*", 1), ("InSyncReplicasCount,*", 7)]
     finally:
         source.close()
+
+
+def test_the_first_poll_asks_for_the_value_members_read_before_its_first_query_hold_with_that_query(
+        target, monkeypatch):
+    """As above, with a family big enough for a few members read before the first query (six
+    here) to say most of those off 0 hold 7: `== 7` is asked while `!= 0` is, not after it, and
+    not again; UnderReplicated, whose six read hold one 1 at most, is asked `== 1` after."""
+    monkeypatch.setattr(family_reads, "SAMPLE_NUMBERS", 6)
+    truth = Truth(target)
+    isr = [k for k, v in truth.values.items() if "InSync" in k and v]
+    for name in isr:
+        truth.set(name, 7)
+    truth.set(isr[0], 2)
+    truth.set(isr[-1], 2)
+    source = make_source(target)
+    try:
+        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
+        asked = record_queries(source, monkeypatch)
+        got, _ = served(source)
+        assert got == truth.values
+        # `== 7` is started after the members are read, while `!= 0` is asked
+        assert asked[:4] == [("at once", 1), {"UnderReplicated": (("!=", 0),), "InSyncReplicasCount": (("!=", 0),)},
+                             ("at once", 1), {"InSyncReplicasCount": (("==", 7),)}]
+        equal = [(n, t) for q in queries(asked) for n, t in q.items() if t[0][0] == "=="]
+        assert equal == [("InSyncReplicasCount", (("==", 7),)), ("UnderReplicated", (("==", 1),))]
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("more,at_once", [((), 2), (("test:type=ByteGauge,*",), 1)],
+                         ids=["nothing else read", "many MBeans read meanwhile"])
+def test_a_polls_queries_are_asked_at_once_unless_many_reads_keep_the_connections_busy(monkeypatch, more, at_once):
+    """(1) and (2) of a poll are asked at once over the connections; one at a time while more
+    than a query's worth of MBeans are read meanwhile (60 ByteGauges, a query costing 8 reads)."""
+    slow = ("-Dtarget.query.delay.ms=300", "-Djavax.management.builder.initial=JmxTarget$Builder")
+    with Target(topics=TOPICS, partitions=PARTITIONS, extra=slow) as t:
+        truth = Truth(t)
+        source = make_source(t, *more, parallel=True)
+        try:
+            served(source)
+            monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 8)
+            asked = record_queries(source, monkeypatch)
+            t.reset()
+            got, _ = served(source)
+            assert asked[0] == ("at once", 2)
+            assert t.counts()["queriesAtOnce"] == at_once
+            assert {k: v for k, v in got.items() if k in truth.values} == truth.values
+        finally:
+            source.close()
 
 
 def test_members_kept_as_columns_have_the_names_and_hashes_the_broker_has(target):
@@ -357,12 +424,9 @@ def test_a_family_of_numbers_is_asked_by_query_when_the_costs_say_so(target, mon
             target.command(f"set {name} long 7")
             truth.values[name] = 7
         assert served(source)[0] == truth.values  # queried: the 37 returned, read
-        asked = []
-        query_members = source.client.query_members_unusual
-        monkeypatch.setattr(source.client, "query_members_unusual",
-                            lambda pattern, families, *a: asked.append(len(families)) or query_members(pattern, families, *a))
+        asked = record_queries(source, monkeypatch)
         assert served(source)[0] == truth.values  # 7 is common now: its query returns the others
-        assert asked == [3]
+        assert [len(q) for q in queries(asked)] == [3]
     finally:
         source.close()
 
@@ -403,11 +467,11 @@ def test_the_first_poll_asks_a_family_of_numbers_by_query_when_a_few_members_rea
     try:
         fixed_costs(monkeypatch, query=0.005, read=0.0002)  # a query: 25 reads
         asked = []
-        read_members, query_members = source.client.read_members, source.client.query_members
+        read_members, start = source.client.read_members, source.client.start_queries
         monkeypatch.setattr(source.client, "read_members", lambda members, positions, *a: asked.append(
             len(members) if positions is None else len(positions)) or read_members(members, positions, *a))
-        monkeypatch.setattr(source.client, "query_members", lambda *a, **kw: asked.append(
-            "query") or query_members(*a, **kw))
+        monkeypatch.setattr(source.client, "start_queries", lambda asks, share=None, at_once=None: asked.extend(
+            ["query"] * len(asks)) or start(asks, share, at_once))
         assert served(source)[0] == lso
         # else the whole family is read with the MBeans read whole (not by read_members)
         assert asked == ([6, "query", 5] if mostly_zero else [6])
