@@ -185,7 +185,8 @@ SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_export
     Key("namesRefreshSeconds", _SECONDS, "How often the list of MBean names is read again (new topics and "
         "partitions join then).", default=300),
     Key("connections", whole(1, 64), f"Parallel JMX connections a poll reads over, on a broker of "
-        f"{JmxSettings.parallel_from:,} MBeans or more (a smaller one is read on one); its queries overlap the reads.",
+        f"{JmxSettings.parallel_from:,} MBeans or more (a smaller one is read on one); its queries overlap the reads, "
+        "and each other (one per connection at a time) when the poll reads few MBeans besides.",
         default_doc=f"{DEFAULT_CONNECTIONS}, or the CPUs the sidecar may use (its CPU limit) when fewer"),
     Key("connectTimeoutSeconds", _SECONDS, "Timeout of a JMX connection attempt.", default=10),
     Key("readTimeoutSeconds", _SECONDS, "Timeout of one JMX read.", default=30),
