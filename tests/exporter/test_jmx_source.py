@@ -250,28 +250,30 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
         source.close()
 
 
-def test_the_first_poll_asks_first_for_the_value_a_few_members_read_hold(target, monkeypatch):
-    """Most partitions led here show the replication factor, here 7 (above the usual maximum of
-    5): a few members read say so, one `== 7` query finds who holds it, and the two members left
-    are read instead of asking `== 1` ... `== 5`."""
+def replication_factor_seven(target: Target) -> Truth:
+    """The ISR counts of the partitions led here (those not 0) 7, but two of them 2."""
     truth = Truth(target)
     isr = [k for k, v in truth.values.items() if "InSync" in k and v]
     for name in isr:
         truth.set(name, 7)
     truth.set(isr[0], 2)
     truth.set(isr[-1], 2)
+    return truth
+
+
+def test_the_first_poll_asks_first_for_the_value_a_few_members_read_hold(target, monkeypatch):
+    """Most partitions led here show the replication factor, here 7 (above the usual maximum of
+    5): a few members read say so, one `== 7` query finds who holds it, and the two members left
+    are read instead of asking `== 1` ... `== 5`."""
+    truth = replication_factor_seven(target)
     source = make_source(target)
     try:
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
-        asked = []
-        query_members = source.client.query_members
-        monkeypatch.setattr(source.client, "query_members",
-                            lambda pattern, families, *a, **kw: asked.append((pattern, a))
-                            or query_members(pattern, families, *a, **kw))
+        asked = record_queries(source, monkeypatch)
         got, _ = served(source)
         assert got == truth.values
-        equal = [(p.split("name=")[1], a[2]) for p, a in asked if a[1] == "=="]
-        assert equal == [("UnderReplicated,*", 1), ("InSyncReplicasCount,*", 7)]
+        equal = [(n, t) for q in queries(asked) for n, t in q.items() if t[0][0] == "=="]
+        assert equal == [("UnderReplicated", (("==", 1),)), ("InSyncReplicasCount", (("==", 7),))]
     finally:
         source.close()
 
@@ -282,12 +284,7 @@ def test_the_first_poll_asks_for_the_value_members_read_before_its_first_query_h
     here) to say most of those off 0 hold 7: `== 7` is asked while `!= 0` is, not after it, and
     not again; UnderReplicated, whose six read hold one 1 at most, is asked `== 1` after."""
     monkeypatch.setattr(family_reads, "SAMPLE_NUMBERS", 6)
-    truth = Truth(target)
-    isr = [k for k, v in truth.values.items() if "InSync" in k and v]
-    for name in isr:
-        truth.set(name, 7)
-    truth.set(isr[0], 2)
-    truth.set(isr[-1], 2)
+    truth = replication_factor_seven(target)
     source = make_source(target)
     try:
         monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
