@@ -314,12 +314,6 @@ class JmxClient:
         """query_names(), answered as the positions of the members of each family it returned."""
         return self._query_members(pattern, families, self._queries.all_of(attribute, op, value, also))
 
-    def query_members_unusual(self, pattern: str, families: Sequence[Members], family_patterns: Sequence[str],
-                              attribute: str, commons: Sequence[Sequence[Any]]) -> list[Any]:
-        """query_members() for the members of each family whose `attribute` is none of that
-        family's common values, in ONE round trip (queries.unusual)."""
-        return self._query_members(pattern, families, self._queries.unusual(attribute, list(zip(family_patterns, commons))))
-
     def start_queries(self, asks: Sequence[MemberQuery], share: "StartedQueries | None" = None,
                       at_once: int | None = None) -> "StartedQueries":
         """Begin asking `asks` at once, one per connection at a time (`at_once` at most; with the

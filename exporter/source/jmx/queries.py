@@ -56,12 +56,6 @@ class QueryExps:
             raise ValueError(f"unknown query operator {op!r}: use one of == != > >= < <=")
         return getattr(Q, _OPS[op])(Q.attr(attribute), self._value(value))
 
-    def unusual(self, attribute: str, terms: Sequence[tuple[str, Sequence[Any]]]) -> Any:
-        """The MBeans of any of `terms` (ObjectName pattern, common values) whose `attribute` is
-        none of that pattern's common values, as one QueryExp (an ObjectName pattern is a
-        QueryExp the broker matches as it matches a query's pattern)."""
-        return self.matching(attribute, [(pattern, [("!=", v) for v in values]) for pattern, values in terms])
-
     def matching(self, attribute: str, terms: Sequence[tuple[str | None, Sequence[tuple[str, Any]]]]) -> Any:
         """Any of `terms` (MemberQuery.terms) as one QueryExp."""
         ObjectName = self._jp.JClass("javax.management.ObjectName")
