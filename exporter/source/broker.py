@@ -33,7 +33,8 @@ from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, jmx_exporter_order
 from kafka_jmx_sidecar.exporter.source import visiting
-from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, Family, FamilyReads
+from kafka_jmx_sidecar.exporter.source.family import Family
+from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, FamilyReads
 from kafka_jmx_sidecar.exporter.source.handoff import handed_over
 from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError

@@ -42,15 +42,13 @@ asked in parts, a few families each: the JVM holds a query's whole answer at onc
 from __future__ import annotations
 
 import time
-from array import array
 from collections import Counter
 from typing import Any, Callable
 
-from kafka_jmx_sidecar.exporter.base.model import BeanTable
+from kafka_jmx_sidecar.exporter.source.family import Family
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
 from kafka_jmx_sidecar.exporter.source.jmx.client import ANSWER_MOST
 from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
-from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
 from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery
 
 # Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms), and what
@@ -65,44 +63,6 @@ _SAMPLE = 16
 SAMPLE_NUMBERS = 64
 # A family this small is read, not queried: a query scans the whole domain.
 QUERY_MIN_MEMBERS = 8
-
-
-class Family:
-    """One tabulated family for one name list: its members (columns kept by the JVM) and the
-    table of the values last served."""
-
-    __slots__ = ("key", "pattern", "max_value", "number", "members", "table", "base", "special", "unusual")
-
-    def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None,
-                 number: bool = False):
-        domain, type_, name = key
-        self.key = key
-        self.pattern = f"{domain}:type={type_},name={name},*"
-        self.max_value = max_value  # None: read every member each poll, unless `number` and worth a query
-        self.number = number  # values of their own (sizes, offsets, lags): queried when the costs say so
-        self.members = members
-        self.table = table
-        self.base: Any = None  # the value served to every member not in `special`, last poll
-        self.special: set[int] = set()
-        self.unusual: int | None = None  # members not holding the common value at the last poll
-
-    def last(self, i: int) -> Any:
-        return self.table.values[i] if self.table.present[i] else None
-
-    def serve(self, i: int, value: Any) -> None:
-        t = self.table
-        if value.__class__ is bool or not isinstance(value, (int, float)):
-            # not a number: Kafka's gauges never do this; such a value could not be exposed
-            # anyway (jmx_exporter drops non-numeric leaves without `value:`)
-            t.present[i] = 0
-            return
-        if t.integral and value.__class__ is not int:  # a float in an integral family
-            t.values, t.integral = array("d", t.values), False
-        t.values[i] = value
-        t.present[i] = 1
-
-    def drop(self, i: int) -> None:
-        self.table.present[i] = 0
 
 
 class Answers:
