@@ -36,6 +36,7 @@ from kafka_jmx_sidecar.exporter.source.jmx.listing import Listing, Members
 from kafka_jmx_sidecar.exporter.source.jmx.mbean_info import InfoCache, Targets
 from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery, QueryExps
 from kafka_jmx_sidecar.exporter.source.jmx.read_plan import Plans, ReadPlan
+from kafka_jmx_sidecar.exporter.source.jmx.started import StartedQueries, StartedReads
 from kafka_jmx_sidecar.exporter.source.jmx.stats import JmxStats
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
 
@@ -45,27 +46,6 @@ from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
 # grew the heap by ~35 MB during a poll; a names refresh asking two 40,000-name families at once
 # grew it by ~40 MB. Families past it are asked in parts or one after the other.
 ANSWER_MOST = 30_000
-
-
-class StartedReads:
-    """Reads JmxClient.start_reads() began: the families, the attribute, the plan of the MBeans
-    read whole, and the engine's handle on them (None: read at finish_reads())."""
-
-    __slots__ = ("members", "attribute", "plan", "deadline", "handle")
-
-    def __init__(self, members: list, attribute: str, plan: ReadPlan | None, deadline: float | None):
-        self.members, self.attribute, self.plan, self.deadline = members, attribute, plan, deadline
-        self.handle: Any = None
-
-
-class StartedQueries:
-    """Queries JmxClient.start_queries() began: what each asks, the permits they share (one per
-    connection), the engine's handle; `broken` once a connection broke under them."""
-
-    __slots__ = ("specs", "lanes", "handle", "broken")
-
-    def __init__(self, specs: list, lanes: Any, handle: Any):
-        self.specs, self.lanes, self.handle, self.broken = specs, lanes, handle, False
 
 
 class JmxClient:
