@@ -24,7 +24,7 @@ import re
 import time
 from array import array
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient, JmxError, JmxSettings
 from kafka_jmx_sidecar.exporter.source.jmx.jvm import shrink_heap
@@ -33,14 +33,14 @@ from kafka_jmx_sidecar.exporter.base.model import BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine.config import Config
 from kafka_jmx_sidecar.exporter.rule_engine.order import canonical_name, java_string_hash, jmx_exporter_order
 from kafka_jmx_sidecar.exporter.source import visiting
-from kafka_jmx_sidecar.exporter.source.family import Family
+from kafka_jmx_sidecar.exporter.source.broker_inputs import (ISR_KEY, REPLICAS_KEY, aligned, meter_names,
+                                                             queried_counts, read_identity, read_meters)
+from kafka_jmx_sidecar.exporter.source.family import TABULATED, Family
 from kafka_jmx_sidecar.exporter.source.family_reads import QUERY_MIN_MEMBERS, FamilyReads
 from kafka_jmx_sidecar.exporter.source.handoff import handed_over
 from kafka_jmx_sidecar.exporter.source.named_reads import NamedFamily, NamedReads, families_of, learn_from
 from kafka_jmx_sidecar.exporter.source.protocol import BrokerReadings, ReadResult, SourceError
 from kafka_jmx_sidecar.mbeans import catalog
-from kafka_jmx_sidecar.mbeans.broker_recompute import HostedPartitions
-from kafka_jmx_sidecar.mbeans.reassignment import METERS
 
 
 @dataclass(frozen=True)
@@ -59,46 +59,9 @@ class BrokerSettings:
 _BROKER_HEALTH = tuple(s.object_name for s in catalog.HEALTH_MBEANS
                        if s.scope in (catalog.Scope.BROKER, catalog.Scope.CONTROLLER))
 
-# Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
-# largest value worth a query of its own (the catalog's usual maximum of its value kind: 1 for
-# flags; larger values are read), or None for a family read member by member (every member holds
-# its own value, so a query would only add its cost).
-_TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.scope is catalog.Scope.PARTITION}
-
-# The recompute's per-partition inputs (exporter/recompute/stage.py): the ISR's size and the replica
-# count each hosted partition's gauges show.
-_ISR_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "isr_count")
-_REPLICAS_KEY = next(s.key for s in catalog.PARTITION if s.quantity == "replicas_count")
-
-# The reassignment series' inputs (exporter/reassignment/stage.py): the broker-wide replication meters.
-_METER_NAMES = {s.name: s.object_name for s in METERS}
-
-
-def _exists_in(spec: catalog.MBeanSpec, version: str) -> bool:
-    try:
-        return spec.exists_in(version)
-    except ValueError:  # not a Kafka release: read it and see
-        return True
-
-
-def _column(t: BeanTable) -> Any:
-    """A table's values with absent members as 0."""
-    if not t.present.count(0):
-        return t.values
-    return array(t.values.typecode, (v if p else 0 for v, p in zip(t.values, t.present)))
-
-
-def _aligned(replicas: BeanTable, isr: BeanTable) -> HostedPartitions:
-    """The two families' columns member by member (the ReplicasCount members: every hosted
-    partition). Both are listed sorted by (topic, partition), so they are usually aligned as they are."""
-    if isr.topic is replicas.topic or (list(isr.topics) == list(replicas.topics) and isr.topic == replicas.topic
-                                       and isr.partition == replicas.partition):
-        isr_values = _column(isr)
-    else:
-        at = {(isr.topics[isr.topic[i]], isr.partition[i]): i for i in range(len(isr)) if isr.present[i]}
-        isr_values = array("q", [isr.values[at[k]] if k in at else 0 for k in
-                                 ((replicas.topics[t], p) for t, p in zip(replicas.topic, replicas.partition))])
-    return HostedPartitions(replicas.topics, replicas.topic, replicas.partition, isr_values, _column(replicas))
+def _complete(listed: set[tuple[str, str, str]]) -> set[tuple[str, str]]:
+    """The (domain, type) whose every tabulated family is `listed`."""
+    return {k[:2] for k in TABULATED if all(t in listed for t in TABULATED if t[:2] == k[:2])}
 
 
 class JmxSource:
@@ -108,7 +71,7 @@ class JmxSource:
             self.target = self.jmx.endpoint or "(no JMX target configured)"
             self.client = JmxClient(self.jmx)
             self.family_reads = FamilyReads(self.client)
-            self.named_reads = NamedReads(self.client, self.family_reads)
+            self.named_reads = NamedReads(self.client, self.family_reads.costs)
         except JmxError as e:
             raise SourceError(str(e)) from e
         self.config = config
@@ -190,7 +153,7 @@ class JmxSource:
             self._ordered, self._rest_rank = jmx_exporter_order(names), {}
             self._named_families(names, self._rest_texts)
             return
-        keys = [k for k in _TABULATED if self._tabulable(k)]
+        keys = [k for k in TABULATED if self._tabulable(k)]
         was = {f.key: f.members for f in self._families}
         previous = [was.get(k) for k in keys]
         listed_before = self._listed_texts
@@ -225,12 +188,12 @@ class JmxSource:
                     whole.append((ObjectName.parse(text), len(all_hashes) + i))
             else:
                 queryable = len(m) >= QUERY_MIN_MEMBERS
-                max_value = _TABULATED[key] if queryable else None
+                max_value = TABULATED[key] if queryable else None
                 table = BeanTable(key[0], (("type", key[1]), ("name", key[2])), template.class_name, "Value",
                                   template.attributes[0].description, template.attributes[0].type_name,
                                   type(template.attributes[0].value) is int, m.topics, m.topic, m.partition,
                                   array("I", bytes(4 * len(m))))
-                families.append(Family(key, m, table, max_value, number=queryable and _TABULATED[key] is None))
+                families.append(Family(key, m, table, max_value, number=queryable and TABULATED[key] is None))
                 offsets.append((len(all_hashes), table))
             all_hashes.extend(m.hash)
             if key_hashes is not None and m.key_hash is not None:
@@ -281,7 +244,7 @@ class JmxSource:
         names = [n for n in map(ObjectName.parse, _BROKER_HEALTH) if self.config.wants_mbean(n)]
         try:
             read = self.client.read([str(n) for n in jmx_exporter_order(names)]) if names else []
-            self._identity = self._read_identity()
+            self._identity = read_identity(self.client)
         except JmxError as e:
             raise SourceError(str(e)) from e
         stats = self.client.take_stats()
@@ -293,8 +256,14 @@ class JmxSource:
         now = self.clock()
         listed = self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds
         if listed:
-            self._refresh_names()
-            self._identity = self._read_identity()  # a broker restarted since may run another release
+            if self._listed_at is None and self.client.splits:
+                self._ask_ahead()
+            try:
+                self._refresh_names()
+                self._identity = read_identity(self.client)  # a broker restarted since may run another release
+            except BaseException:
+                self.family_reads.forget_ahead()
+                raise
             self._listed_at = now
         t1 = time.monotonic()
         # what needs no query is read over the connections meanwhile the queries run (and the
@@ -316,7 +285,7 @@ class JmxSource:
         read, seconds = self.client.finish_reads(started, take)
         for count, s in zip([len(f.members) for f in read_all] + [len(whole)], seconds):
             if count >= 100:
-                self.family_reads.note_reads(s, count)
+                self.family_reads.costs.note_reads(s, count)
         learn_from([f for f in self._named if f not in named], read)
         read += served
         t3 = time.monotonic()
@@ -346,9 +315,7 @@ class JmxSource:
              hand: Callable[[BeanTable], None], reading: int) -> None:
         """The families asked by query this poll, each table handed over once served; the named
         families' MBeans into `served`. `reading`: the MBeans read meanwhile."""
-        listed = {f.key for f in self._families}
-        asked = self.family_reads.ask(queried, {k[:2] for k in _TABULATED if all(
-            t in listed for t in _TABULATED if t[:2] == k[:2])}, reading)
+        asked = self.family_reads.ask(queried, _complete({f.key for f in self._families}), reading)
         try:
             for f in queried:
                 self.family_reads.read_family(f, asked)
@@ -356,6 +323,20 @@ class JmxSource:
         finally:
             self.family_reads.drop(asked)  # none left but after a failure
         served += [mb for f in named for mb in self.named_reads.serve(f)]
+
+    def _ask_ahead(self) -> None:
+        """The first listing: step (1) of the queried families started now, answered while the
+        names are listed (FamilyReads.ask_ahead). As `queried` will ask it, by the families the
+        configuration lists and tabulates (judged by one member's name): the groups of a flag or
+        count, every family of the group with them."""
+        keys = [k for k in TABULATED if self._tabulable(k) and self.config.wants_mbean(ObjectName(
+            k[0], (("type", k[1]), ("name", k[2]), ("topic", "t"), ("partition", "0"))))]
+        complete = _complete(set(keys))
+        groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        for k in keys:
+            groups.setdefault(k[:2], []).append(k)
+        self.family_reads.ask_ahead({g: (ks, g in complete) for g, ks in groups.items()
+                                     if any(TABULATED[k] is not None for k in ks)})
 
     # --- what is read whatever the rules want ----------------------------------------------------
 
@@ -368,74 +349,14 @@ class JmxSource:
         """The replication meters (reassignment) and the per-partition counts (recompute): the
         listed families' columns when the configuration lists them, else asked by value."""
         if self._reassignment:
-            out.meters = self._read_meters(out.version)
+            if self._meter_names is None or self._meter_names[0] != out.version:  # the same list: the client keeps its plan
+                self._meter_names = (out.version, meter_names(out.version))
+            out.meters = read_meters(self.client, self._meter_names[1])
         if not self._recompute:
             return
         families = {f.key: f for f in self._families}
-        replicas, isr = families.get(_REPLICAS_KEY), families.get(_ISR_KEY)
+        replicas, isr = families.get(REPLICAS_KEY), families.get(ISR_KEY)
         if replicas is not None and isr is not None:
-            out.hosted = _aligned(replicas.table, isr.table)
+            out.hosted = aligned(replicas.table, isr.table)
         else:
-            out.hosted = self._queried_counts()
-
-    def _read_meters(self, version: str | None) -> dict[str, float]:
-        """The replication meters' counts (the ones the broker's release has, when known): one
-        getAttributes each."""
-        if self._meter_names is None or self._meter_names[0] != version:  # the same list: the client keeps its plan
-            self._meter_names = (version, [_METER_NAMES[s.name] for s in METERS
-                                           if version is None or _exists_in(s, version)])
-        names = self._meter_names[1]
-        return {mb.name.get("name"): float(a.value) for mb in self.client.read(names, attributes=["Count"])
-                for a in mb.attributes if a.name == "Count" and isinstance(a.value, (int, float))}
-
-    def _read_identity(self) -> tuple[str | None, str | None, str | None, str | None]:
-        """(id, release, cluster id, what is missing of the first two): app-info's id key and
-        Version, the ClusterId gauge's Value; one query and one read, whatever the filters say."""
-        names = [str(n) for n in self.client.query_names(catalog.APP_INFO_PATTERN) if n.get(catalog.APP_INFO_ID_KEY)]
-        read = {str(mb.name): {a.name: a.value for a in mb.attributes} for mb in self.client.read(
-            names[:1] + list(catalog.CLUSTER_ID_NAMES), attributes=[catalog.APP_INFO_VERSION, catalog.CLUSTER_ID_VALUE])}
-        cluster_id = next((v for n in catalog.CLUSTER_ID_NAMES
-                           if isinstance(v := read.get(n, {}).get(catalog.CLUSTER_ID_VALUE), str) and v), None)
-        if not names:
-            return None, None, cluster_id, f"the broker has no {catalog.APP_INFO_PATTERN.replace(',*', ',id=N')} MBean"
-        version = read.get(names[0], {}).get(catalog.APP_INFO_VERSION)
-        broker_id = ObjectName.parse(names[0]).get(catalog.APP_INFO_ID_KEY)
-        if not isinstance(version, str) or not version:
-            return broker_id, None, cluster_id, f"{names[0]} has no {catalog.APP_INFO_VERSION} attribute"
-        return broker_id, version, cluster_id, None
-
-    def _queried_counts(self) -> HostedPartitions:
-        """The counts when the configuration does not list them: one query per small value (the
-        replica count's 0 names every hosted partition), the few larger ones read. ~13 queries,
-        each a scan of kafka.cluster (~0.2 s at 40,000 partitions): list them instead
-        (includeObjectNames) on big brokers."""
-        replicas = self._values_by_query(_REPLICAS_KEY, first=0)
-        isr = self._values_by_query(_ISR_KEY, first=1)
-        keys = sorted(replicas)
-        topics = sorted({t for t, _ in keys})
-        index = {t: i for i, t in enumerate(topics)}
-        return HostedPartitions(topics, array("i", [index[t] for t, _ in keys]), array("i", [p for _, p in keys]),
-                                array("q", [isr.get(k, 0) for k in keys]), array("q", [replicas[k] for k in keys]))
-
-    def _values_by_query(self, key: tuple[str, str, str], first: int) -> dict[tuple[str, int], int]:
-        domain, type_, name = key
-        pattern = f"{domain}:type={type_},name={name},*"
-        top = _TABULATED[key] or 1
-        out: dict[tuple[str, int], int] = {}
-
-        def member(n: ObjectName) -> tuple[str, int] | None:
-            topic, partition = n.get("topic"), n.get("partition")
-            return (topic, int(partition)) if topic and partition and partition.isdigit() else None
-
-        for value in range(first, top + 1):
-            for n in self.client.query_names(pattern, "Value", "==", value):
-                k = member(n)
-                if k is not None:
-                    out[k] = value
-        larger = self.client.query_names(pattern, "Value", ">", top)
-        for mb in self.client.read(larger, attributes=["Value"]) if larger else ():
-            k = member(mb.name)
-            v = mb.attributes[0].value if mb.attributes else None
-            if k is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[k] = int(v)
-        return out
+            out.hosted = queried_counts(self.client)

@@ -7,6 +7,20 @@ from typing import Any
 
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
 from kafka_jmx_sidecar.exporter.source.jmx.listing import Members
+from kafka_jmx_sidecar.mbeans import catalog
+
+
+# Kafka's per-partition gauges, kept as columns (`BeanTable`): (domain, type, name) -> the
+# largest value worth a query of its own (the catalog's usual maximum of its value kind: 1 for
+# flags; larger values are read), or None for a family read member by member (every member holds
+# its own value, so a query would only add its cost).
+TABULATED = {s.key: s.value_kind.usual_max for s in catalog.HEALTH_MBEANS if s.scope is catalog.Scope.PARTITION}
+
+
+def family_pattern(key: tuple[str, str, str]) -> str:
+    """The name pattern of a family's members."""
+    domain, type_, name = key
+    return f"{domain}:type={type_},name={name},*"
 
 
 class Family:
@@ -17,9 +31,8 @@ class Family:
 
     def __init__(self, key: tuple[str, str, str], members: Members, table: BeanTable, max_value: int | None,
                  number: bool = False):
-        domain, type_, name = key
         self.key = key
-        self.pattern = f"{domain}:type={type_},name={name},*"
+        self.pattern = family_pattern(key)
         self.max_value = max_value  # None: read every member each poll, unless `number` and worth a query
         self.number = number  # values of their own (sizes, offsets, lags): queried when the costs say so
         self.members = members

@@ -45,18 +45,13 @@ import time
 from collections import Counter
 from typing import Any, Callable
 
-from kafka_jmx_sidecar.exporter.source.family import Family
+from kafka_jmx_sidecar.exporter.source.family import Family, family_pattern
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
 from kafka_jmx_sidecar.exporter.source.jmx.client import ANSWER_MOST
 from kafka_jmx_sidecar.exporter.source.jmx.convert import MISSING
 from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery
+from kafka_jmx_sidecar.exporter.source.query_costs import QueryCosts
 
-# Before anything was measured: one query ~ this many single reads (0.2 s / 0.2 ms), and what
-# each name a query returns costs (sent, received, looked up among the members).
-_READS_PER_QUERY = 1000
-_HIT_SECONDS = 15e-6
-# A query returning fewer names than this measures the scan alone; more, the names' cost too.
-_FEW_HITS = 50
 # Members read on the first poll to learn which value most of those off the common one hold.
 _SAMPLE = 16
 # Members of a family of numbers read on the first poll to guess whether a query is worth it.
@@ -69,7 +64,8 @@ class Answers:
     """What the queries started at once (FamilyReads.ask) answered, per family key: step (1), step
     (2), and the first poll's `Value == v` (v, positions); each answer is taken when a family
     needs it (FamilyReads.read_family), so that one family is served while the others' are asked.
-    `pending`: (started queries, index, what to do with its answer, the family keys it is about)."""
+    `pending`: (started queries, index, what to do with its answer, the families it is about, and
+    their members when it was started before they were listed)."""
 
     __slots__ = ("others", "unusual", "holding", "pending")
 
@@ -87,17 +83,16 @@ class FamilyReads:
     def __init__(self, client: JmxClient):
         self.client = client
         self.common: dict[tuple, tuple[Any, Any]] = {}
-        self._query_seconds = 0.0  # moving averages of one query and one read (0: not measured yet)
-        self._read_seconds = 0.0
-        self._hit_seconds = _HIT_SECONDS  # of each name a query returns
+        self.costs = QueryCosts()
         self._answered: dict[tuple, int] = {}  # family key -> names its step (1) returned last
+        self._ahead: dict[tuple, tuple[Any, int]] = {}  # (pattern, terms) -> a step (1) started before the listing
 
     def read_members(self, f: Family, positions: list[int] | None) -> list[Any]:
         """The values of f's members at `positions` (None: all), one getAttributes each."""
         started = time.monotonic()
         values = self.client.read_members(f.members, positions, "Value")
         if len(values) >= 100:
-            self.note_reads(time.monotonic() - started, len(values))
+            self.costs.note_reads(time.monotonic() - started, len(values))
         return values
 
     def read_all(self, f: Family) -> None:
@@ -126,10 +121,6 @@ class FamilyReads:
                 f.serve(i, v)
                 column, integral = t.values, t.integral
 
-    def note_reads(self, seconds: float, count: int) -> None:
-        per = seconds / count
-        self._read_seconds = per if not self._read_seconds else 0.7 * self._read_seconds + 0.3 * per
-
     def _query(self, f: Family, op: str, value: Any, also: tuple = ()) -> Any:
         """Positions of the members for which `Value op value` (and `also`) holds: one query."""
         return self._timed(lambda: self.client.query_members(f.pattern, [f.members], "Value", op, value, also=also))[0]
@@ -138,30 +129,8 @@ class FamilyReads:
         """ask(): one query's positions per family, its cost noted."""
         started = time.monotonic()
         hits = ask()
-        self._note_query(time.monotonic() - started, sum(len(h) for h in hits))
+        self.costs.note_query(time.monotonic() - started, sum(len(h) for h in hits))
         return hits
-
-    def _note_query(self, took: float, hits: int) -> None:
-        """A query's seconds: the scan's cost when it returned few names, else each name's."""
-        if hits < _FEW_HITS:
-            self._query_seconds = took if not self._query_seconds else 0.7 * self._query_seconds + 0.3 * took
-        elif self._query_seconds:
-            per = max(1e-7, (took - self._query_seconds) / hits)
-            self._hit_seconds = 0.7 * self._hit_seconds + 0.3 * per
-
-    @property
-    def read_seconds(self) -> float:
-        """One member's read, its wait overlapped over the connections (measured, or guessed)."""
-        return self._read_seconds or (self._query_seconds or 0.2) / _READS_PER_QUERY
-
-    @property
-    def query_seconds(self) -> float:
-        """One query's scan of a domain, the names it returns aside (measured, or guessed)."""
-        return self._query_seconds or self.read_seconds * _READS_PER_QUERY
-
-    @property
-    def hit_seconds(self) -> float:
-        return self._hit_seconds
 
     def queried(self, families: list[Family]) -> list[Family]:
         """The families asked by query this poll: the health flags and counts always; a `number`
@@ -170,7 +139,7 @@ class FamilyReads:
         its domain and type) than a query of its own besides."""
         out = [f for f in families if f.max_value is not None]
         flagged = {f.key[:2] for f in out}
-        read, scan = self.read_seconds, self.query_seconds
+        read, scan = self.costs.read_seconds, self.costs.query_seconds
         candidates: dict[tuple, list[tuple[float, Family]]] = {}
         for f in families:
             if f.number and f.unusual is None and f.key[:2] in flagged:
@@ -180,7 +149,7 @@ class FamilyReads:
                 self._sample(f)  # the first poll: a few members stand for the family
             if not f.number or f.unusual is None:
                 continue  # nothing learned yet: read, which learns
-            gain = (len(f.table) - f.unusual) * read - f.unusual * self._hit_seconds
+            gain = (len(f.table) - f.unusual) * read - f.unusual * self.costs.hit_seconds
             if gain > 0:
                 candidates.setdefault(f.key[:2], []).append((gain, f))
         for group, gains in candidates.items():
@@ -203,11 +172,6 @@ class FamilyReads:
             f.unusual = size - held * size // len(values) if held > 1 else size
             self._answered[f.key] = f.unusual  # what its query will return: the parts are cut by it
 
-    def _reads_per_query(self) -> float:
-        if self._query_seconds and self._read_seconds:
-            return self._query_seconds / self._read_seconds
-        return _READS_PER_QUERY
-
     def ask(self, families: list[Family], complete: set[tuple[str, str]], reading: int = 0) -> Answers:
         """Every query of the poll that needs no other's answer, started at once (one per
         connection at a time): step (1) of every family; step (2) of those whose step (1) returned
@@ -218,12 +182,9 @@ class FamilyReads:
         second query at once only contends with them (a poll of 10,000 partitions on the
         simulator took 10% longer).
 
-        Step (1) is asked once for all families of one domain and type (Kafka's partition gauges,
-        the Log gauges): the scan of the domain, most of a query's cost, is paid once instead of
-        once per family. When they share `common` and are every family of that domain and type
-        (`complete`), `Value != common` over `domain:type=T,*`; else each family's `Value != its
-        common` (its name pattern in the query), in parts when their last answers add up past
-        ANSWER_MOST names (_parts). Step (2) is asked once for the families of one domain and type."""
+        Steps (1) and (2) are asked once for the families of one domain and type (_step_one_shapes,
+        in parts when their last answers add up past ANSWER_MOST names: _parts): the scan of the
+        domain, most of a query's cost, is paid once instead of once per family."""
         out = Answers()
         groups: dict[tuple, list[Family]] = {}
         for f in families:
@@ -232,8 +193,9 @@ class FamilyReads:
         for (domain, type_), group in groups.items():
             asks += self._step_one(f"{domain}:type={type_},*", group, (domain, type_) in complete, out)
             asks += self._step_two(f"{domain}:type={type_},*", group, out)
-        started = self._start(asks, out, at_once=1 if reading > self._reads_per_query() else None)
         try:
+            started = self._start(asks, out, at_once=1 if reading > self.costs.reads_per_query() else None)
+            self.forget_ahead()
             self._start(self._first_guesses(families, out), out, started)  # its reads overlap the queries
         except BaseException:
             self.drop(out)
@@ -243,19 +205,26 @@ class FamilyReads:
     def _start(self, asks: list[tuple[MemberQuery, Callable[[list], None]]], out: Answers, share: Any = None,
                at_once: int | None = None) -> Any:
         """`share`: queries started before, whose bound holds for these too."""
-        if not asks:
+        fresh = []
+        for q, land in asks:
+            ahead = self._ahead.pop((q.pattern, q.terms), None)
+            if ahead is None:
+                fresh.append((q, land))
+            else:  # started before the families were listed: their answer is taken with them
+                out.pending.append((*ahead, land, {m.family for m in q.families}, q.families))
+        if not fresh:
             return share
-        started = self.client.start_queries([q for q, _ in asks], share, at_once)
-        out.pending += [(started, k, land, {m.family for m in q.families}) for k, (q, land) in enumerate(asks)]
+        started = self.client.start_queries([q for q, _ in fresh], share, at_once)
+        out.pending += [(started, k, land, {m.family for m in q.families}, None) for k, (q, land) in enumerate(fresh)]
         return started
 
     def _take(self, asked: Answers, f: Family) -> None:
         """Every answer started before the last one about f, in their order."""
         family = f.members.family
         last = max((i for i, p in enumerate(asked.pending) if family in p[3]), default=-1)
-        for started, k, land, _ in asked.pending[:last + 1]:
-            hits, seconds = self.client.query_answer(started, k)
-            self._note_query(seconds, sum(len(h) for h in hits))
+        for started, k, land, _, families in asked.pending[:last + 1]:
+            hits, seconds = self.client.query_answer(started, k, families)
+            self.costs.note_query(seconds, sum(len(h) for h in hits))
             land(hits)
         del asked.pending[:last + 1]
 
@@ -266,18 +235,10 @@ class FamilyReads:
         asked.pending.clear()
 
     def _step_one(self, pattern: str, group: list[Family], complete: bool, out: Answers) -> list:
-        commons = {f.key: self.common.get(f.key, (0, None))[0] for f in group}
-        first = commons[group[0].key]
         parts = self._parts(group)
-        if len(group) < 2 or len(parts) == 1 and complete and all(
-                c == first and type(c) is type(first) for c in commons.values()):
-            queries = [MemberQuery(pattern if len(group) > 1 else group[0].pattern, tuple(f.members for f in group),
-                                   "Value", ((None, (("!=", first),)),), self._expected(group))]
-            parts = [group]
-        else:
-            queries = [MemberQuery(pattern, tuple(f.members for f in part), "Value",
-                                   tuple((f.pattern, (("!=", commons[f.key]),)) for f in part), self._expected(part))
-                       for part in parts]
+        shapes = self._step_one_shapes(pattern, [[f.key for f in part] for part in parts], complete)
+        queries = [MemberQuery(shape, tuple(f.members for f in part), "Value", terms, self._expected(part))
+                   for (shape, terms), part in zip(shapes, parts)]
 
         def land(part: list[Family], hits: list) -> None:
             for f, positions in zip(part, hits):
@@ -285,8 +246,40 @@ class FamilyReads:
                 self._answered[f.key] = len(positions)
         return [(q, lambda hits, part=part: land(part, hits)) for q, part in zip(queries, parts)]
 
+    def _step_one_shapes(self, pattern: str, parts: list[list[tuple]], complete: bool) -> list[tuple[str, tuple]]:
+        """Step (1)'s query of each part of one domain and type's family keys: (its pattern, its
+        terms). One `Value != common` over `pattern` (`domain:type=T,*`) when they are one part
+        sharing `common` and every family of the domain and type (`complete`); else each
+        family's `Value != its common` (its name pattern in the query)."""
+        keys = [k for part in parts for k in part]
+        commons = {k: self.common.get(k, (0, None))[0] for k in keys}
+        first = commons[keys[0]]
+        if len(parts) == 1 and (len(keys) < 2 or complete and all(
+                c == first and type(c) is type(first) for c in commons.values())):
+            return [(pattern if len(keys) > 1 else family_pattern(keys[0]), ((None, (("!=", first),)),))]
+        return [(pattern, tuple((family_pattern(k), (("!=", commons[k]),)) for k in part)) for part in parts]
+
+    def ask_ahead(self, groups: dict[tuple[str, str], tuple[list[tuple], bool]]) -> None:
+        """Start step (1) of the families of `groups` ((domain, type) -> their keys, and whether
+        they are every family of it) before they are listed, as ask() will ask it when nothing
+        was answered for them yet (the first poll): the broker scans for it while the names are
+        listed, where it would scan after. ask() takes the answer of the query it would ask, and
+        gives up the others."""
+        self.forget_ahead()
+        asks = [MemberQuery(shape, None, "Value", terms)
+                for (domain, type_), (keys, complete) in groups.items() if not any(k in self._answered for k in keys)
+                for shape, terms in self._step_one_shapes(f"{domain}:type={type_},*", [keys], complete)]
+        # each on its own: one not taken is given up alone
+        self._ahead = {(q.pattern, q.terms): (self.client.start_queries([q]), 0) for q in asks}
+
+    def forget_ahead(self) -> None:
+        """Give up the queries ask_ahead() started that ask() did not take."""
+        for started in {id(s): s for s, _ in self._ahead.values()}.values():
+            self.client.cancel_queries(started)
+        self._ahead = {}
+
     def _step_two(self, pattern: str, group: list[Family], out: Answers) -> list:
-        rpq = self._reads_per_query()
+        rpq = self.costs.reads_per_query()
         asked = [f for f in group if f.max_value is not None and self.common.get(f.key, (0, None))[1] is not None
                  and self._answered.get(f.key, 0) > rpq]
         if not asked:
@@ -305,7 +298,7 @@ class FamilyReads:
         of a few members read, spread over the family, that do not hold 0 hold v, and they stand
         for more members than a query's worth of reads (the replica counts of the partitions led
         here hold the replication factor)."""
-        rpq = self._reads_per_query()
+        rpq = self.costs.reads_per_query()
         asks = []
         for f in families:
             size = len(f.table)
@@ -356,7 +349,7 @@ class FamilyReads:
             to_read = [i for i in others if i not in explicit]
         if f.max_value is None:
             pass  # numbers of their own: (1) alone, the members it returned are read
-        elif second is None and len(to_read) > self._reads_per_query():
+        elif second is None and len(to_read) > self.costs.reads_per_query():
             # nothing known about the others yet (the first poll): one query per value, the
             # likeliest first, until the members left are cheaper to read
             for v in self._likely_values(f, to_read, common):
@@ -365,15 +358,15 @@ class FamilyReads:
                 for i in self._query(f, "==", v):
                     explicit[i] = v
                 to_read = [i for i in others if i not in explicit]
-                if len(to_read) <= self._reads_per_query():
+                if len(to_read) <= self.costs.reads_per_query():
                     break
-        elif second is not None and len(others) > self._reads_per_query():
+        elif second is not None and len(others) > self.costs.reads_per_query():
             unusual = asked.unusual.get(f.key)
             if unusual is None:
                 unusual = set(self._query(f, "!=", common, (("!=", second),)))
             last = f.last
             same = {i for i in others if i not in unusual and last(i) == second and type(last(i)) is type(second)}
-            if len(others) - len(same) > self._reads_per_query():  # many moved: ask who holds `second`
+            if len(others) - len(same) > self.costs.reads_per_query():  # many moved: ask who holds `second`
                 for i in self._query(f, "==", second):
                     explicit[i] = second
                 to_read = sorted({i for i in others if i not in explicit} | unusual)

@@ -9,7 +9,7 @@ them all, which says whether every member is a gauge of one integer `Value` (els
 always read) and which value most hold; unless the listing says every member is a gauge (its
 class name) and a few members read, spread over the family, hold integers, most of them one: that
 value then stands for the family's common value, and the first poll already asks by query. Later polls ask `Value != common` of the family's pattern
-when the reads that saves cost more than the query and the names it returns (FamilyReads' costs,
+when the reads that saves cost more than the query and the names it returns (query_costs,
 measured on this broker), read the members it returns and serve the others `common`, as the MBean
 last read with that value (the same object when it held it already): what a read would give at
 the query's moment.
@@ -22,8 +22,8 @@ from typing import Mapping, Sequence
 
 from kafka_jmx_sidecar.exporter.base.model import MBean, ObjectName
 from kafka_jmx_sidecar.exporter.source import family_reads
-from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
 from kafka_jmx_sidecar.exporter.source.jmx import JmxClient
+from kafka_jmx_sidecar.exporter.source.query_costs import QueryCosts
 from kafka_jmx_sidecar.mbeans import catalog
 
 MIN_MEMBERS = 1000  # fewer: reading them costs less than a query's scan of the domain
@@ -102,7 +102,7 @@ def learn_from(families: Sequence[NamedFamily], read: Sequence[MBean]) -> None:
 class NamedReads:
     """Which of the named families a poll asks by query, and how it serves them."""
 
-    def __init__(self, client: JmxClient, costs: FamilyReads):
+    def __init__(self, client: JmxClient, costs: QueryCosts):
         self.client = client
         self.costs = costs
         self._variants: dict[frozenset, list[str]] = {}  # queried patterns -> the names read (same list object)

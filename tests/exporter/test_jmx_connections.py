@@ -174,6 +174,25 @@ def test_member_queries_are_asked_at_once_one_per_connection_within_the_bound(
     assert all(len(hits[0]) for hits in alone) and all(seconds >= 0.5 for _, seconds in answers)
 
 
+def test_a_query_started_before_its_families_are_listed_answers_as_one_asked_with_them():
+    """A member query may start with no families (MemberQuery.families None) before the listing
+    it is about; taken with the families listed meanwhile, its answer is what the same query
+    asked with them answers."""
+    from kafka_jmx_sidecar.exporter.source.jmx.queries import MemberQuery
+
+    families = [f"kafka.cluster:type=Partition,name={n}"
+                for n in ("UnderReplicated", "InSyncReplicasCount", "LastStableOffsetLag")]
+    with Target(topics=2, partitions=20) as t:
+        with JmxClient(JmxSettings(host_port=t.host_port, include_object_names=("kafka.cluster:*",),
+                                   connections=2, parallel_from=0)) as c:
+            started = c.start_queries([MemberQuery("kafka.cluster:type=Partition,*", None, "Value",
+                                                   ((None, (("!=", 1),)),))])
+            _, _, members = c.list_split(families, ())
+            early, _ = c.query_answer(started, 0, members)
+            asked = c.query_members("kafka.cluster:type=Partition,*", members, "Value", "!=", 1)
+    assert [list(h) for h in early] == [list(h) for h in asked] and all(len(h) for h in asked)
+
+
 def test_reconnects_after_the_broker_restarts_and_backs_off_while_it_is_down():
     port = free_port()
     now = [1000.0]

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_jmx_sidecar.exporter.source.broker import JmxSource
 from kafka_jmx_sidecar.exporter.source import family_reads
-from kafka_jmx_sidecar.exporter.source.family_reads import FamilyReads
+from kafka_jmx_sidecar.exporter.source.query_costs import QueryCosts
 
 from kafka_jmx_sidecar.exporter.config.load import broker_settings, jmx_settings
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
@@ -57,12 +57,12 @@ def test_the_stores_and_their_passwords_reach_the_jmx_settings():
 class Truth:
     """What reading every MBean would give, kept up to date as the test changes values."""
 
-    def __init__(self, target: Target):
+    def __init__(self, target: Target, topics: int = TOPICS, partitions: int = PARTITIONS):
         self.target = target
         self.values = {}
-        for t in range(TOPICS):
-            for p in range(PARTITIONS):
-                i = t * PARTITIONS + p
+        for t in range(topics):
+            for p in range(partitions):
+                i = t * partitions + p
                 self.values[UR.format(t=t, p=p)] = initial("UR", i)
                 self.values[ISR.format(t=t, p=p)] = initial("ISR", i)
         self.values["kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions"] = 0
@@ -193,7 +193,7 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         # value: one query of kafka.cluster:type=Partition,* asks `!= 0` for both. UnderReplicated's
         # 9 ones are then read; InSyncReplicasCount asks `!= 0 and != 3`, keeps the members that
         # held 3 and reads the other 25
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 30)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 30)
         got, rt = served(source)
         assert got == truth.values
         assert rt == 1 + ur_ones + (1 + neither) + 1  # + ReplicaManager's one read
@@ -201,14 +201,14 @@ def test_with_many_members_off_the_common_value_queries_replace_the_reads(target
         # a query always beats reads: UnderReplicated `!= 0 and != 1` and InSyncReplicasCount
         # `!= 0 and != 3` in one query, nothing to read of the first; of the second the 25 members
         # not holding 3 are too many to read, so `== 3` tells, and those 25 are read
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 0)
         got, rt = served(source)
         assert got == truth.values
         assert rt == 1 + 1 + (1 + neither) + 1
 
         # a member moving from the second value to a third one, and one moving to the second
         # value, between polls: read, not guessed
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 30)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 30)
         name = next(k for k, v in truth.values.items() if "InSync" in k and v == 3)
         truth.set(name, 5)
         name = next(k for k, v in truth.values.items() if "InSync" in k and v not in (0, 3, 5))
@@ -235,7 +235,7 @@ def test_the_first_poll_learns_many_values_with_one_query_per_small_value(target
     truth = Truth(target)
     source = make_source(target)
     try:
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 0)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 0)
         got, _ = served(source)
         assert got == truth.values
         # the second poll asks about the values it learned: for UnderReplicated `!= 0` (with the
@@ -268,7 +268,7 @@ def test_the_first_poll_asks_first_for_the_value_a_few_members_read_hold(target,
     truth = replication_factor_seven(target)
     source = make_source(target)
     try:
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 5)
         asked = record_queries(source, monkeypatch)
         got, _ = served(source)
         assert got == truth.values
@@ -287,7 +287,7 @@ def test_the_first_poll_asks_for_the_value_members_read_before_its_first_query_h
     truth = replication_factor_seven(target)
     source = make_source(target)
     try:
-        monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 5)
+        monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 5)
         asked = record_queries(source, monkeypatch)
         got, _ = served(source)
         assert got == truth.values
@@ -298,6 +298,47 @@ def test_the_first_poll_asks_for_the_value_members_read_before_its_first_query_h
         assert equal == [("InSyncReplicasCount", (("==", 7),)), ("UnderReplicated", (("==", 1),))]
     finally:
         source.close()
+
+
+def record_calls(source: JmxSource, monkeypatch) -> list[str]:
+    """The names of the client's listing and query calls, in the order made."""
+    calls: list[str] = []
+    for name in ("list_split", "start_queries", "cancel_queries", "query_members"):
+        def call(*a, _orig=getattr(source.client, name), _name=name, **k):
+            calls.append(_name)
+            return _orig(*a, **k)
+        monkeypatch.setattr(source.client, name, call)
+    return calls
+
+
+def test_the_first_polls_first_query_is_asked_while_the_names_are_listed(target, monkeypatch):
+    """Step (1) of the first poll needs no listing to be asked: it starts before the names are
+    listed, and its answer, taken with the families listed meanwhile, is not asked again."""
+    truth = Truth(target)
+    source = make_source(target, parallel=True)
+    try:
+        calls = record_calls(source, monkeypatch)
+        got, _ = served(source)
+        assert got == truth.values
+        assert calls[:2] == ["start_queries", "list_split"] and calls.count("start_queries") == 1
+        assert "cancel_queries" not in calls
+    finally:
+        source.close()
+
+
+def test_a_first_query_asked_ahead_that_the_poll_does_not_need_is_given_up(monkeypatch):
+    """Families of fewer than QUERY_MIN_MEMBERS members are read, not queried: the query started
+    before the listing is cancelled, and every member is read."""
+    with Target(topics=1, partitions=family_reads.QUERY_MIN_MEMBERS - 1) as t:
+        truth = Truth(t, 1, family_reads.QUERY_MIN_MEMBERS - 1)
+        source = make_source(t)
+        try:
+            calls = record_calls(source, monkeypatch)
+            got, _ = served(source)
+            assert got == truth.values
+            assert calls == ["start_queries", "list_split", "cancel_queries"]
+        finally:
+            source.close()
 
 
 @pytest.mark.parametrize("more,at_once", [((), 2), (("test:type=ByteGauge,*",), 1)],
@@ -311,7 +352,7 @@ def test_a_polls_queries_are_asked_at_once_unless_many_reads_keep_the_connection
         source = make_source(t, *more, parallel=True)
         try:
             served(source)
-            monkeypatch.setattr(source.family_reads, "_reads_per_query", lambda: 8)
+            monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 8)
             asked = record_queries(source, monkeypatch)
             t.reset()
             got, _ = served(source)
@@ -375,9 +416,9 @@ def test_a_names_refresh_keeps_the_tables_when_no_member_came_or_went(target):
 
 def fixed_costs(monkeypatch, query: float, read: float, hit: float = 15e-6) -> None:
     """The cost model's figures, whatever the polls measure on this machine meanwhile."""
-    monkeypatch.setattr(FamilyReads, "query_seconds", property(lambda self: query))
-    monkeypatch.setattr(FamilyReads, "read_seconds", property(lambda self: read))
-    monkeypatch.setattr(FamilyReads, "hit_seconds", property(lambda self: hit))
+    monkeypatch.setattr(QueryCosts, "query_seconds", property(lambda self: query))
+    monkeypatch.setattr(QueryCosts, "read_seconds", property(lambda self: read))
+    monkeypatch.setattr(QueryCosts, "hit_seconds", property(lambda self: hit))
 
 
 LSO = "kafka.cluster:type=Partition,name=LastStableOffsetLag,topic=t{t},partition={p}"

@@ -262,11 +262,20 @@ public final class SidecarJmx {
      *  each of `families` it returned (names that are no member are left out). */
     public static int[][] queryMembers(MBeanServerConnection conn, String pattern, QueryExp query, Object[] given,
                                        long timeoutMs) throws Exception {
+        return positions(queryFound(conn, pattern, query, timeoutMs), given);
+    }
+
+    static Set<ObjectName> queryFound(MBeanServerConnection conn, String pattern, QueryExp query, long timeoutMs)
+            throws Exception {
+        final ObjectName p = new ObjectName(pattern);
+        return bounded(() -> conn.queryNames(p, query), timeoutMs);
+    }
+
+    /** Per family of `given` (Members), the sorted positions of its members among `found`. */
+    static int[][] positions(Set<ObjectName> found, Object[] given) {
         // Object[]: Python cannot name the array class of a class loaded by the helper's loader
         Members[] families = new Members[given.length];
         for (int f = 0; f < given.length; f++) families[f] = (Members) given[f];
-        final ObjectName p = new ObjectName(pattern);
-        Set<ObjectName> found = bounded(() -> conn.queryNames(p, query), timeoutMs);
         Map<String, Integer> index = new HashMap<>();
         for (int f = 0; f < families.length; f++) index.put(families[f].family, f);
         int[][] hits = new int[families.length][];

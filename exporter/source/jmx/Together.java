@@ -1,8 +1,10 @@
 package sidecar.jmx;
 
+import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
 import javax.management.QueryExp;
 
 /** Several member queries asked at once, one per connection at a time: the broker scans its
@@ -10,13 +12,16 @@ import javax.management.QueryExp;
  *  the other. Started now, each answer collected later (get(k)) as soon as it is in: the caller
  *  works on one answer while the others are asked. `lanes` (one permit per connection) may be
  *  shared with queries started later, so that all of them ask one per connection at a time. An answer is SidecarJmx.queryMembers' (per
- *  family, the positions of the members returned), with the seconds it took. A query starts, in
+ *  family, the positions of the members returned), with the seconds it took. A query started
+ *  with no families (null) is answered as the names it returned until get(k, families) says
+ *  whose members they are: it may start before the families are listed. A query starts, in
  *  the order given, once the answers expected of those in flight and its own add up to
  *  `answerMost` names at most (or nothing is in flight): the JVM holds each answer whole. After a
  *  failure no query starts; get(k) of one not answered throws it. */
 public final class Together {
     public final int[][][] hits;
     public final long[] nanos;
+    private final Set<ObjectName>[] found;  // the answers of queries started with no families
     private final int[] expected;
     private final int answerMost;
     private int next;
@@ -26,6 +31,8 @@ public final class Together {
 
     private Together(int[] expected, int answerMost) {
         hits = new int[expected.length][][];
+        @SuppressWarnings("unchecked") Set<ObjectName>[] f = new Set[expected.length];
+        found = f;
         nanos = new long[expected.length];
         this.expected = expected;
         this.answerMost = answerMost;
@@ -48,8 +55,9 @@ public final class Together {
                         lanes.acquire();
                         try {
                             long started = System.nanoTime();
-                            int[][] h = SidecarJmx.queryMembers(conn, patterns[q], queries[q], families[q], timeoutMs);
-                            t.answer(q, h, System.nanoTime() - started);
+                            Set<ObjectName> names = SidecarJmx.queryFound(conn, patterns[q], queries[q], timeoutMs);
+                            int[][] h = families[q] == null ? null : SidecarJmx.positions(names, families[q]);
+                            t.answer(q, h, h == null ? names : null, System.nanoTime() - started);
                         } finally {
                             lanes.release();
                         }
@@ -65,12 +73,23 @@ public final class Together {
     /** The k-th query's answer, waiting for it only; the first failure when it is not answered.
      *  An interrupted wait (the sidecar stopping) gives every query up. */
     public int[][] get(int k) throws Exception {
+        return get(k, null);
+    }
+
+    /** get(k) of a query started with no families: its answer as the positions of the members
+     *  of `families` (Members). */
+    public int[][] get(int k, Object[] families) throws Exception {
         synchronized (this) {
             try {
-                while (hits[k] == null && failure == null) wait();
+                while (hits[k] == null && found[k] == null && failure == null) wait();
             } catch (InterruptedException e) {
                 cancel();
                 throw e;
+            }
+            if (hits[k] == null && found[k] != null) {
+                if (families == null) throw new IllegalArgumentException("query " + k + " was started with no families");
+                hits[k] = SidecarJmx.positions(found[k], families);
+                found[k] = null;
             }
             if (hits[k] != null) return hits[k];
             throw failure;
@@ -89,9 +108,10 @@ public final class Together {
         return next++;
     }
 
-    private synchronized void answer(int q, int[][] h, long took) {
+    private synchronized void answer(int q, int[][] h, Set<ObjectName> names, long took) {
         nanos[q] = took;
         hits[q] = h;
+        found[q] = names;
         inFlight -= expected[q];
         notifyAll();
     }

@@ -300,8 +300,8 @@ class JmxClient:
         queries of `share` too, within its bound), within ANSWER_MOST names expected in flight
         (Together.java); query_answer() collects each."""
         with self._lock:
-            specs = [(a.pattern, self._queries.matching(a.attribute, a.terms), [m.handle for m in a.families],
-                      a.expected) for a in asks]
+            specs = [(a.pattern, self._queries.matching(a.attribute, a.terms),
+                      None if a.families is None else [m.handle for m in a.families], a.expected) for a in asks]
 
             def fn() -> StartedQueries:
                 n = len(self._conns.mbscs)
@@ -312,18 +312,22 @@ class JmxClient:
             self._count_queries(len(asks))
             return started
 
-    def query_answer(self, started: "StartedQueries", k: int) -> tuple[list[Any], float]:
+    def query_answer(self, started: "StartedQueries", k: int, families: Sequence[Members] | None = None
+                     ) -> tuple[list[Any], float]:
         """The k-th query start_queries() began, once answered: its answer as query_members()
-        gives it, and the seconds it took. After a broken connection the queries not answered
-        yet are asked again, one at a time, once reconnected."""
+        gives it, and the seconds it took; `families`: whose members it is about, when it was
+        started with none. After a broken connection the queries not answered yet are asked
+        again, one at a time, once reconnected."""
+        given = None if families is None else [m.handle for m in families]
         with self._lock:
             def fn() -> tuple[list[Any], float]:
                 if not started.broken:
                     started.broken = True  # until the answer is in: a retry asks again
-                    out = self._engine.query_answer(started.handle, k)
+                    out = self._engine.query_answer(started.handle, k, given)
                     started.broken = False
                     return out
                 pattern, q, handles, _ = started.specs[k]
+                handles = handles if handles is not None else given
                 t0 = time.monotonic()
                 hits = self._engine.query_members(self._conns.mbscs[0], pattern, q, handles,
                                                   self.settings.read_timeout_seconds)

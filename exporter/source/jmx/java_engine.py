@@ -136,19 +136,21 @@ class JavaEngine:
                       answer_most: int, stall: float) -> Any:
         """Together.start: each ask (pattern, QueryExp, families' handles, names expected) asked
         on pool threads while the caller goes on, one per permit of `lanes` (Together.lanes);
-        query_answer() collects each."""
+        query_answer() collects each. An ask's families None: named when its answer is taken."""
         jp = self.jpype
         return self.Together.start(conns, lanes, jp.JArray(self.String)([a[0] for a in asks]),
                                    jp.JArray(self.QueryExp)([a[1] for a in asks]),
-                                   jp.JArray(jp.JArray(jp.JObject))([jp.JArray(jp.JObject)(list(a[2])) for a in asks]),
+                                   jp.JArray(jp.JArray(jp.JObject))([None if a[2] is None else jp.JArray(jp.JObject)(list(a[2]))
+                                                                     for a in asks]),
                                    jp.JArray(jp.JInt)([a[3] for a in asks]), answer_most, int(stall * 1000))
 
     def query_lanes(self, connections: int) -> Any:
         return self.Together.lanes(connections)
 
-    def query_answer(self, started: Any, k: int) -> tuple[list[array], float]:
-        """The k-th answer of start_queries() (as query_members() gives it) and its seconds."""
-        hits = started.get(k)
+    def query_answer(self, started: Any, k: int, families: Sequence[Any] | None = None) -> tuple[list[array], float]:
+        """The k-th answer of start_queries() (as query_members() gives it) and its seconds;
+        `families`: the handles its answer is about, when it was started with none."""
+        hits = started.get(k, None if families is None else self.jpype.JArray(self.jpype.JObject)(list(families)))
         return [_ints("I", h) for h in hits], int(started.nanos[k]) / 1e9
 
     def parse_names(self, strings: Sequence[str]) -> Any:

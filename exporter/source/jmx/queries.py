@@ -17,7 +17,8 @@ _OPS = {"==": "eq", ">": "gt", ">=": "geq", "<": "lt", "<=": "leq"}
 class MemberQuery:
     """One query of families' members (JmxClient.start_queries): the names of `pattern`
     that one of `terms` holds for, answered as the positions of the members of `families` among
-    them. A term is (a name pattern, or None for every name; the tests `attribute op value`, all
+    them (None: the families are named when the answer is taken, so that it may be asked before
+    they are listed). A term is (a name pattern, or None for every name; the tests `attribute op value`, all
     of which hold). `expected`: the names the answer likely holds (the JVM holds it whole)."""
 
     pattern: str
