@@ -56,5 +56,17 @@ class Family:
         t.values[i] = value
         t.present[i] = 1
 
+    def serve_all(self, value: Any) -> bool:
+        """Serve every member `value` at once, when the table holds it as it is (an int in an
+        integral table, a float in another): what serve() of each would do, without a call per
+        member (200,000 of them on a first poll of 40,000 partitions' flags and counts)."""
+        t = self.table
+        if not (value.__class__ is int and t.integral or value.__class__ is float and not t.integral):
+            return False
+        n = len(t)
+        t.values[:] = array(t.values.typecode, [value]) * n  # in place: the same objects
+        t.present[:] = b"\x01" * n
+        return True
+
     def drop(self, i: int) -> None:
         self.table.present[i] = 0

@@ -297,12 +297,13 @@ class FamilyReads:
         """On the first poll (nothing learned of a family of small values), `Value == v` when most
         of a few members read, spread over the family, that do not hold 0 hold v, and they stand
         for more members than a query's worth of reads (the replica counts of the partitions led
-        here hold the replication factor)."""
+        here hold the replication factor). Not of the 0/1 flags: most members of a healthy broker
+        hold 0, and the members read would only delay the counts' query."""
         rpq = self.costs.reads_per_query()
         asks = []
         for f in families:
             size = len(f.table)
-            if f.max_value is None or f.key in self.common or size <= rpq or size < 4 * SAMPLE_NUMBERS:
+            if (f.max_value or 0) < 2 or f.key in self.common or size <= rpq or size < 4 * SAMPLE_NUMBERS:
                 continue
             sample = self.read_members(f, list(range(0, size, max(1, size // SAMPLE_NUMBERS)))[:SAMPLE_NUMBERS])
             seen = Counter(v for v in sample if v.__class__ is int and v != 0).most_common(1)
@@ -382,6 +383,8 @@ class FamilyReads:
                     explicit[i] = v
         if f.base is not None and f.base == common and type(f.base) is type(common):
             touched = f.special | explicit.keys() | gone  # only these can differ from the last poll
+        elif f.serve_all(common):
+            touched = explicit.keys() | gone
         else:
             touched = range(len(f.table))
         get = explicit.get

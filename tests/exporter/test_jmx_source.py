@@ -282,18 +282,22 @@ def test_the_first_poll_asks_for_the_value_members_read_before_its_first_query_h
         target, monkeypatch):
     """As above, with a family big enough for a few members read before the first query (six
     here) to say most of those off 0 hold 7: `== 7` is asked while `!= 0` is, not after it, and
-    not again; UnderReplicated, whose six read hold one 1 at most, is asked `== 1` after."""
+    not again; UnderReplicated, a 0/1 flag, is not read before it, and is asked `== 1` after."""
     monkeypatch.setattr(family_reads, "SAMPLE_NUMBERS", 6)
     truth = replication_factor_seven(target)
     source = make_source(target)
     try:
         monkeypatch.setattr(source.family_reads.costs, "reads_per_query", lambda: 5)
         asked = record_queries(source, monkeypatch)
+        read = source.family_reads.read_members
+        monkeypatch.setattr(source.family_reads, "read_members", lambda f, positions: (
+            asked.append(("read", f.key[2], len(positions))), read(f, positions))[1])
         got, _ = served(source)
         assert got == truth.values
+        assert [a for a in asked if isinstance(a, tuple) and a[0] == "read"][:1] == [("read", "InSyncReplicasCount", 6)]
         # `== 7` is started after the members are read, while `!= 0` is asked
-        assert asked[:4] == [("at once", 1), {"UnderReplicated": (("!=", 0),), "InSyncReplicasCount": (("!=", 0),)},
-                             ("at once", 1), {"InSyncReplicasCount": (("==", 7),)}]
+        assert asked[:5] == [("at once", 1), {"UnderReplicated": (("!=", 0),), "InSyncReplicasCount": (("!=", 0),)},
+                             ("read", "InSyncReplicasCount", 6), ("at once", 1), {"InSyncReplicasCount": (("==", 7),)}]
         equal = [(n, t) for q in queries(asked) for n, t in q.items() if t[0][0] == "=="]
         assert equal == [("InSyncReplicasCount", (("==", 7),)), ("UnderReplicated", (("==", 1),))]
     finally:
