@@ -146,24 +146,27 @@ class JmxSource:
         return not any(d == domain and ("type", type_) in props and ("name", name) in props
                        for d, props in config.exclude_object_name_attributes)
 
-    def _refresh_names(self) -> None:
+    def _refresh_names(self) -> Callable[[], None] | None:
+        """List the names; what is left to do before the tables are used (their visiting ranks,
+        computed while the poll's first reads and queries run), or None."""
         if not self.client.splits:  # without the compiled helper: every MBean read whole
             names = self.client.list_names()
             self._rest_texts, self._families = self.client.name_texts, []
             self._ordered, self._rest_rank = jmx_exporter_order(names), {}
             self._named_families(names, self._rest_texts)
-            return
+            return None
         keys = [k for k in TABULATED if self._tabulable(k)]
         was = {f.key: f.members for f in self._families}
         previous = [was.get(k) for k in keys]
-        listed_before = self._listed_texts
+        # None until this listing's ranks are in: a poll that failed before lists again in full
+        listed_before, self._listed_texts = self._listed_texts, None
         names, hashes, members = self.client.list_split([f"{d}:type={t},name={n}" for d, t, n in keys], previous)
-        self._listed_texts = self.client.name_texts
-        if self.client.name_texts == listed_before and all(
-                m is p if p is not None else not len(m) for m, p in zip(members, previous)):
+        texts = self.client.name_texts
+        if texts == listed_before and all(m is p if p is not None else not len(m) for m, p in zip(members, previous)):
             # nothing came or went since the last listing (a broker's usual names refresh): the
             # tables, their ranks and what was learned of their values stay as they are
-            return
+            self._listed_texts = texts
+            return None
         rest_texts = list(self.client.name_texts)
         all_hashes = array("i", hashes)
         census = self.client.census  # what the includes matched before the excludes took names out
@@ -203,13 +206,18 @@ class JmxSource:
             pattern_of.extend(m.pattern if m.pattern is not None else array("I", bytes(4 * len(m))))
             member_class = java_string_hash(template.class_name) if template is not None else 0
             class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
-        ranks = visiting.ranks(names, keys, members, canonical_of, census, (all_hashes, pattern_of, class_of, key_hashes))
-        for start, table in offsets:
-            table.rank = ranks[start:start + len(table)]
-        rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
-        rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
-        self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, rank, []
+        self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, {}, []
         self._named_families(names, self.client.name_texts, self.client.listed_classes)
+
+        def rank() -> None:
+            ranks = visiting.ranks(names, keys, members, canonical_of, census,
+                                   (all_hashes, pattern_of, class_of, key_hashes))
+            for start, table in offsets:
+                table.rank = ranks[start:start + len(table)]
+            self._rest_rank = {(n.domain, n.keys): ranks[i] for i, n in enumerate(names)}
+            self._rest_rank.update(((n.domain, n.keys), ranks[i]) for n, i in whole)
+            self._listed_texts = texts
+        return rank
 
     def _named_families(self, names: list[ObjectName], texts: list[str], classes: dict[str, str] | None = None
                         ) -> None:
@@ -255,16 +263,18 @@ class JmxSource:
         t0 = time.monotonic()
         now = self.clock()
         listed = self._listed_at is None or now - self._listed_at >= self.settings.names_refresh_seconds
+        rank = None
         if listed:
             if self._listed_at is None and self.client.splits:
                 self._ask_ahead()
             try:
-                self._refresh_names()
+                rank = self._refresh_names()
                 self._identity = read_identity(self.client)  # a broker restarted since may run another release
             except BaseException:
                 self.family_reads.forget_ahead()
                 raise
-            self._listed_at = now
+            # until its ranks are in (the poll may fail before), the next poll lists again
+            self._listed_at = now if rank is None else None
         t1 = time.monotonic()
         # what needs no query is read over the connections meanwhile the queries run (and the
         # reads of the members they single out)
@@ -276,7 +286,12 @@ class JmxSource:
         served: list[MBean] = []
         # the rules plan each family's table here while the next family is asked
         reading = sum(len(f.members) for f in read_all) + len(whole)
-        handed_over(lambda hand: self._ask(queried, named, served, hand, reading), self.on_table, "poll-queries")
+
+        def ranked() -> None:
+            rank()
+            self._listed_at = now
+        handed_over(lambda hand: self._ask(queried, named, served, hand, reading), self.on_table, "poll-queries",
+                    first=ranked if rank is not None else None)
         t2 = time.monotonic()
 
         def take(k: int, values: list) -> None:

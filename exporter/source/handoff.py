@@ -11,10 +11,12 @@ T = TypeVar("T")
 _DONE = object()
 
 
-def handed_over(produce: Callable[[Callable[[T], None]], None], take: Callable[[T], None], name: str) -> None:
+def handed_over(produce: Callable[[Callable[[T], None]], None], take: Callable[[T], None], name: str,
+                first: Callable[[], None] | None = None) -> None:
     """produce(hand) on a thread named `name`; take(item) here for each item it hands over, in
-    order. The producer's exception is raised here once it has stopped; so is take()'s, once the
-    producer has stopped (it is not left running on what the caller goes on to use)."""
+    order, after first() (work the items need, done here while the producer begins). The
+    producer's exception is raised here once it has stopped; so is first()'s or take()'s, once
+    the producer has stopped (it is not left running on what the caller goes on to use)."""
     items: queue.SimpleQueue = queue.SimpleQueue()
     failed: list[BaseException] = []
 
@@ -29,6 +31,11 @@ def handed_over(produce: Callable[[Callable[[T], None]], None], take: Callable[[
     worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
     taking: BaseException | None = None
+    if first is not None:
+        try:
+            first()
+        except BaseException as e:  # noqa: BLE001 - the producer is waited for first
+            taking = e
     while (item := items.get()) is not _DONE:
         if taking is None:
             try:

@@ -60,3 +60,35 @@ def test_the_callers_error_is_raised_once_the_producer_has_stopped():
         handed_over(produce, fail, "test-producer")
     assert stopped == [True]
     assert not any(t.name == "test-producer" for t in threading.enumerate())
+
+
+def test_first_runs_in_the_callers_thread_while_the_producer_begins_and_before_any_item_is_taken():
+    caller = threading.get_ident()
+    began, events = threading.Event(), []
+
+    def produce(hand):
+        began.set()
+        hand(1)
+
+    def first():
+        assert began.wait(5)  # the producer runs meanwhile
+        events.append(("first", threading.get_ident()))
+
+    handed_over(produce, lambda item: events.append((item, threading.get_ident())), "test-producer", first=first)
+    assert events == [("first", caller), (1, caller)]
+
+
+def test_an_error_of_first_is_raised_once_the_producer_has_stopped_and_nothing_is_taken():
+    stopped, taken = [], []
+
+    def produce(hand):
+        hand(1)
+        time.sleep(0.05)
+        stopped.append(True)
+
+    def first():
+        raise ValueError("ranks broke")
+
+    with pytest.raises(ValueError, match="ranks broke"):
+        handed_over(produce, taken.append, "test-producer", first=first)
+    assert stopped == [True] and taken == []

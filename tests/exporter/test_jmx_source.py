@@ -345,6 +345,32 @@ def test_a_first_query_asked_ahead_that_the_poll_does_not_need_is_given_up(monke
             source.close()
 
 
+def test_a_poll_that_fails_before_its_listing_is_ranked_lists_the_names_again(target, monkeypatch):
+    """A listing's visiting ranks are computed while the poll's first queries run: a poll that
+    fails before that (its reads would not start) leaves the next poll to list the names again,
+    so that no table goes out unranked."""
+    from kafka_jmx_sidecar.exporter.source.jmx import JmxError
+    from kafka_jmx_sidecar.exporter.source.protocol import SourceError
+
+    source = make_source(target)
+    try:
+        calls = record_calls(source, monkeypatch)
+        start_reads = source.client.start_reads
+
+        def broken(*a, **k):
+            raise JmxError("the connection broke")
+        monkeypatch.setattr(source.client, "start_reads", broken)
+        with pytest.raises(SourceError):
+            source.read()
+        monkeypatch.setattr(source.client, "start_reads", start_reads)
+        result = source.read()
+        assert calls.count("list_split") == 2
+        ranks = [r for t in result.tables for r in t.rank] + list(result.ranks or ())
+        assert len(ranks) == len(set(ranks)) == 2 * TOPICS * PARTITIONS + 1
+    finally:
+        source.close()
+
+
 @pytest.mark.parametrize("more,at_once", [((), 2), (("test:type=ByteGauge,*",), 1)],
                          ids=["nothing else read", "many MBeans read meanwhile"])
 def test_a_polls_queries_are_asked_at_once_unless_many_reads_keep_the_connections_busy(monkeypatch, more, at_once):
