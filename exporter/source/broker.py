@@ -167,7 +167,7 @@ class JmxSource:
             # tables, their ranks and what was learned of their values stay as they are
             self._listed_texts = texts
             return None
-        rest_texts = list(self.client.name_texts)
+        rest_texts = list(texts)
         all_hashes = array("i", hashes)
         census = self.client.census  # what the includes matched before the excludes took names out
         # per name, as all_hashes: the first include pattern matching it, its class name's hash
@@ -207,7 +207,7 @@ class JmxSource:
             member_class = java_string_hash(template.class_name) if template is not None else 0
             class_of.extend(array("i", [member_class - (1 << 32) if member_class >= 1 << 31 else member_class]) * len(m))
         self._rest_texts, self._families, self._rest_rank, self._ordered = rest_texts, families, {}, []
-        self._named_families(names, self.client.name_texts, self.client.listed_classes)
+        self._named_families(names, texts, self.client.listed_classes)
 
         def rank() -> None:
             ranks = visiting.ranks(names, keys, members, canonical_of, census,

@@ -85,7 +85,7 @@ class FamilyReads:
         self.common: dict[tuple, tuple[Any, Any]] = {}
         self.costs = QueryCosts()
         self._answered: dict[tuple, int] = {}  # family key -> names its step (1) returned last
-        self._ahead: dict[tuple, tuple[Any, int]] = {}  # (pattern, terms) -> a step (1) started before the listing
+        self._ahead: dict[tuple, Any] = {}  # (pattern, terms) -> a step (1) started alone before the listing
 
     def read_members(self, f: Family, positions: list[int] | None) -> list[Any]:
         """The values of f's members at `positions` (None: all), one getAttributes each."""
@@ -211,7 +211,7 @@ class FamilyReads:
             if ahead is None:
                 fresh.append((q, land))
             else:  # started before the families were listed: their answer is taken with them
-                out.pending.append((*ahead, land, {m.family for m in q.families}, q.families))
+                out.pending.append((ahead, 0, land, {m.family for m in q.families}, q.families))
         if not fresh:
             return share
         started = self.client.start_queries([q for q, _ in fresh], share, at_once)
@@ -270,11 +270,11 @@ class FamilyReads:
                 for (domain, type_), (keys, complete) in groups.items() if not any(k in self._answered for k in keys)
                 for shape, terms in self._step_one_shapes(f"{domain}:type={type_},*", [keys], complete)]
         # each on its own: one not taken is given up alone
-        self._ahead = {(q.pattern, q.terms): (self.client.start_queries([q]), 0) for q in asks}
+        self._ahead = {(q.pattern, q.terms): self.client.start_queries([q]) for q in asks}
 
     def forget_ahead(self) -> None:
         """Give up the queries ask_ahead() started that ask() did not take."""
-        for started in {id(s): s for s, _ in self._ahead.values()}.values():
+        for started in self._ahead.values():
             self.client.cancel_queries(started)
         self._ahead = {}
 

@@ -71,13 +71,9 @@ public final class Together {
     }
 
     /** The k-th query's answer, waiting for it only; the first failure when it is not answered.
-     *  An interrupted wait (the sidecar stopping) gives every query up. */
-    public int[][] get(int k) throws Exception {
-        return get(k, null);
-    }
-
-    /** get(k) of a query started with no families: its answer as the positions of the members
-     *  of `families` (Members). */
+     *  A query started with no families is answered as the positions of the members of
+     *  `families` (Members; null for the others). An interrupted wait (the sidecar stopping)
+     *  gives every query up. */
     public int[][] get(int k, Object[] families) throws Exception {
         synchronized (this) {
             try {
