@@ -145,8 +145,8 @@ def scrape(path: str, openmetrics: bool = False, out: IO[bytes] | None = None,
         return 2
     # The contract is one line on stderr: the reason below, not the loggers' copies of it.
     logging.disable(logging.ERROR)
-    # one poll to look at: only `serve` archives
-    loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, archive=None))
+    # one poll to look at: only `serve` archives; the JVM is sized for one listing (ONE_SHOT_JVM_OPTIONS)
+    loaded = dataclasses.replace(loaded, settings=dataclasses.replace(loaded.settings, archive=None, one_shot=True))
     collector = make_collector(loaded, None, formats=())  # the one format is printed below
     try:
         if not collector.poll_once():

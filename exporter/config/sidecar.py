@@ -46,6 +46,14 @@ from kafka_jmx_sidecar.exporter.rule_engine.config import Config, require_target
 DEFAULT_JVM_MAX_HEAP = "256m"
 DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", f"-Xmx{DEFAULT_JVM_MAX_HEAP}", "-Xmn8m",
                        "-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=30", "-XX:-ShrinkHeapInSteps")
+
+# A one-shot (`scrape`) lists the names once, polls once and exits: its heap starts at 128m with a
+# young generation of 64 MB, time before footprint. With the defaults above a listing's answers
+# outlive their young collections (a family's ~40,000 ObjectNames are alive at once) and the heap
+# grows 10% at a time, so ~40 full collections ran: at 40,000 partitions with Strimzi's rules the
+# first poll's Java threads stood still 3.0-3.5 s, against 1.2-1.3 s with these, and the one-shot
+# took ~1.5 s less. Its peak RSS is ~100 MB higher (345 against 245 MB) for the seconds it runs.
+ONE_SHOT_JVM_OPTIONS = tuple({"-Xms16m": "-Xms128m", "-Xmn8m": "-Xmn64m"}.get(o, o) for o in DEFAULT_JVM_OPTIONS)
 _MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a broker of some size
 
 # Parallel JMX connections a poll reads over (sidecar.connections): a broker serves each call on a
@@ -80,6 +88,7 @@ class SidecarSettings:
     archive: ArchiveSettings | None = None  # None: nothing archived
     reassignment: ReassignmentSettings | None = None  # None: no reassignment series
     mode: str = "broker"  # BROKER or CLUSTER (see mode_of)
+    one_shot: bool = False  # not a key: `scrape` sets it (one poll, then exit), for its JVM's defaults
 
     @property
     def cluster(self) -> bool:
@@ -100,9 +109,11 @@ class SidecarSettings:
 
 
 def jvm_start_options(settings: SidecarSettings) -> tuple[str, ...]:
-    """The options of the sidecar's JVM: `jvmOptions`, else the defaults (with the default heap
-    ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the last -Xmx)."""
-    base = DEFAULT_JVM_OPTIONS if settings.jvm_options is None else tuple(settings.jvm_options)
+    """The options of the sidecar's JVM: `jvmOptions`, else the defaults (a one-shot's, or serve's;
+    with the default heap ceiling); then `-Xmx` from `jvmMaxHeap` when given (the JVM takes the
+    last -Xmx)."""
+    defaults = ONE_SHOT_JVM_OPTIONS if settings.one_shot else DEFAULT_JVM_OPTIONS
+    base = defaults if settings.jvm_options is None else tuple(settings.jvm_options)
     return base + ((f"-Xmx{settings.jvm_max_heap}",) if settings.jvm_max_heap is not None else ())
 
 
@@ -202,7 +213,8 @@ SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_export
     Key("jvmOptions", text_list(_JVM_OPTIONS, item=lambda o: isinstance(o, str) and o.startswith("-"),
                                 item_schema={"type": "string", "pattern": "^-"}),
         "Options of the JVM inside the sidecar; they replace the defaults.",
-        default_doc=" ".join(DEFAULT_JVM_OPTIONS), reload=RESTART),
+        default_doc=" ".join(DEFAULT_JVM_OPTIONS) + " (`scrape`: -Xms128m and -Xmn64m instead, for its one listing)",
+        reload=RESTART),
     Key("recompute", None, "Health values of one profile whatever the broker's release (without the key: nothing "
         "recomputed).", block=RECOMPUTE, reload=RESTART,
         parse=lambda v, error, raw: recompute_settings(v, error, cluster=raw.get("mode") == CLUSTER)),

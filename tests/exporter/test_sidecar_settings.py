@@ -2,13 +2,15 @@
 ceiling among them, unless `jvmOptions` replaces them; `jvmMaxHeap` sets the ceiling)."""
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from kafka_jmx_sidecar.exporter.config import load as jmx_source
 from kafka_jmx_sidecar.exporter.base.config_file import ConfigError
 from kafka_jmx_sidecar.exporter.rule_engine.config import parse_config
-from kafka_jmx_sidecar.exporter.config.sidecar import (DEFAULT_JVM_MAX_HEAP, DEFAULT_JVM_OPTIONS, SidecarSettings, jvm_start_options,
-                                       sidecar_settings)
+from kafka_jmx_sidecar.exporter.config.sidecar import (DEFAULT_JVM_MAX_HEAP, DEFAULT_JVM_OPTIONS, ONE_SHOT_JVM_OPTIONS,
+                                                       SidecarSettings, jvm_start_options, sidecar_settings)
 
 
 def settings(text: str) -> SidecarSettings:
@@ -50,6 +52,39 @@ def test_the_default_jvm_has_a_heap_ceiling_and_jvm_max_heap_moves_it():
         with pytest.raises(ConfigError) as e:
             settings(f"sidecar:\n  jvmMaxHeap: {bad}\n")
         assert "sidecar.jvmMaxHeap" in str(e.value) and "at least 32m" in str(e.value)
+
+
+def test_a_one_shot_starts_its_heap_larger_with_the_same_ceiling():
+    one_shot = jvm_start_options(SidecarSettings(one_shot=True))
+    size = lambda options, flag: next(int(o[len(flag):-1]) for o in options if o.startswith(flag))  # noqa: E731
+    assert size(one_shot, "-Xms") >= 4 * size(DEFAULT_JVM_OPTIONS, "-Xms")
+    assert size(one_shot, "-Xmn") >= 4 * size(DEFAULT_JVM_OPTIONS, "-Xmn")
+    assert "-Xmx256m" in one_shot and "-XX:+UseSerialGC" in one_shot
+    assert jvm_start_options(SidecarSettings(one_shot=True, jvm_max_heap="1g"))[-1] == "-Xmx1g"
+    assert jvm_start_options(SidecarSettings(one_shot=True, jvm_options=("-Xmx2g",))) == ("-Xmx2g",)  # replaced
+
+
+def test_scrape_polls_with_the_one_shot_jvm(tmp_path, monkeypatch):
+    from kafka_jmx_sidecar.exporter.commands import serve
+
+    asked = []
+
+    class Unreachable:
+        last_error = "the broker did not answer"
+
+        def poll_once(self) -> bool:
+            return False
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(serve, "make_collector", lambda loaded, *_, **__: asked.append(loaded.settings) or Unreachable())
+    config = tmp_path / "sidecar.yml"
+    config.write_text("hostPort: localhost:1\nrules:\n- pattern: .*\n")
+    err = io.StringIO()
+    assert serve.scrape(str(config), out=io.BytesIO(), err=err) == 1 and "did not answer" in err.getvalue()
+    assert asked[0].one_shot and jvm_start_options(asked[0]) == ONE_SHOT_JVM_OPTIONS
+    assert not sidecar_settings(parse_config(config.read_text(), source="sidecar.yml")).one_shot  # serve's
 
 
 def test_a_running_jvm_is_asked_for_an_explicit_heap_ceiling(monkeypatch):
