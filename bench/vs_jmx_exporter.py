@@ -343,14 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.connections or min(args.connections) < 1 or args.floor_polls < 1:
         ap.error("--connections are numbers of at least 1, --floor-polls at least 1")
 
-    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS
+    from kafka_jmx_sidecar.exporter.config.sidecar import DEFAULT_JVM_OPTIONS, ONE_SHOT_JVM_OPTIONS
 
     print(f"machine: {setup.machine()}")
     print(f"sidecar code: {code_version()}")
     print(f"jmx_exporter JVM options: {' '.join(args.exporter_jvm_options) or 'the JVM defaults'} "
           f"(0.20.0 and 1.0.1: the packaged jmx_prometheus_httpserver jar; 1.6.0: its collector and client_java's "
           f"HTTPServer through harness/JmxExporterStandalone.java)")
-    print(f"sidecar JVM options: its defaults, {' '.join(DEFAULT_JVM_OPTIONS)}; serve's pollIntervalSeconds "
+    print(f"sidecar JVM options: its defaults, serve's {' '.join(DEFAULT_JVM_OPTIONS)} and scrape's "
+          f"{' '.join(ONE_SHOT_JVM_OPTIONS)}; serve's pollIntervalSeconds "
           f"{args.poll_interval:g}, other settings default; its bytecode and Java helper compiled before timing, "
           f"as an installed sidecar has them")
     brokers = [] if args.skip_real_broker else [(f"real Kafka broker, {args.real_partitions:,} partitions",
