@@ -51,8 +51,8 @@ DEFAULT_JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xms16m", f"-Xmx{DEFAULT_JVM_MAX_HEA
 # young generation of 64 MB, time before footprint. With the defaults above a listing's answers
 # outlive their young collections (a family's ~40,000 ObjectNames are alive at once) and the heap
 # grows 10% at a time, so ~40 full collections ran: at 40,000 partitions with Strimzi's rules the
-# first poll's Java threads stood still 3.0-3.5 s, against 1.2-1.3 s with these, and the one-shot
-# took ~1.5 s less. Its peak RSS is ~100 MB higher (345 against 245 MB) for the seconds it runs.
+# first poll's Java threads stood still 3.0-3.8 s, against 1.2-1.5 s with these, and the one-shot
+# took ~1.5 s less. Its peak RSS is ~100 MiB higher (~340 against ~240 MiB) while it runs.
 ONE_SHOT_JVM_OPTIONS = tuple({"-Xms16m": "-Xms128m", "-Xmn8m": "-Xmn64m"}.get(o, o) for o in DEFAULT_JVM_OPTIONS)
 _MIN_HEAP = 32 << 20  # less would not hold the helper's compilation, nor a broker of some size
 
