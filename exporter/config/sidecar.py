@@ -213,7 +213,8 @@ SIDECAR = Block(("sidecar",), "The sidecar's own settings, beside the jmx_export
     Key("jvmOptions", text_list(_JVM_OPTIONS, item=lambda o: isinstance(o, str) and o.startswith("-"),
                                 item_schema={"type": "string", "pattern": "^-"}),
         "Options of the JVM inside the sidecar; they replace the defaults.",
-        default_doc=" ".join(DEFAULT_JVM_OPTIONS) + " (`scrape`: -Xms128m and -Xmn64m instead, for its one listing)",
+        default_doc=" ".join(DEFAULT_JVM_OPTIONS) + " (`scrape`: "
+        + " ".join(o for o in ONE_SHOT_JVM_OPTIONS if o not in DEFAULT_JVM_OPTIONS) + " instead, for its one listing)",
         reload=RESTART),
     Key("recompute", None, "Health values of one profile whatever the broker's release (without the key: nothing "
         "recomputed).", block=RECOMPUTE, reload=RESTART,
