@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_jmx_sidecar.exporter.rule_engine.rule_search import RuleSearch
-from tests.exporter.test_rules_tables import RULES, polled
+from tests.exporter.test_rules_tables import RULES, assert_as_one_by_one, counted_while_polled
 
 # topics named like what rules write or match: fixed label values ("under", "x"), the tables' own
 # key values ("Partition", "Size", "Value"), partition numbers, texts a template puts around them
@@ -45,26 +44,11 @@ rules:
 @pytest.mark.parametrize("rules", ["uses", "strimzi", "corners", "none"])
 def test_members_sharing_a_shape_render_exactly_as_one_by_one(rules, naming):
     text = USES if rules == "uses" else RULES[rules]
-    for _, got, want, by_tables, one_by_one in polled(text, naming, MEMBERS, 11, polls=2, absent=0.0):
-        assert got == want
-        assert by_tables.stats.duplicates == one_by_one.stats.duplicates
-        assert by_tables.stats.rejected_values == one_by_one.stats.rejected_values
-        assert by_tables.stats.empty_names == one_by_one.stats.empty_names
+    assert_as_one_by_one(text, naming, MEMBERS, 11, absent=0.0)
 
 
 def _outcomes_made(rules: str, members: list, monkeypatch) -> int:
-    made = 0
-    real = RuleSearch.made
-
-    def counting(self, rule, strings, match):
-        nonlocal made
-        made += 1
-        return real(self, rule, strings, match)
-
-    monkeypatch.setattr(RuleSearch, "made", counting)
-    (_, got, want, _, _), = polled(rules, "0.x", members, 5, polls=1, absent=0.0)
-    assert got == want
-    return made
+    return counted_while_polled(monkeypatch, "made", rules, members)
 
 
 def test_an_outcome_is_made_once_per_shape_not_once_per_member(monkeypatch):

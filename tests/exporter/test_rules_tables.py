@@ -17,6 +17,7 @@ from kafka_jmx_sidecar.exporter.base.families import RejectedPoll
 from kafka_jmx_sidecar.exporter.base.model import Attribute, BeanTable, MBean, ObjectName
 from kafka_jmx_sidecar.exporter.rule_engine import RuleEngine, parse_config
 from kafka_jmx_sidecar.exporter.rule_engine.order import jmx_exporter_order
+from kafka_jmx_sidecar.exporter.rule_engine.rule_search import RuleSearch
 from kafka_jmx_sidecar.exporter.rule_engine.series import families_of
 from kafka_jmx_sidecar.exporter.poll.snapshot import Snapshot
 
@@ -353,6 +354,31 @@ def polled(rules: str, naming: str, members: list[tuple[str, int]], seed: int, p
                     by_tables, one_by_one))
         assert got.bodies["openmetrics"] == rendered(expected, naming).bodies["openmetrics"]
     return out
+
+
+def assert_as_one_by_one(rules: str, naming: str, members: list[tuple[str, int]], seed: int, absent: float) -> None:
+    """Two polls through the engine render and count exactly as the same MBeans one by one."""
+    for _, got, want, by_tables, one_by_one in polled(rules, naming, members, seed, polls=2, absent=absent):
+        assert got == want
+        for counted in ("duplicates", "rejected_values", "empty_names"):
+            assert getattr(by_tables.stats, counted) == getattr(one_by_one.stats, counted), counted
+
+
+def counted_while_polled(monkeypatch, method: str, rules: str, members: list, weigh=lambda *args: 1) -> int:
+    """One poll of `members` under `rules` (its text checked against one by one), counting the
+    calls of `RuleSearch.<method>`, each weighed by `weigh` of its arguments."""
+    counted = 0
+    real = getattr(RuleSearch, method)
+
+    def counting(self, *args):
+        nonlocal counted
+        counted += weigh(*args)
+        return real(self, *args)
+
+    monkeypatch.setattr(RuleSearch, method, counting)
+    (_, got, want, _, _), = polled(rules, "0.x", members, 5, polls=1, absent=0.0)
+    assert got == want
+    return counted
 
 
 def parts_of(families, name: str) -> list:
