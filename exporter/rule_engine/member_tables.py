@@ -17,7 +17,7 @@ from kafka_jmx_sidecar.exporter.base.families import PARTITION, TOPIC, MemberOut
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
 from kafka_jmx_sidecar.exporter.rule_engine.leaves import Leaf, MatchStrings
 from kafka_jmx_sidecar.exporter.rule_engine.naming import java_order
-from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, Matched, Outcome, Volatile
+from kafka_jmx_sidecar.exporter.rule_engine.outcomes import EMPTY_NAME, REJECTED_VALUE, UNMATCHED, Matched, Outcome, Volatile
 from kafka_jmx_sidecar.exporter.rule_engine.shapes import Shapes
 
 # A table member's code: a template number (>= 0), or one of these.
@@ -193,18 +193,58 @@ class MemberTables:
         return sum(c.cached for c in self.caches.values())
 
     def _plan(self, table: BeanTable, cache: TableCache) -> bool:
-        """Run the rules on the present members not seen yet; False when there were none."""
+        """Run the rules on the present members not seen yet; False when there were none. Of
+        members no rule can tell apart (`alike`), the first is searched, and the others take its
+        code when its outcome stands for them (`_stands_for_its_class`)."""
         codes, present = cache.codes, table.present
         unseen = [i for i in range(len(table)) if codes[i] == UNSEEN and present[i]]
-        misses = len(unseen)
-        ambiguous: list[tuple[int, Outcome]] = []
+        if not unseen:
+            return False
         shapes = Shapes(self._search, table, template_key, self._code_of)
+        ambiguous: list[tuple[int, Outcome]] = []
+        alike = self._search.alike
+        classes = alike.classes(table, unseen) if alike is not None else None
+        if classes is None or len(classes) == len(unseen):
+            self._search_into(table, cache, unseen, shapes, ambiguous)
+        else:
+            firsts = self._search_into(table, cache, [c[0] for c in classes], shapes, ambiguous)
+            variable: set[str] | None = None
+            rest = []
+            for members in classes:
+                if len(members) == 1:
+                    continue
+                i = members[0]
+                if variable is None:  # the texts a member's topic or partition may be
+                    variable = set(table.topics) | {str(p) for p in set(table.partition)}
+                if self._stands_for_its_class(table, shapes, i, firsts[i], variable):
+                    code = codes[i]
+                    for j in members[1:]:
+                        codes[j] = code
+                else:
+                    rest += members[1:]
+            if rest:
+                rest.sort()
+                self._search_into(table, cache, rest, shapes, ambiguous)
+        for i, found in ambiguous:  # after the others: see _template_code
+            codes[i] = self._template_code(found, table, i)
+        self._stats.cache_misses += len(unseen)
+        self._stats.cache_hits += sum(present) - len(unseen)
+        cache.regroup(table)
+        return True
+
+    def _search_into(self, table: BeanTable, cache: TableCache, indices: list[int], shapes: Shapes,
+                     ambiguous: list[tuple[int, Outcome]]) -> dict[int, object]:
+        """Search the members at `indices` and keep their codes (a member whose topic is named like
+        its partition number into `ambiguous`); what the search found of each."""
+        codes = cache.codes
+        out: dict[int, object] = {}
 
         def leaf(i: int) -> Leaf:
             return Leaf(table.domain, table.member_keys(i), (), table.attribute, table.description,
                         table.values[i])
 
-        for i, found in self._search.search_members(table, unseen, leaf):
+        for i, found in self._search.search_members(table, indices, leaf):
+            out[i] = found
             if found.__class__ is Matched:
                 shape, code = shapes.code(found, i)
                 if code is not None:
@@ -215,16 +255,28 @@ class MemberTables:
                 codes[i] = VOLATILE
                 cache.volatile[i] = found
             elif found.__class__ is Outcome and table.topics[table.topic[i]] == str(table.partition[i]):
-                ambiguous.append((i, found))  # after the others: see _template_code
+                ambiguous.append((i, found))
             else:
                 codes[i] = self._code_of(found, table, i)
-        for i, found in ambiguous:
-            codes[i] = self._template_code(found, table, i)
-        if not misses:
+        return out
+
+    def _stands_for_its_class(self, table: BeanTable, shapes: Shapes, i: int, found, variable: set[str]) -> bool:
+        """Whether member i's code is every member's of its class: nothing matched it, or a shape
+        whose template stands for all its members (`shapes`) did, each group of the match being
+        the topic, the partition or fixed text that is neither (the others' match has the same
+        spans: their groups then take the same slots)."""
+        if found is UNMATCHED:
+            return True
+        if found.__class__ is not Matched or shapes.known(found, i) is None:
             return False
-        self._stats.cache_misses += misses
-        self._stats.cache_hits += sum(table.present) - misses
-        cache.regroup(table)
+        if found.match is None:
+            return True
+        (t0, t1), (p0, p1) = self._search.member_spans(table, i)
+        for g, (a, b) in enumerate(found.match.regs[1:], 1):
+            if a < 0 or (a, b) == (t0, t1) or (a, b) == (p0, p1):
+                continue
+            if b > t0 and a < t1 or b > p0 and a < p1 or found.match.group(g) in variable:
+                return False
         return True
 
     def _code_of(self, found, table: BeanTable, i: int) -> int:

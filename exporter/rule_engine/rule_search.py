@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
 
+from kafka_jmx_sidecar.exporter.rule_engine.alike import Alike
 from kafka_jmx_sidecar.exporter.rule_engine.config import DEFAULT_RULE, Config, Rule
 from kafka_jmx_sidecar.exporter.base.java_text import java_str, parse_java_double
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
@@ -74,6 +75,8 @@ class RuleSearch:
         # a key of jmx_exporter 1.x: 0.20.0 does not know it, so 0.x naming ignores it
         self._infer_counters = config.infer_counter_type_from_name and naming == "1.x"
         self._one_x = naming == "1.x"
+        # which table members every rule treats alike (None: some rule's regex is beyond that proof)
+        self.alike = Alike.of(r.regex for r in self.rules if r.regex is not None)
         # One object per distinct help text, label and labels tuple: at 40,000 partitions the same
         # topic, partition number and help repeat across every per-partition family.
         self.shared: dict[Any, Any] = {}
@@ -115,7 +118,7 @@ class RuleSearch:
     def _search_block(self, table: BeanTable, block: Sequence[int],
                       leaf: Callable[[int], Leaf]) -> Iterator[tuple]:
         topics, topic, partition, values = table.topics, table.topic, table.partition, table.values
-        start = table.domain + "<" + "".join([k + "=" + v + ", " for k, v in table.keys]) + "topic="
+        start = _member_start(table)
         beans = [start + topics[topic[i]] + ", partition=" + str(partition[i]) + "><>" for i in block]
         heads: dict[bool, list[str]] = {}
         texts: dict[int, list[str]] = {}
@@ -165,6 +168,12 @@ class RuleSearch:
             left = keep
         for k in left:
             yield k, UNMATCHED
+
+    def member_spans(self, table: BeanTable, i: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where member i's topic and partition are in its match strings (as `_search_block` makes them)."""
+        t = len(_member_start(table))
+        p = t + len(table.topics[table.topic[i]]) + len(", partition=")
+        return (t, p - len(", partition=")), (p, p + len(str(table.partition[i])))
 
     def rule_index(self, rule: Rule) -> int:
         return self._rule_index[id(rule)]
@@ -311,6 +320,11 @@ class RuleSearch:
             label = safe_name(key)
             labels.append((label.lower() if self._lower_labels else label, value))
         return name, tuple(labels)
+
+
+def _member_start(table: BeanTable) -> str:
+    """A table member's match string up to its topic."""
+    return table.domain + "<" + "".join([k + "=" + v + ", " for k, v in table.keys]) + "topic="
 
 
 def _templates(rule: Rule) -> list:

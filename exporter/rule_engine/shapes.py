@@ -65,6 +65,11 @@ class Shapes:
             self._shared.add(key[0])
         return key, code
 
+    def known(self, found: Matched, i: int) -> int | None:
+        """The code member i's shape was given, if any (not counted as shared)."""
+        key = self._key(found, i)
+        return None if key is None else self._codes.get(key)
+
     def made(self, found: Matched, i: int, key: tuple | None) -> Outcome:
         """What the rule makes of member i; its shape is kept when the probe agrees."""
         search = self._search
