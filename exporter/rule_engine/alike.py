@@ -17,17 +17,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-try:  # the regex parser behind `re` (see value_blindness)
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
-
 from kafka_jmx_sidecar.exporter.base.model import BeanTable
+from kafka_jmx_sidecar.exporter.rule_engine.value_blindness import CATEGORIES, set_matches, sre_parse
 
-_CATEGORIES = {str(code): re.compile(rx, re.ASCII) for code, rx in (
-    ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
-    ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"))}
-_WORD = _CATEGORIES["CATEGORY_WORD"]
+_WORD = CATEGORIES["CATEGORY_WORD"]
 _FOLDING = re.IGNORECASE | re.LOCALE
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
 # position tests: the line ones look for "\n" (its own class), the word ones at word characters
@@ -48,9 +41,9 @@ def _tests(data, literals: set[str], sets: list[tuple]) -> None:
         elif name == "IN":
             for item_op, item in av:
                 if str(item_op) not in ("LITERAL", "RANGE", "CATEGORY", "NEGATE") or (
-                        str(item_op) == "CATEGORY" and str(item) not in _CATEGORIES):
+                        str(item_op) == "CATEGORY" and str(item) not in CATEGORIES):
                     raise _Unknown(name)
-            sets.append(tuple((str(o), a) for o, a in av))
+            sets.append(tuple(av))
         elif name == "ANY" or name == "AT" and str(av) in _AT:
             continue  # "\n" and the word characters are told apart always
         elif name == "SUBPATTERN":
@@ -70,21 +63,6 @@ def _tests(data, literals: set[str], sets: list[tuple]) -> None:
             raise _Unknown(name)
 
 
-def _in_set(items: tuple, c: str) -> bool:
-    hit = False
-    negate = False
-    for op, a in items:
-        if op == "NEGATE":
-            negate = True
-        elif op == "LITERAL":
-            hit = hit or c == chr(a)
-        elif op == "RANGE":
-            hit = hit or a[0] <= ord(c) <= a[1]
-        else:
-            hit = hit or _CATEGORIES[str(a)].match(c) is not None
-    return hit != negate
-
-
 class Alike:
     """The rules' character tests, and each text's class under them (`canonical`)."""
 
@@ -102,7 +80,7 @@ class Alike:
         sets: list[tuple] = []
         try:
             for regex in regexes:
-                parsed = _sre_parse.parse(regex.pattern, regex.flags)
+                parsed = sre_parse.parse(regex.pattern, regex.flags)
                 if parsed.state.flags & _FOLDING:
                     return None
                 _tests(parsed.data, literals, sets)
@@ -113,7 +91,7 @@ class Alike:
     def _signature(self, c: str) -> tuple:
         if c in self._literals:
             return (c,)
-        return (_WORD.match(c) is not None,) + tuple([_in_set(s, c) for s in self._sets])
+        return (_WORD.match(c) is not None,) + tuple([set_matches(s, c, False) for s in self._sets])
 
     def canonical(self, text: str) -> str:
         """`text` with each character replaced by the first one met that every rule tests alike."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 
 try:  # the regex parser behind `re`; its output has kept its shape from 3.10 to 3.13
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
 except ImportError:  # Python 3.10
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
 
 from kafka_jmx_sidecar.exporter.rule_engine.config import Rule
 
@@ -24,7 +24,7 @@ NUMBER_CHARS = frozenset("0123456789-.ENaInfinity")
 _RELEVANT = NUMBER_CHARS | {" ", ":"}  # the only characters the argument above looks at
 _SUFFIX_LIMIT = 8  # characters of P's tail worth looking at
 _ALTERNATIVES_LIMIT = 64
-_CATEGORIES = {name: re.compile(rx, re.ASCII) for name, rx in (
+CATEGORIES = {name: re.compile(rx, re.ASCII) for name, rx in (
     ("CATEGORY_DIGIT", r"\d"), ("CATEGORY_NOT_DIGIT", r"\D"), ("CATEGORY_SPACE", r"\s"),
     ("CATEGORY_NOT_SPACE", r"\S"), ("CATEGORY_WORD", r"\w"), ("CATEGORY_NOT_WORD", r"\W"))}
 _ANY_CHAR = frozenset(_RELEVANT)
@@ -37,7 +37,7 @@ class _Unsafe(Exception):
 def parsed_pattern(rule: Rule):
     """The parse tree of the rule's own pattern P (its regex is `.*(?:P).*`)."""
     pattern = rule.regex.pattern[len(".*(?:"):-len(").*")]  # type: ignore[union-attr]
-    return _sre_parse.parse(pattern, re.ASCII)
+    return sre_parse.parse(pattern, re.ASCII)
 
 
 def value_blind(rule: Rule) -> bool:
@@ -132,14 +132,15 @@ def _char_class(name: str, av, ignore_case: bool) -> frozenset:
         return frozenset(c for c in _RELEVANT if _same_char(c, chr(av), ignore_case))
     if name == "NOT_LITERAL":
         return frozenset(c for c in _RELEVANT if not _same_char(c, chr(av), ignore_case))
-    return frozenset(c for c in _RELEVANT if _set_matches(av, c, ignore_case))
+    return frozenset(c for c in _RELEVANT if set_matches(av, c, ignore_case))
 
 
 def _same_char(c: str, literal: str, ignore_case: bool) -> bool:
     return c == literal or (ignore_case and c.lower() == literal.lower())
 
 
-def _set_matches(items: list, ch: str, ignore_case: bool) -> bool:
+def set_matches(items: list, ch: str, ignore_case: bool) -> bool:
+    """Whether a character class's items (as the parser gives them) accept `ch`."""
     candidates = {ch, ch.lower(), ch.upper()} if ignore_case else {ch}
     negate = bool(items) and str(items[0][0]) == "NEGATE"
     hit = False
@@ -150,7 +151,7 @@ def _set_matches(items: list, ch: str, ignore_case: bool) -> bool:
         elif name == "RANGE":
             hit = any(av[0] <= ord(c) <= av[1] for c in candidates)
         elif name == "CATEGORY":
-            rx = _CATEGORIES.get(str(av))
+            rx = CATEGORIES.get(str(av))
             hit = rx is None or any(rx.fullmatch(c) for c in candidates)
         else:
             hit = True
