@@ -204,6 +204,7 @@ class KafkaCluster(KafkaTools):
         """Stops every process by PID: the brokers together first (SIGTERM: so their controlled
         shutdowns can finish; SIGKILL when `hard`), then the controller or ZooKeeper."""
         errors = []
+        self.stop_tool_servers()
         for group in ([n for n in self.brokers.values()], [n for n in (self.controller, self.zookeeper) if n]):
             errors += processes.stop_all([n.process for n in group], grace=20, hard=hard)
             for node in group:
@@ -224,7 +225,7 @@ class KafkaCluster(KafkaTools):
         self.remove()
 
     def pids(self) -> list[int]:
-        return [n.process.pid for n in self._all_nodes() if n.process is not None]
+        return [n.process.pid for n in self._all_nodes() if n.process is not None] + self.tool_server_pids()
 
     def stop_broker(self, node_id: int, hard: bool = False) -> None:
         """SIGTERM (a controlled shutdown) or, with `hard`, SIGKILL; returns when the PID is gone."""

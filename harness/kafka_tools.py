@@ -1,11 +1,14 @@
 """The release's own command-line tools against a running cluster, run on its classpath as its shell
 scripts run them: TopicCommand, ReassignPartitionsCommand, ProducerPerformance, and several runs of
-one tool in one JVM (ToolRuns.java). KafkaCluster has these as methods."""
+one tool in one JVM (ToolRuns.java), and --describe served by one JVM per cluster that runs it on
+each request (ToolServer). KafkaCluster has these as methods."""
 from __future__ import annotations
 
 import json
+import queue
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -20,13 +23,76 @@ def _tool_runs_classes() -> Path:
     return processes.compiled(TOOL_RUNS, programs.cache_root(), javac=str(Path(java()).resolve().parent / "javac"))
 
 
+class ToolServer:
+    """One JVM running one command-line class on each request (`ToolRuns --serve`), started on the
+    first; what a lone run would print to stdout and its exit code come back as a finished process.
+    Its stderr goes to a file, of which each request returns what was written while it ran."""
+
+    def __init__(self, command: list[str], stderr: Path):
+        self.command, self.stderr = command, stderr
+        self.process: subprocess.Popen | None = None
+        self.lines: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+
+    def _start(self) -> subprocess.Popen:
+        with self.stderr.open("ab") as err:
+            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                            text=True, bufsize=1)
+        self.lines = queue.Queue()
+        threading.Thread(target=_pump, args=(self.process.stdout, self.lines), daemon=True,
+                         name="kafka-tool-server").start()
+        return self.process
+
+    def run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess:
+        if any("\t" in a or "\n" in a for a in args):
+            raise KafkaError(f"a served tool run takes no tab or newline in its arguments: {args}")
+        with self.lock:
+            proc = self.process if self.process and self.process.poll() is None else self._start()
+            seen = self.stderr.stat().st_size
+            proc.stdin.write("\t".join(args) + "\n")
+            proc.stdin.flush()
+            out, deadline = [], time.monotonic() + timeout
+            while True:
+                try:
+                    line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    self.stop()
+                    raise subprocess.TimeoutExpired(self.command + args, timeout) from None
+                if line is None:
+                    self.process = None
+                    raise KafkaError(f"the tool server ({self.command[-1]}) ended: {self._err(seen)[-2000:]}")
+                if line.startswith("@@exit "):
+                    return subprocess.CompletedProcess(args, int(line.split()[1]), "".join(out), self._err(seen))
+                out.append(line)
+
+    def _err(self, since: int) -> str:
+        with self.stderr.open("rb") as f:
+            f.seek(since)
+            return f.read().decode(errors="replace")
+
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def stop(self) -> None:
+        if self.process:
+            processes.stop(self.process, grace=5, hard=True)
+            self.process = None
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
 class KafkaTools:
     """The tools of `self.release` against this cluster (`self.bootstrap`, `self.zookeeper_connect`)."""
 
-
-    def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True) -> str:
-        """Runs one of the release's command-line classes; returns its stdout."""
-        proc = self.tool_process(main_class, *args, timeout=timeout)
+    def tool(self, main_class: str, *args: str, timeout: float = 120.0, check: bool = True,
+             served: bool = False) -> str:
+        """Runs one of the release's command-line classes (`served`: by its ToolServer); returns its stdout."""
+        proc = self._tool_server(main_class).run(list(args), timeout) if served \
+            else self.tool_process(main_class, *args, timeout=timeout)
         if check and proc.returncode != 0:
             raise KafkaError(f"{main_class.rsplit('.', 1)[-1]} {' '.join(args)} failed "
                              f"({proc.returncode}): {(proc.stderr or proc.stdout).strip()[-2000:]}")
@@ -40,6 +106,21 @@ class KafkaTools:
         cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
                main_class, *args]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def _tool_server(self, main_class: str) -> ToolServer:
+        servers = self.__dict__.setdefault("_tool_servers", {})
+        if main_class not in servers:
+            cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp",
+                   f"{_tool_runs_classes()}:{self.classpath}/*", "ToolRuns", "--serve", main_class]
+            servers[main_class] = ToolServer(cmd, self.workdir / f"tool-server-{main_class.rsplit('.', 1)[-1]}.err")
+        return servers[main_class]
+
+    def tool_server_pids(self) -> list[int]:
+        return [pid for s in self.__dict__.get("_tool_servers", {}).values() if (pid := s.pid()) is not None]
+
+    def stop_tool_servers(self) -> None:
+        for server in self.__dict__.get("_tool_servers", {}).values():
+            server.stop()
 
     def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:
         """Runs one of the release's command-line classes once per argument list, all in one JVM
@@ -127,7 +208,7 @@ class KafkaTools:
         args = ["--describe", *self._topic_target(), *filters]
         if topic:
             args += ["--topic", topic]
-        return self.tool(self.release.topic_command, *args)
+        return self.tool(self.release.topic_command, *args, served=True)
 
     def produce(self, topic: str, records: int = 1000, record_size: int = 100, acks: str = "1") -> None:
         self.tool(self.release.producer_performance, "--topic", topic, "--num-records", str(records),
@@ -164,7 +245,7 @@ class KafkaTools:
 
     def _reassignment_complete(self) -> bool:
         out = self.tool(self.release.reassign_command, "--verify", "--reassignment-json-file",
-                        str(self._reassignment), *self._reassign_target(), check=False)
+                        str(self._reassignment), *self._reassign_target(), check=False, served=True)
         lines = [l for l in out.splitlines() if "eassignment of partition" in l]
         return bool(lines) and all(re.search(r"complete|completed successfully", l) for l in lines) \
             and not any("progress" in l for l in lines)

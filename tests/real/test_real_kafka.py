@@ -66,6 +66,30 @@ def test_every_release_starts_and_serves_its_version_over_jmx(release, real_kafk
     assert "kafka_replicamanager_UnderReplicatedPartitions 0.0" in text.splitlines()
 
 
+@pytest.mark.parametrize("release", list(RELEASES))
+def test_a_served_describe_prints_and_exits_as_a_lone_run(release, real_kafka):
+    """--describe and a reassignment's --verify run in the cluster's tool servers (one JVM per
+    tool, a run per request): their stdout and exit code are a lone run's, for a topic that exists
+    and for one that does not, and the servers are among the cluster's PIDs (checked gone when the
+    cluster is removed)."""
+    cluster = real_kafka(release)
+    cluster.create_topic("served", partitions=2)
+    cluster.reassign({("served", 1): [1]})
+    cluster.finish_reassignment()
+    verify = ["--verify", "--reassignment-json-file", str(cluster._reassignment), *cluster._reassign_target()]
+    runs = [(cluster.release.topic_command, args + cluster.topic_target()) for args in
+            (["--describe", "--topic", "served"], ["--describe", "--topic", "no-such-topic"], ["--describe"])]
+    printed = []
+    for tool, args in [*runs, (cluster.release.reassign_command, verify)]:
+        lone = cluster.tool_process(tool, *args)
+        served = cluster._tool_server(tool).run(args, 120.0)
+        assert (served.returncode, served.stdout) == (lone.returncode, lone.stdout), args
+        printed.append(lone.stdout)
+    assert "served" in printed[0] and "served" in printed[-1]  # (a missing topic: no line before 3.x)
+    for tool in (cluster.release.topic_command, cluster.release.reassign_command):
+        assert cluster._tool_server(tool).pid() in cluster.pids()
+
+
 def test_a_stopped_broker_is_gone_and_comes_back(real_kafka):
     cluster = real_kafka("4.4", brokers=3)
     cluster.create_topic("lifecycle", partitions=1, assignment=[[3, 1]])
