@@ -149,6 +149,7 @@ class KafkaCluster(KafkaTools):
         else:
             self.zookeeper = Node(0, processes.free_port(), 0, self.workdir / "zookeeper")
         self._reassignment: Path | None = None
+        self._tool_servers: dict = {}  # main class -> its ToolServer (kafka_tools.py), started on first use
 
     # -- addresses ---------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The release's own command-line tools against a running cluster, run on its classpath as its shell
 scripts run them: TopicCommand, ReassignPartitionsCommand, ProducerPerformance, and several runs of
-one tool in one JVM (ToolRuns.java), and --describe served by one JVM per cluster that runs it on
-each request (ToolServer). KafkaCluster has these as methods."""
+one tool in one JVM (ToolRuns.java), and --describe and --verify served by one JVM per cluster and
+tool that runs the tool on each request (ToolServer). KafkaCluster has these as methods, and holds
+its tool servers in `_tool_servers`."""
 from __future__ import annotations
 
 import json
@@ -102,24 +103,26 @@ class KafkaTools:
                      extra_classpath: Path | None = None) -> subprocess.CompletedProcess:
         """Runs one of the release's command-line classes (or a class of `extra_classpath`);
         returns the finished process (exit code, stdout, stderr) whatever it exits with."""
+        return subprocess.run(self._tool_command(main_class, *args, extra_classpath=extra_classpath),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def _tool_command(self, main_class: str, *args: str, extra_classpath: Path | None = None) -> list[str]:
         cp = f"{extra_classpath}:{self.classpath}/*" if extra_classpath else f"{self.classpath}/*"
-        cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
-               main_class, *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp", cp,
+                main_class, *args]
 
     def _tool_server(self, main_class: str) -> ToolServer:
-        servers = self.__dict__.setdefault("_tool_servers", {})
-        if main_class not in servers:
-            cmd = [java(), "-Xmx256m", *JVM_FLAGS, *self._logging_flags(self.workdir / "tools.log"), "-cp",
-                   f"{_tool_runs_classes()}:{self.classpath}/*", "ToolRuns", "--serve", main_class]
-            servers[main_class] = ToolServer(cmd, self.workdir / f"tool-server-{main_class.rsplit('.', 1)[-1]}.err")
-        return servers[main_class]
+        if main_class not in self._tool_servers:
+            cmd = self._tool_command("ToolRuns", "--serve", main_class, extra_classpath=_tool_runs_classes())
+            err = self.workdir / f"tool-server-{main_class.rsplit('.', 1)[-1]}.err"
+            self._tool_servers[main_class] = ToolServer(cmd, err)
+        return self._tool_servers[main_class]
 
     def tool_server_pids(self) -> list[int]:
-        return [pid for s in self.__dict__.get("_tool_servers", {}).values() if (pid := s.pid()) is not None]
+        return [pid for s in self._tool_servers.values() if (pid := s.pid()) is not None]
 
     def stop_tool_servers(self) -> None:
-        for server in self.__dict__.get("_tool_servers", {}).values():
+        for server in self._tool_servers.values():
             server.stop()
 
     def tool_runs(self, main_class: str, *runs: list[str], timeout: float = 180.0) -> list[tuple[int, str]]:

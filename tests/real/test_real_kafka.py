@@ -76,6 +76,9 @@ def test_a_served_describe_prints_and_exits_as_a_lone_run(release, real_kafka):
     cluster.create_topic("served", partitions=2)
     cluster.reassign({("served", 1): [1]})
     cluster.finish_reassignment()
+    # create_topic's --describe and finish_reassignment's --verify were served: their servers run
+    for tool in (cluster.release.topic_command, cluster.release.reassign_command):
+        assert cluster._tool_server(tool).pid() in cluster.pids()
     verify = ["--verify", "--reassignment-json-file", str(cluster._reassignment), *cluster._reassign_target()]
     runs = [(cluster.release.topic_command, args + cluster.topic_target()) for args in
             (["--describe", "--topic", "served"], ["--describe", "--topic", "no-such-topic"], ["--describe"])]
@@ -86,8 +89,6 @@ def test_a_served_describe_prints_and_exits_as_a_lone_run(release, real_kafka):
         assert (served.returncode, served.stdout) == (lone.returncode, lone.stdout), args
         printed.append(lone.stdout)
     assert "served" in printed[0] and "served" in printed[-1]  # (a missing topic: no line before 3.x)
-    for tool in (cluster.release.topic_command, cluster.release.reassign_command):
-        assert cluster._tool_server(tool).pid() in cluster.pids()
 
 
 def test_a_stopped_broker_is_gone_and_comes_back(real_kafka):
